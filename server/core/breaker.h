@@ -1,0 +1,66 @@
+/* The per-tool circuit breaker as a pure state machine over rd_breaker.
+ *
+ * Every change of a breaker goes through the functions below; a store calls
+ * them under its lock (or mirrors them in its server-side script). Time and
+ * probe tokens are passed in, so the machine is deterministic under test.
+ *
+ *   CLOSED --(failure_threshold consecutive transient failures)--> OPEN
+ *   OPEN   --(now >= open_until)--> HALF_OPEN (derived, no timer)
+ *   HALF_OPEN: one probe permit at a time, leased for lease_ms
+ *     probe success x success_threshold --> CLOSED (streaks reset)
+ *     probe transient failure           --> OPEN (timer restarts, new generation)
+ *   A permanent error resets the failure streak (the service answered) and,
+ *   from the probe holder, frees the permit without deciding anything.
+ *   Outcomes while OPEN, and half-open outcomes without the live permit, are
+ *   stale (the call started before the breaker changed) and change nothing. */
+#ifndef RD_CORE_BREAKER_H
+#define RD_CORE_BREAKER_H
+
+#include "core/types.h"
+
+typedef enum {
+    RD_OUTCOME_SUCCESS = 1,
+    RD_OUTCOME_TRANSIENT_FAILURE = 2,
+    RD_OUTCOME_PERMANENT_FAILURE = 3,
+} rd_outcome;
+
+typedef enum {
+    RD_ADMIT_YES = 1,       /* CLOSED: go ahead */
+    RD_ADMIT_PROBE = 2,     /* HALF_OPEN: go ahead as the one probe */
+    RD_ADMIT_NO = 3,        /* OPEN, or HALF_OPEN with a probe in flight */
+} rd_admission;
+
+typedef enum {
+    RD_TRANSITION_NONE = 0,
+    RD_TRANSITION_OPENED,       /* CLOSED -> OPEN */
+    RD_TRANSITION_REOPENED,     /* HALF_OPEN probe failed -> OPEN */
+    RD_TRANSITION_PROBE_GRANTED,/* HALF_OPEN: a probe permit was leased */
+    RD_TRANSITION_CLOSED,       /* HALF_OPEN -> CLOSED */
+} rd_breaker_transition;
+
+/* A fresh CLOSED breaker. */
+void rd_breaker_init(rd_breaker *b, int64_t now_ms);
+
+/* CLOSED, OPEN or HALF_OPEN as seen at now_ms. */
+rd_breaker_status rd_breaker_status_at(const rd_breaker *b, int64_t now_ms);
+
+/* True while a probe permit is leased and its lease has not run out. */
+bool rd_breaker_probe_live(const rd_breaker *b, int64_t now_ms);
+
+/* Admission check. `fresh_token` (non-zero) becomes the probe token if a
+ * probe is granted; *transition reports PROBE_GRANTED then. */
+rd_admission rd_breaker_admit(rd_breaker *b, const rd_breaker_policy *p, int64_t now_ms,
+                              int64_t lease_ms, uint64_t fresh_token,
+                              rd_breaker_transition *transition);
+
+/* Applies an outcome reported with `permit_token` (0 = caller holds none). */
+rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *p,
+                                        int64_t now_ms, rd_outcome outcome,
+                                        uint64_t permit_token);
+
+/* A breaker that can be forgotten without losing information. */
+bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms);
+
+const char *rd_breaker_status_name(rd_breaker_status s); /* "closed", ... */
+
+#endif

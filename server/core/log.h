@@ -1,0 +1,19 @@
+/* Structured logs: one JSON object per line on stdout.
+ *   {"ts":"2026-11-21T22:45:03.120Z","level":"info","msg":"listening","addr":"0.0.0.0:50051"}
+ * Extra fields come as a pre-formatted JSON fragment (rd_log_kv builds one
+ * with escaping). Lines are written with one write() so concurrent threads
+ * never interleave inside a line. */
+#ifndef RD_CORE_LOG_H
+#define RD_CORE_LOG_H
+
+#include <stddef.h>
+
+typedef enum { RD_LOG_DEBUG = 0, RD_LOG_INFO, RD_LOG_WARN, RD_LOG_ERROR } rd_log_level;
+
+void rd_log_set_level(rd_log_level min);
+/* msg is escaped; fields_json is either "" or `"k":v,...` already escaped. */
+void rd_log(rd_log_level level, const char *msg, const char *fields_json);
+/* Appends `"key":"value"` (escaped, comma-separated) to buf. */
+void rd_log_kv(char *buf, size_t cap, const char *key, const char *value);
+
+#endif

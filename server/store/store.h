@@ -1,0 +1,99 @@
+/* The store: where breakers, seen outcome ids and turn traces live.
+ *
+ * One interface, several backends (memory today; Redis shares it later).
+ * Every operation is atomic for its key: the breaker transition runs under
+ * the store's own lock (memory) or as one server-side script (Redis), so
+ * concurrent callers on many threads or replicas never interleave inside a
+ * transition. The transition rules themselves live in core/breaker.c; a
+ * backend applies them, it does not re-decide them.
+ *
+ * Time: every operation takes now_ms from the caller. A backend with its own
+ * clock (Redis TIME) may use that instead and reports the time it used.
+ *
+ * Errors: RD_OK or a negative rd_err (core/err.h), message in *st.
+ * Ownership: the store copies every string it keeps; out-structs are owned by
+ * the caller. rd_store_destroy(NULL) is a no-op. */
+#ifndef RD_STORE_STORE_H
+#define RD_STORE_STORE_H
+
+#include "core/breaker.h"
+#include "core/err.h"
+#include "core/types.h"
+
+typedef struct rd_store rd_store;
+
+typedef struct rd_store_limits {
+    size_t max_tools;            /* tracked breakers; 0 = unlimited */
+    int64_t tool_idle_ttl_ms;    /* a breaker unseen this long is evicted (if CLOSED and clean) */
+    int64_t turn_ttl_ms;         /* a turn untouched this long is evicted */
+    size_t max_turns;            /* live turns; 0 = unlimited (oldest evicted first) */
+    size_t max_events_per_turn;  /* further events are dropped and counted */
+    int64_t outcome_ttl_ms;      /* how long an outcome_id is remembered */
+    size_t max_outcomes;         /* remembered outcome ids; 0 = unlimited */
+} rd_store_limits;
+
+/* What an operation did to a breaker: the record after it and the
+ * transition it caused. */
+typedef struct rd_store_result {
+    rd_breaker breaker;                 /* after the operation */
+    rd_breaker_transition transition;
+    rd_admission admission;             /* admit only */
+    uint64_t permit_token;              /* admit: the probe token granted, else 0 */
+    int64_t now_ms;                     /* the time the backend used */
+} rd_store_result;
+
+/* Called once per tracked tool by list(); return non-zero to stop. */
+typedef int (*rd_store_visit)(void *ctx, const char *tool_id, const rd_breaker *b);
+
+typedef struct rd_store_ops {
+    const char *name;
+    /* Admission check: may a call go ahead now? Grants the half-open probe
+     * (with a fresh token from the backend) when the breaker allows one. */
+    int (*admit)(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                 int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st);
+    /* Applies one outcome (success / transient / permanent failure) with the
+     * probe token the caller holds (0 = none). */
+    int (*record)(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                  int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
+                  rd_store_result *out, rd_status *st);
+    /* Reads one breaker; *found = false (and a fresh CLOSED record in *out)
+     * for a tool never seen. Does not create it. */
+    int (*get)(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
+               bool *found, rd_status *st);
+    int (*list)(rd_store *s, int64_t now_ms, rd_store_visit visit, void *ctx, rd_status *st);
+    /* Remembers outcome_id; *duplicate = true when it was already known. */
+    int (*claim_outcome)(rd_store *s, const char *outcome_id, int64_t now_ms,
+                         bool *duplicate, rd_status *st);
+    /* Appends events to a turn (creating it) and sets each event's sequence.
+     * *started_at_ms receives when the turn was first seen. */
+    int (*turn_append)(rd_store *s, const char *turn_id, rd_trace_event *events, size_t n,
+                       int64_t now_ms, int64_t *started_at_ms, rd_status *st);
+    /* When the turn was first seen; creates it (with no events) if new. */
+    int (*turn_touch)(rd_store *s, const char *turn_id, int64_t now_ms,
+                      int64_t *started_at_ms, rd_status *st);
+    /* Copies a turn's events out, in order. *events is malloc'd (caller
+     * frees; NULL when n is 0). RD_ERR_NOT_FOUND for an unknown turn. */
+    int (*turn_read)(rd_store *s, const char *turn_id, int64_t now_ms,
+                     rd_trace_event **events, size_t *n, int64_t *started_at_ms,
+                     rd_status *st);
+    /* Drops idle breakers, old turns and old outcome ids; returns how many
+     * entries were dropped. */
+    size_t (*evict)(rd_store *s, int64_t now_ms);
+    void (*destroy)(rd_store *s);
+} rd_store_ops;
+
+struct rd_store {
+    const rd_store_ops *ops;
+    rd_store_limits limits;
+};
+
+/* The embedded default. Returns NULL when out of memory. */
+rd_store *rd_store_memory_new(const rd_store_limits *limits);
+
+static inline void rd_store_destroy(rd_store *s)
+{
+    if (s)
+        s->ops->destroy(s);
+}
+
+#endif

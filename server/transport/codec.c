@@ -1,0 +1,466 @@
+#include "transport/codec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/classify.h"
+
+/* The core's enums mirror the proto's numbering, so conversion is a cast
+ * once the value is known to be in range. These checks keep it honest. */
+_Static_assert((int)RD_KIND_INTERNAL_ERROR == (int)RECOVERY__V1__ERROR_KIND__ERROR_KIND_INTERNAL_ERROR, "kind");
+_Static_assert((int)RD_SOURCE_MCP == (int)RECOVERY__V1__ERROR_SOURCE__ERROR_SOURCE_MCP, "source");
+_Static_assert((int)RD_PERMANENT == (int)RECOVERY__V1__RETRYABILITY__RETRYABILITY_PERMANENT, "retryability");
+_Static_assert((int)RD_CAT_UNKNOWN == (int)RECOVERY__V1__CATEGORY__CATEGORY_UNKNOWN, "category");
+_Static_assert((int)RD_ACTION_PARTIAL == (int)RECOVERY__V1__ACTION__ACTION_PARTIAL, "action");
+_Static_assert((int)RD_BREAKER_HALF_OPEN == (int)RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_HALF_OPEN, "breaker");
+_Static_assert((int)RD_CASCADE_ESCALATE == (int)RECOVERY__V1__CASCADE_ACTION__CASCADE_ACTION_ESCALATE, "cascade");
+
+/* Upper bounds for numbers no real caller sends; beyond them a value is a
+ * bug or an attack, and answering INVALID_ARGUMENT beats overflowing. */
+#define MAX_ATTEMPT 100000u
+#define MAX_DURATION_MS (366LL * 24 * 3600 * 1000)
+
+static void *arena_alloc_cb(void *data, size_t size) { return rd_arena_alloc(data, size); }
+static void arena_free_cb(void *data, void *ptr) { (void)data; (void)ptr; }
+
+ProtobufCAllocator rd_codec_allocator(rd_arena *arena)
+{
+    ProtobufCAllocator a = {.alloc = arena_alloc_cb, .free = arena_free_cb, .allocator_data = arena};
+    return a;
+}
+
+/* ---- validation helpers ---- */
+
+static bool utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + len;
+    while (p < end) {
+        if (*p < 0x80) { p++; continue; }
+        size_t n = (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
+        if (n == 0 || (size_t)(end - p) < n)
+            return false;
+        if (n == 2 && *p < 0xC2)
+            return false; /* overlong */
+        for (size_t i = 1; i < n; i++)
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+        if (n == 3 && ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] >= 0xA0)))
+            return false; /* overlong or surrogate */
+        if (n == 4 && ((*p == 0xF0 && p[1] < 0x90) || *p > 0xF4 || (*p == 0xF4 && p[1] >= 0x90)))
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+static int check_text(const char *s, const char *field, size_t max, bool required, rd_status *st)
+{
+    size_t len = strlen(s);
+    if (required && len == 0)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: required", field);
+    if (len > max)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %zu bytes", field, max);
+    if (!utf8_valid(s, len))
+        return rd_status_set(st, RD_ERR_INVALID, "%s: not valid UTF-8", field);
+    return RD_OK;
+}
+
+static int check_range(int64_t v, int64_t lo, int64_t hi, const char *field, rd_status *st)
+{
+    if (v < lo || v > hi)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: %lld is out of range [%lld, %lld]", field,
+                             (long long)v, (long long)lo, (long long)hi);
+    return RD_OK;
+}
+
+static int check_enum(int v, int count, const char *field, rd_status *st)
+{
+    if (v < 0 || v >= count)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: unknown value %d", field, v);
+    return RD_OK;
+}
+
+static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, rd_status *st)
+{
+    int rc;
+    if ((rc = check_text(pb->message, "error.message", RD_MESSAGE_MAX, false, st)) ||
+        (rc = check_text(pb->code, "error.code", RD_SHORT_FIELD_MAX, false, st)) ||
+        (rc = check_text(pb->exception_type, "error.exception_type", RD_SHORT_FIELD_MAX, false, st)) ||
+        (rc = check_enum(pb->kind, RD_KIND_COUNT, "error.kind", st)) ||
+        (rc = check_enum(pb->source, RD_SOURCE_COUNT, "error.source", st)))
+        return rc;
+    if (pb->http_status != 0 && (rc = check_range(pb->http_status, 100, 599, "error.http_status", st)))
+        return rc;
+    if ((rc = check_range(pb->grpc_code, 0, 16, "error.grpc_code", st)) ||
+        (rc = check_range(pb->retry_after_ms, 0, MAX_DURATION_MS, "error.retry_after_ms", st)))
+        return rc;
+    *out = (rd_tool_error){
+        .message = pb->message,
+        .message_len = strlen(pb->message),
+        .http_status = pb->http_status,
+        .grpc_code = pb->grpc_code,
+        .code = pb->code,
+        .exception_type = pb->exception_type,
+        .kind = (rd_error_kind)pb->kind,
+        .source = (rd_error_source)pb->source,
+        .retry_after_ms = pb->retry_after_ms,
+    };
+    return RD_OK;
+}
+
+static int ids_in(const char *tool_id, const char *turn_id, const char *executor_id,
+                  const char *outcome_id, const char *permit_id, rd_status *st)
+{
+    int rc;
+    if ((rc = check_text(tool_id, "tool_id", RD_ID_MAX, true, st)) ||
+        (rc = check_text(turn_id, "turn_id", RD_ID_MAX, false, st)) ||
+        (rc = check_text(executor_id, "executor_id", RD_ID_MAX, false, st)) ||
+        (rc = check_text(outcome_id, "outcome_id", RD_ID_MAX, false, st)) ||
+        (rc = check_text(permit_id, "permit_id", RD_PERMIT_ID_MAX, false, st)))
+        return rc;
+    return RD_OK;
+}
+
+/* ---- requests ---- */
+
+int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error *err, rd_status *st)
+{
+    int rc = check_text(pb->tool_id, "tool_id", RD_ID_MAX, true, st);
+    if (rc)
+        return rc;
+    if (!pb->error)
+        return rd_status_set(st, RD_ERR_INVALID, "error: required");
+    return tool_error_in(pb->error, err, st);
+}
+
+static int plan_step_in(const Recovery__V1__PlanStep *pb, size_t i, rd_plan_step *out, rd_status *st)
+{
+    char field[64];
+    snprintf(field, sizeof field, "plan[%zu].tool_id", i);
+    int rc = check_text(pb->tool_id, field, RD_ID_MAX, true, st);
+    if (rc)
+        return rc;
+    if (pb->n_depends_on > RD_DEPENDS_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "plan[%zu].depends_on: more than %d entries", i,
+                             RD_DEPENDS_MAX);
+    for (size_t j = 0; j < pb->n_depends_on; j++) {
+        snprintf(field, sizeof field, "plan[%zu].depends_on[%zu]", i, j);
+        if ((rc = check_text(pb->depends_on[j], field, RD_ID_MAX, true, st)))
+            return rc;
+    }
+    bool has_default = pb->has_default_case == RECOVERY__V1__PLAN_STEP__HAS_DEFAULT_DEFAULT_VALUE;
+    if (has_default) {
+        snprintf(field, sizeof field, "plan[%zu].default_value", i);
+        if ((rc = check_text(pb->default_value, field, RD_DEFAULT_VALUE_MAX, false, st)))
+            return rc;
+    }
+    *out = (rd_plan_step){
+        .tool_id = pb->tool_id,
+        .depends_on = (const char *const *)pb->depends_on,
+        .n_depends_on = pb->n_depends_on,
+        .optional = pb->optional,
+        .has_default = has_default,
+        .default_value = has_default ? pb->default_value : "",
+    };
+    return RD_OK;
+}
+
+static int plan_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena, rd_decide_input *in,
+                   rd_status *st)
+{
+    if (pb->n_plan > RD_PLAN_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "plan: more than %d steps", RD_PLAN_MAX);
+    if (pb->n_plan == 0)
+        return RD_OK;
+    rd_plan_step *steps = rd_arena_alloc(arena, pb->n_plan * sizeof *steps);
+    if (!steps)
+        return rd_status_set(st, RD_ERR_NOMEM, "plan: out of memory");
+    for (size_t i = 0; i < pb->n_plan; i++) {
+        int rc = plan_step_in(pb->plan[i], i, &steps[i], st);
+        if (rc)
+            return rc;
+    }
+    in->plan = steps;
+    in->n_plan = pb->n_plan;
+    return RD_OK;
+}
+
+int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
+                       rd_decide_input *in, rd_tool_error *err, rd_status *st)
+{
+    int rc;
+    if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
+        (rc = check_range(pb->attempt, 0, MAX_ATTEMPT, "attempt", st)) ||
+        (rc = check_range(pb->elapsed_ms, 0, MAX_DURATION_MS, "elapsed_ms", st)))
+        return rc;
+    bool has_remaining = pb->turn_budget_case == RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS;
+    if (has_remaining &&
+        (rc = check_range(pb->turn_remaining_ms, -MAX_DURATION_MS, MAX_DURATION_MS, "turn_remaining_ms", st)))
+        return rc;
+    *in = (rd_decide_input){
+        .tool_id = pb->tool_id,
+        .attempt = pb->attempt,
+        .elapsed_ms = pb->elapsed_ms,
+        .turn_id = pb->turn_id,
+        .has_turn_remaining = has_remaining,
+        .turn_remaining_ms = has_remaining ? pb->turn_remaining_ms : 0,
+        .executor_id = pb->executor_id,
+        .outcome_id = pb->outcome_id,
+        .permit_id = pb->permit_id,
+    };
+    if (pb->error) {
+        if ((rc = tool_error_in(pb->error, err, st)))
+            return rc;
+        in->error = err;
+    }
+    return plan_in(pb, arena, in, st);
+}
+
+int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
+                        rd_tool_error *err, rd_status *st)
+{
+    int rc;
+    if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
+        (rc = check_range(pb->attempt, 0, MAX_ATTEMPT, "attempt", st)) ||
+        (rc = check_range(pb->latency_ms, 0, MAX_DURATION_MS, "latency_ms", st)))
+        return rc;
+    *in = (rd_outcome_input){
+        .tool_id = pb->tool_id,
+        .success = pb->success,
+        .latency_ms = pb->latency_ms,
+        .attempt = pb->attempt,
+        .turn_id = pb->turn_id,
+        .outcome_id = pb->outcome_id,
+        .permit_id = pb->permit_id,
+        .executor_id = pb->executor_id,
+    };
+    if (pb->error) {
+        if (pb->success)
+            return rd_status_set(st, RD_ERR_INVALID, "error: must be empty when success is true");
+        if ((rc = tool_error_in(pb->error, err, st)))
+            return rc;
+        in->error = err;
+    }
+    return RD_OK;
+}
+
+int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st)
+{
+    if (pb->n_tool_ids > 10000)
+        return rd_status_set(st, RD_ERR_INVALID, "tool_ids: more than 10000 entries");
+    char field[48];
+    for (size_t i = 0; i < pb->n_tool_ids; i++) {
+        snprintf(field, sizeof field, "tool_ids[%zu]", i);
+        int rc = check_text(pb->tool_ids[i], field, RD_ID_MAX, true, st);
+        if (rc)
+            return rc;
+    }
+    return RD_OK;
+}
+
+int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st)
+{
+    return check_text(pb->turn_id, "turn_id", RD_ID_MAX, true, st);
+}
+
+/* ---- responses ---- */
+
+/* protobuf-c wants char*; the strings are never written through. */
+static char *wire_str(const char *s) { return (char *)(s ? s : ""); }
+
+#define ARENA_NEW(a, type, init) \
+    ({ type *p_ = rd_arena_alloc((a), sizeof(type)); if (p_) { type i_ = init; *p_ = i_; } p_; })
+
+static Recovery__V1__Classification *classification_out(rd_arena *a, const rd_classify_result *r)
+{
+    Recovery__V1__Classification *c = ARENA_NEW(a, Recovery__V1__Classification,
+                                                RECOVERY__V1__CLASSIFICATION__INIT);
+    if (!c)
+        return NULL;
+    const rd_classification *k = &r->classification;
+    c->retryability = (Recovery__V1__Retryability)k->retryability;
+    c->category = (Recovery__V1__Category)k->category;
+    c->kind = (Recovery__V1__ErrorKind)k->kind;
+    c->executed = k->executed;
+    c->retry_after_ms = k->retry_after_ms;
+    c->suggestion = wire_str(k->suggestion);
+    c->rule_id = wire_str(k->rule_id);
+    c->overridden = k->overridden;
+    c->llm_message = wire_str(r->llm_message);
+    return c;
+}
+
+static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_view *v)
+{
+    Recovery__V1__BreakerState *b = ARENA_NEW(a, Recovery__V1__BreakerState,
+                                             RECOVERY__V1__BREAKER_STATE__INIT);
+    if (!b)
+        return NULL;
+    b->tool_id = wire_str(v->tool_id);
+    b->state = (Recovery__V1__BreakerStatus)v->status;
+    b->consecutive_failures = v->consecutive_failures;
+    b->failure_threshold = v->failure_threshold;
+    b->opened_at_ms = v->opened_at_ms;
+    b->open_until_ms = v->open_until_ms;
+    b->probe_in_flight = v->probe_in_flight;
+    b->opens_total = v->opens_total;
+    b->generation = v->generation;
+    b->success_threshold = v->success_threshold;
+    b->consecutive_successes = v->consecutive_successes;
+    return b;
+}
+
+static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, const rd_trace_event *e)
+{
+    Recovery__V1__TraceEvent *t = ARENA_NEW(a, Recovery__V1__TraceEvent,
+                                           RECOVERY__V1__TRACE_EVENT__INIT);
+    char *ts = rd_arena_alloc(a, 40);
+    if (!t || !ts)
+        return NULL;
+    rd_format_rfc3339(ts, 40, e->timestamp_ms);
+    t->event_type = wire_str(rd_event_type_name(e->type));
+    t->tool_id = (char *)e->tool_id;
+    t->turn_id = wire_str(turn_id);
+    t->error = (char *)e->error;
+    t->classification = wire_str(e->retryability ? rd_retryability_name(e->retryability) : "");
+    t->circuit_breaker_state = wire_str(e->breaker ? rd_breaker_status_name(e->breaker) : "");
+    t->retry_count = e->retry_count;
+    t->decision = wire_str(e->decision ? rd_action_name(e->decision) : "");
+    t->timestamp = ts;
+    t->detail = (char *)e->detail;
+    t->timeout_ms = e->timeout_ms;
+    t->sequence = e->sequence;
+    return t;
+}
+
+static Recovery__V1__TraceEvent **events_out(rd_arena *a, const char *turn_id,
+                                             const rd_trace_event *ev, size_t n)
+{
+    Recovery__V1__TraceEvent **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!(out[i] = event_out(a, turn_id, &ev[i])))
+            return NULL;
+    return out;
+}
+
+static Recovery__V1__CascadeStep **cascade_out(rd_arena *a, const rd_cascade_step *s, size_t n)
+{
+    Recovery__V1__CascadeStep **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = ARENA_NEW(a, Recovery__V1__CascadeStep, RECOVERY__V1__CASCADE_STEP__INIT);
+        if (!out[i])
+            return NULL;
+        out[i]->tool_id = wire_str(s[i].tool_id);
+        out[i]->action = (Recovery__V1__CascadeAction)s[i].action;
+        out[i]->default_value = wire_str(s[i].default_value);
+        out[i]->reason = wire_str(s[i].reason);
+    }
+    return out;
+}
+
+Recovery__V1__ClassifyResponse *rd_codec_classify_out(rd_arena *a, const rd_classify_result *r)
+{
+    Recovery__V1__ClassifyResponse *resp = ARENA_NEW(a, Recovery__V1__ClassifyResponse,
+                                                    RECOVERY__V1__CLASSIFY_RESPONSE__INIT);
+    if (!resp || !(resp->classification = classification_out(a, r)))
+        return NULL;
+    return resp;
+}
+
+Recovery__V1__DecideResponse *rd_codec_decide_out(rd_arena *a, const char *turn_id,
+                                                  const rd_decision *d)
+{
+    Recovery__V1__DecideResponse *r = ARENA_NEW(a, Recovery__V1__DecideResponse,
+                                               RECOVERY__V1__DECIDE_RESPONSE__INIT);
+    if (!r)
+        return NULL;
+    r->action = (Recovery__V1__Action)d->action;
+    r->delay_ms = d->delay_ms;
+    r->alternative_tool_id = wire_str(d->alternative_tool_id);
+    r->timeout_ms = d->timeout_ms;
+    r->permit_id = wire_str(d->permit_id);
+    r->reason = wire_str(d->reason);
+    r->duplicate = d->duplicate;
+    if (d->has_classification && !(r->classification = classification_out(a, &d->classification)))
+        return NULL;
+    if (!(r->breaker = breaker_out(a, &d->breaker)))
+        return NULL;
+    r->n_cascade = d->n_cascade;
+    r->n_trace = d->n_trace;
+    if (!(r->cascade = cascade_out(a, d->cascade, d->n_cascade)) ||
+        !(r->trace = events_out(a, turn_id, d->trace, d->n_trace)))
+        return NULL;
+    return r;
+}
+
+Recovery__V1__RecordOutcomeResponse *rd_codec_outcome_out(rd_arena *a, const rd_outcome_result *o)
+{
+    Recovery__V1__RecordOutcomeResponse *r = ARENA_NEW(a, Recovery__V1__RecordOutcomeResponse,
+                                                      RECOVERY__V1__RECORD_OUTCOME_RESPONSE__INIT);
+    if (!r || !(r->breaker = breaker_out(a, &o->breaker)))
+        return NULL;
+    r->duplicate = o->duplicate;
+    return r;
+}
+
+Recovery__V1__GetBreakerStateResponse *rd_codec_breakers_out(rd_arena *a, const rd_breaker_view *v,
+                                                             size_t n)
+{
+    Recovery__V1__GetBreakerStateResponse *r = ARENA_NEW(a, Recovery__V1__GetBreakerStateResponse,
+                                                        RECOVERY__V1__GET_BREAKER_STATE_RESPONSE__INIT);
+    if (!r || !(r->breakers = rd_arena_alloc(a, (n ? n : 1) * sizeof *r->breakers)))
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!(r->breakers[i] = breaker_out(a, &v[i])))
+            return NULL;
+    r->n_breakers = n;
+    return r;
+}
+
+static char **names_out(rd_arena *a, const char **names, size_t n)
+{
+    char **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
+    if (out)
+        for (size_t i = 0; i < n; i++)
+            out[i] = wire_str(names[i]);
+    return out;
+}
+
+static Recovery__V1__TurnSummary *summary_out(rd_arena *a, const rd_turn_summary *s)
+{
+    Recovery__V1__TurnSummary *r = ARENA_NEW(a, Recovery__V1__TurnSummary,
+                                            RECOVERY__V1__TURN_SUMMARY__INIT);
+    if (!r)
+        return NULL;
+    r->n_completed = s->n_completed;
+    r->n_failed = s->n_failed;
+    r->n_timed_out = s->n_timed_out;
+    r->n_skipped = s->n_skipped;
+    if (!(r->completed = names_out(a, s->completed, s->n_completed)) ||
+        !(r->failed = names_out(a, s->failed, s->n_failed)) ||
+        !(r->timed_out = names_out(a, s->timed_out, s->n_timed_out)) ||
+        !(r->skipped = names_out(a, s->skipped, s->n_skipped)))
+        return NULL;
+    r->partial_result = wire_str(s->partial_result);
+    r->turn_failed = s->turn_failed;
+    return r;
+}
+
+Recovery__V1__GetTurnTraceResponse *rd_codec_turn_trace_out(rd_arena *a, const char *turn_id,
+                                                            const rd_turn_trace *t)
+{
+    Recovery__V1__GetTurnTraceResponse *r = ARENA_NEW(a, Recovery__V1__GetTurnTraceResponse,
+                                                     RECOVERY__V1__GET_TURN_TRACE_RESPONSE__INIT);
+    if (!r)
+        return NULL;
+    r->turn_id = wire_str(turn_id);
+    r->n_events = t->n_events;
+    if (!(r->events = events_out(a, turn_id, t->events, t->n_events)) ||
+        !(r->summary = summary_out(a, &t->summary)))
+        return NULL;
+    return r;
+}

@@ -1,0 +1,44 @@
+/* Conversion between recovery.v1 protobuf-c messages and the decision
+ * core's plain structs, with field-level validation.
+ *
+ * Decoding validates every field the core relies on and fails with
+ * RD_ERR_INVALID and a message naming the field ("error.kind: unknown value
+ * 99"). Encoding builds protobuf-c structs whose memory lives in the arena.
+ * Core structs produced here borrow strings from the decoded request, which
+ * itself lives in the arena (see rd_codec_allocator). */
+#ifndef RD_TRANSPORT_CODEC_H
+#define RD_TRANSPORT_CODEC_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "core/decide.h"
+#include "recovery/v1/recovery.pb-c.h"
+
+/* A protobuf-c allocator that takes memory from the arena (free is a no-op). */
+ProtobufCAllocator rd_codec_allocator(rd_arena *arena);
+
+/* ---- requests -> core ---- */
+
+int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error *err,
+                         rd_status *st);
+int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
+                       rd_decide_input *in, rd_tool_error *err, rd_status *st);
+int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
+                        rd_tool_error *err, rd_status *st);
+int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st);
+int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st);
+
+/* ---- core -> responses (NULL when the arena is out of memory) ---- */
+
+Recovery__V1__ClassifyResponse *rd_codec_classify_out(rd_arena *a, const rd_classify_result *r);
+Recovery__V1__DecideResponse *rd_codec_decide_out(rd_arena *a, const char *turn_id,
+                                                  const rd_decision *d);
+Recovery__V1__RecordOutcomeResponse *rd_codec_outcome_out(rd_arena *a,
+                                                          const rd_outcome_result *r);
+Recovery__V1__GetBreakerStateResponse *rd_codec_breakers_out(rd_arena *a,
+                                                             const rd_breaker_view *v,
+                                                             size_t n);
+Recovery__V1__GetTurnTraceResponse *rd_codec_turn_trace_out(rd_arena *a, const char *turn_id,
+                                                            const rd_turn_trace *t);
+
+#endif

@@ -1,0 +1,88 @@
+#include "transport/methods.h"
+
+#include "recovery/v1/recovery.pb-c.h"
+#include "transport/codec.h"
+
+/* Every handler has the same shape: decode -> engine -> encode. */
+
+static int out_or_nomem(void *msg, ProtobufCMessage **resp, rd_status *st)
+{
+    if (!msg)
+        return rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
+    *resp = msg;
+    return RD_OK;
+}
+
+static int handle_classify(const rd_engine *e, const rd_call_ctx *ctx, const ProtobufCMessage *m,
+                           ProtobufCMessage **resp, rd_status *st)
+{
+    const Recovery__V1__ClassifyRequest *req = (const void *)m;
+    rd_tool_error err;
+    rd_classify_result res;
+    int rc = rd_codec_classify_in(req, &err, st);
+    if (!rc)
+        rc = rd_engine_classify(e, req->tool_id, &err, ctx, &res, st);
+    return rc ? rc : out_or_nomem(rd_codec_classify_out(ctx->arena, &res), resp, st);
+}
+
+static int handle_decide(const rd_engine *e, const rd_call_ctx *ctx, const ProtobufCMessage *m,
+                         ProtobufCMessage **resp, rd_status *st)
+{
+    const Recovery__V1__DecideRequest *req = (const void *)m;
+    rd_decide_input in;
+    rd_tool_error err;
+    rd_decision d;
+    int rc = rd_codec_decide_in(req, ctx->arena, &in, &err, st);
+    if (!rc)
+        rc = rd_engine_decide(e, &in, ctx, &d, st);
+    return rc ? rc : out_or_nomem(rd_codec_decide_out(ctx->arena, req->turn_id, &d), resp, st);
+}
+
+static int handle_record_outcome(const rd_engine *e, const rd_call_ctx *ctx,
+                                 const ProtobufCMessage *m, ProtobufCMessage **resp, rd_status *st)
+{
+    const Recovery__V1__RecordOutcomeRequest *req = (const void *)m;
+    rd_outcome_input in;
+    rd_tool_error err;
+    rd_outcome_result res;
+    int rc = rd_codec_outcome_in(req, &in, &err, st);
+    if (!rc)
+        rc = rd_engine_record_outcome(e, &in, ctx, &res, st);
+    return rc ? rc : out_or_nomem(rd_codec_outcome_out(ctx->arena, &res), resp, st);
+}
+
+static int handle_get_breaker_state(const rd_engine *e, const rd_call_ctx *ctx,
+                                    const ProtobufCMessage *m, ProtobufCMessage **resp,
+                                    rd_status *st)
+{
+    const Recovery__V1__GetBreakerStateRequest *req = (const void *)m;
+    rd_breaker_view *views = NULL;
+    size_t n = 0;
+    int rc = rd_codec_breakers_in(req, st);
+    if (!rc)
+        rc = rd_engine_breakers(e, (const char *const *)req->tool_ids, req->n_tool_ids, ctx,
+                                &views, &n, st);
+    return rc ? rc : out_or_nomem(rd_codec_breakers_out(ctx->arena, views, n), resp, st);
+}
+
+static int handle_get_turn_trace(const rd_engine *e, const rd_call_ctx *ctx,
+                                 const ProtobufCMessage *m, ProtobufCMessage **resp, rd_status *st)
+{
+    const Recovery__V1__GetTurnTraceRequest *req = (const void *)m;
+    rd_turn_trace t;
+    int rc = rd_codec_turn_trace_in(req, st);
+    if (!rc)
+        rc = rd_engine_turn_trace(e, req->turn_id, ctx, &t, st);
+    return rc ? rc : out_or_nomem(rd_codec_turn_trace_out(ctx->arena, req->turn_id, &t), resp, st);
+}
+
+#define SERVICE "/recovery.v1.RecoveryService/"
+
+const rd_method rd_methods[] = {
+    {SERVICE "Classify", &recovery__v1__classify_request__descriptor, handle_classify},
+    {SERVICE "Decide", &recovery__v1__decide_request__descriptor, handle_decide},
+    {SERVICE "RecordOutcome", &recovery__v1__record_outcome_request__descriptor, handle_record_outcome},
+    {SERVICE "GetBreakerState", &recovery__v1__get_breaker_state_request__descriptor, handle_get_breaker_state},
+    {SERVICE "GetTurnTrace", &recovery__v1__get_turn_trace_request__descriptor, handle_get_turn_trace},
+};
+const size_t rd_methods_count = sizeof rd_methods / sizeof rd_methods[0];
