@@ -1,0 +1,182 @@
+/* The per-tool circuit breaker state machine (see breaker.h for the rules).
+ *
+ * Every function works on one rd_breaker in place and takes the time from
+ * the caller; nothing here locks, allocates or reads a clock. */
+#include "core/breaker.h"
+
+/* Adds without wrapping: a huge timeout must not turn open_until into a time
+ * in the past. */
+static int64_t add_saturating(int64_t a, int64_t b)
+{
+    if (b > 0 && a > INT64_MAX - b)
+        return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b)
+        return INT64_MIN;
+    return a + b;
+}
+
+static uint32_t increment_saturating(uint32_t v)
+{
+    return v == UINT32_MAX ? v : v + 1;
+}
+
+/* A threshold of 0 would mean "open before any failure"; the loader rejects
+ * it, and here it behaves as 1 so a bad policy cannot wedge a breaker. */
+static uint32_t at_least_one(uint32_t v)
+{
+    return v == 0 ? 1 : v;
+}
+
+static void clear_probe(rd_breaker *b)
+{
+    b->probe_token = 0;
+    b->probe_lease_until_ms = 0;
+}
+
+/* CLOSED or HALF_OPEN -> OPEN: a new epoch whose timer starts now. */
+static void open_now(rd_breaker *b, const rd_breaker_policy *p, int64_t now_ms)
+{
+    b->stored = RD_BREAKER_OPEN;
+    b->opened_at_ms = now_ms;
+    b->open_until_ms = add_saturating(now_ms, p->open_timeout_ms);
+    b->generation++;
+    b->opens_total++;
+    b->consecutive_successes = 0;
+    clear_probe(b);
+}
+
+static void close_now(rd_breaker *b)
+{
+    b->stored = RD_BREAKER_CLOSED;
+    b->consecutive_failures = 0;
+    b->consecutive_successes = 0;
+    clear_probe(b);
+}
+
+void rd_breaker_init(rd_breaker *b, int64_t now_ms)
+{
+    *b = (rd_breaker){
+        .stored = RD_BREAKER_CLOSED,
+        .last_seen_ms = now_ms,
+    };
+}
+
+rd_breaker_status rd_breaker_status_at(const rd_breaker *b, int64_t now_ms)
+{
+    if (b->stored != RD_BREAKER_OPEN)
+        return RD_BREAKER_CLOSED;
+    return now_ms >= b->open_until_ms ? RD_BREAKER_HALF_OPEN : RD_BREAKER_OPEN;
+}
+
+bool rd_breaker_probe_live(const rd_breaker *b, int64_t now_ms)
+{
+    return b->probe_token != 0 && now_ms < b->probe_lease_until_ms;
+}
+
+rd_admission rd_breaker_admit(rd_breaker *b, const rd_breaker_policy *p, int64_t now_ms,
+                              int64_t lease_ms, uint64_t fresh_token,
+                              rd_breaker_transition *transition)
+{
+    rd_breaker_transition ignored;
+    if (!transition)
+        transition = &ignored;
+    *transition = RD_TRANSITION_NONE;
+    b->last_seen_ms = now_ms;
+
+    switch (rd_breaker_status_at(b, now_ms)) {
+    case RD_BREAKER_CLOSED:
+        return RD_ADMIT_YES;
+    case RD_BREAKER_HALF_OPEN:
+        /* Token 0 means "no probe", so it can never be handed out. */
+        if (rd_breaker_probe_live(b, now_ms) || fresh_token == 0)
+            return RD_ADMIT_NO;
+        b->probe_token = fresh_token;
+        /* A lease of at least 1 ms, so the permit is held by someone at all. */
+        b->probe_lease_until_ms = add_saturating(now_ms, lease_ms > 0 ? lease_ms : 1);
+        *transition = RD_TRANSITION_PROBE_GRANTED;
+        return RD_ADMIT_PROBE;
+    default:
+        return RD_ADMIT_NO;
+    }
+}
+
+static rd_breaker_transition record_closed(rd_breaker *b, const rd_breaker_policy *p,
+                                           int64_t now_ms, rd_outcome outcome)
+{
+    switch (outcome) {
+    case RD_OUTCOME_TRANSIENT_FAILURE:
+        b->consecutive_failures = increment_saturating(b->consecutive_failures);
+        if (b->consecutive_failures < at_least_one(p->failure_threshold))
+            return RD_TRANSITION_NONE;
+        open_now(b, p, now_ms);
+        return RD_TRANSITION_OPENED;
+    case RD_OUTCOME_SUCCESS:
+    case RD_OUTCOME_PERMANENT_FAILURE:
+        /* Either way the service answered: the streak of outages is over. */
+        b->consecutive_failures = 0;
+        return RD_TRANSITION_NONE;
+    }
+    return RD_TRANSITION_NONE;
+}
+
+/* Only the holder of the live permit speaks for the half-open period. */
+static rd_breaker_transition record_probe(rd_breaker *b, const rd_breaker_policy *p,
+                                          int64_t now_ms, rd_outcome outcome)
+{
+    switch (outcome) {
+    case RD_OUTCOME_SUCCESS:
+        clear_probe(b);
+        b->consecutive_successes = increment_saturating(b->consecutive_successes);
+        if (b->consecutive_successes < at_least_one(p->success_threshold))
+            return RD_TRANSITION_NONE; /* the next admit leases the next probe */
+        close_now(b);
+        return RD_TRANSITION_CLOSED;
+    case RD_OUTCOME_TRANSIENT_FAILURE:
+        b->consecutive_failures = increment_saturating(b->consecutive_failures);
+        open_now(b, p, now_ms);
+        return RD_TRANSITION_REOPENED;
+    case RD_OUTCOME_PERMANENT_FAILURE:
+        /* Says nothing about the service's health: free the permit so the
+         * next caller probes, decide nothing. */
+        b->consecutive_failures = 0;
+        clear_probe(b);
+        return RD_TRANSITION_NONE;
+    }
+    return RD_TRANSITION_NONE;
+}
+
+rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *p,
+                                        int64_t now_ms, rd_outcome outcome,
+                                        uint64_t permit_token)
+{
+    b->last_seen_ms = now_ms;
+    switch (rd_breaker_status_at(b, now_ms)) {
+    case RD_BREAKER_CLOSED:
+        return record_closed(b, p, now_ms, outcome);
+    case RD_BREAKER_HALF_OPEN:
+        if (permit_token == 0 || permit_token != b->probe_token ||
+            !rd_breaker_probe_live(b, now_ms))
+            return RD_TRANSITION_NONE; /* stale: not the live probe */
+        return record_probe(b, p, now_ms, outcome);
+    default:
+        return RD_TRANSITION_NONE; /* OPEN: the call started before it opened */
+    }
+}
+
+bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms)
+{
+    (void)now_ms;
+    return b->stored == RD_BREAKER_CLOSED && b->consecutive_failures == 0 &&
+           b->probe_token == 0;
+}
+
+const char *rd_breaker_status_name(rd_breaker_status s)
+{
+    switch (s) {
+    case RD_BREAKER_CLOSED: return "closed";
+    case RD_BREAKER_OPEN: return "open";
+    case RD_BREAKER_HALF_OPEN: return "half_open";
+    case RD_BREAKER_UNSPECIFIED: break;
+    }
+    return "unspecified";
+}

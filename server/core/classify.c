@@ -1,0 +1,593 @@
+/* Error classification: rules from the loaded rules file applied to one
+ * error report. See classify.h for the order of evaluation.
+ *
+ * Everything here reads caller memory only within the bounds it was given
+ * (message_len for the message, NUL termination for the short strings),
+ * allocates nothing and keeps no state, so any number of threads may call
+ * it at once. */
+#include "core/classify.h"
+
+#include <string.h>
+
+/* Retry hints above one hour are either bogus or useless to an agent turn. */
+#define RETRY_HINT_MAX_MS INT64_C(3600000)
+
+/* U+FFFD, written in place of NUL bytes and invalid UTF-8 in model text. */
+static const char REPLACEMENT_CHAR[] = "\xEF\xBF\xBD";
+
+/* ---- byte helpers (ASCII folding only: rules are ASCII, messages any bytes) ---- */
+
+static inline unsigned char fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
+}
+
+static inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+static inline bool is_alpha(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* A "token" byte for boundary checks: [A-Za-z0-9_]. */
+static inline bool is_word(unsigned char c) { return is_alpha(c) || is_digit(c) || c == '_'; }
+
+static bool eq_fold_n(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fold(a[i]) != fold(b[i]))
+            return false;
+    return true;
+}
+
+static bool str_eq_fold(const char *a, const char *b)
+{
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (; *x && *y; x++, y++)
+        if (fold(*x) != fold(*y))
+            return false;
+    return *x == *y;
+}
+
+static inline const char *or_empty(const char *s) { return s ? s : ""; }
+
+/* Position of the first case-insensitive occurrence of pat[0..m) in
+ * hay[from..n), or SIZE_MAX. Compares in place: no lowered copy of a
+ * 64 KiB message is ever made. */
+static size_t find_fold(const unsigned char *hay, size_t n, size_t from,
+                        const unsigned char *pat, size_t m)
+{
+    if (m == 0 || m > n)
+        return SIZE_MAX;
+    unsigned char first = fold(pat[0]);
+    for (size_t i = from; i + m <= n; i++) {
+        if (fold(hay[i]) == first && eq_fold_n(hay + i + 1, pat + 1, m - 1))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/* ---- message patterns ---- */
+
+static bool boundaries_hold(const unsigned char *msg, size_t len, size_t at,
+                            const rd_pattern *p)
+{
+    if (p->boundary_start && at > 0 && is_word(msg[at - 1]))
+        return false;
+    size_t end = at + p->len;
+    if (p->boundary_end && end < len && is_word(msg[end]))
+        return false;
+    return true;
+}
+
+/* An empty pattern never matches: it would otherwise match every message. */
+static bool pattern_matches(const unsigned char *msg, size_t len, const rd_pattern *p)
+{
+    if (!p->text || p->len == 0)
+        return false;
+    const unsigned char *pat = (const unsigned char *)p->text;
+    for (size_t at = find_fold(msg, len, 0, pat, p->len); at != SIZE_MAX;
+         at = find_fold(msg, len, at + 1, pat, p->len)) {
+        if (boundaries_hold(msg, len, at, p))
+            return true;
+    }
+    return false;
+}
+
+/* ---- condition lists: an empty list matches; otherwise any entry may ---- */
+
+static bool match_ranges(const rd_int_range *r, size_t n, int32_t value)
+{
+    if (n == 0)
+        return true;
+    if (value == 0) /* 0 = not given */
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (value >= r[i].lo && value <= r[i].hi)
+            return true;
+    return false;
+}
+
+static bool match_codes(char *const *codes, size_t n, const char *code)
+{
+    if (n == 0)
+        return true;
+    if (!*code)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (codes[i] && str_eq_fold(codes[i], code))
+            return true;
+    return false;
+}
+
+/* "ConnectTimeout" matches "requests.exceptions.ConnectTimeout". An entry
+ * with dots can only match exactly, since a last dotted part has none. */
+static bool exception_type_matches(const char *entry, const char *given)
+{
+    if (!entry || !*entry)
+        return false;
+    if (str_eq_fold(entry, given))
+        return true;
+    const char *last = strrchr(given, '.');
+    return last && str_eq_fold(entry, last + 1);
+}
+
+static bool match_exception_types(char *const *types, size_t n, const char *given)
+{
+    if (n == 0)
+        return true;
+    if (!*given)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (exception_type_matches(types[i], given))
+            return true;
+    return false;
+}
+
+static bool match_kinds(const rd_error_kind *kinds, size_t n, rd_error_kind kind)
+{
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (kind != RD_KIND_UNSPECIFIED && kinds[i] == kind)
+            return true;
+    return false;
+}
+
+static bool match_sources(const rd_error_source *sources, size_t n, rd_error_source source)
+{
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (source != RD_SOURCE_UNSPECIFIED && sources[i] == source)
+            return true;
+    return false;
+}
+
+/* Tool ids are identifiers: compared exactly; "web_*" is a prefix. */
+static bool tool_matches(const char *entry, const char *tool_id)
+{
+    if (!entry)
+        return false;
+    size_t n = strlen(entry);
+    if (n > 0 && entry[n - 1] == '*')
+        return strncmp(entry, tool_id, n - 1) == 0;
+    return strcmp(entry, tool_id) == 0;
+}
+
+static bool match_tools(char *const *tools, size_t n, const char *tool_id)
+{
+    if (n == 0)
+        return true;
+    for (size_t i = 0; i < n; i++)
+        if (tool_matches(tools[i], tool_id))
+            return true;
+    return false;
+}
+
+static bool match_patterns(const rd_pattern *patterns, size_t n, const rd_tool_error *err)
+{
+    if (n == 0)
+        return true;
+    const unsigned char *msg = (const unsigned char *)err->message;
+    size_t len = msg ? err->message_len : 0;
+    for (size_t i = 0; i < n; i++)
+        if (pattern_matches(msg, len, &patterns[i]))
+            return true;
+    return false;
+}
+
+bool rd_match_error(const rd_match *m, const char *tool_id, const rd_tool_error *err)
+{
+    if (!m || !err)
+        return false;
+    /* Cheap exact checks first; the message scan is the only costly one. */
+    return match_ranges(m->http_status, m->n_http_status, err->http_status)
+        && match_ranges(m->grpc_code, m->n_grpc_code, err->grpc_code)
+        && match_kinds(m->kinds, m->n_kinds, err->kind)
+        && match_sources(m->sources, m->n_sources, err->source)
+        && match_tools(m->tools, m->n_tools, or_empty(tool_id))
+        && match_codes(m->codes, m->n_codes, or_empty(err->code))
+        && match_exception_types(m->exception_types, m->n_exception_types,
+                                 or_empty(err->exception_type))
+        && match_patterns(m->patterns, m->n_patterns, err);
+}
+
+/* ---- rule selection ---- */
+
+/* A rule is structured exactly when it has no message condition (the
+ * format's definition); deciding from n_patterns keeps hand-built rulesets
+ * and loaded ones consistent. */
+static bool rule_is_structured(const rd_rule *r) { return r->when.n_patterns == 0; }
+
+static const rd_rule *first_match(const rd_ruleset *rules, bool structured, const char *tool_id,
+                                  const rd_tool_error *err)
+{
+    for (size_t i = 0; i < rules->n_rules; i++) {
+        const rd_rule *r = &rules->rules[i];
+        if (rule_is_structured(r) == structured && rd_match_error(&r->when, tool_id, err))
+            return r;
+    }
+    return NULL;
+}
+
+static const rd_rule *winning_rule(const rd_ruleset *rules, const char *tool_id,
+                                   const rd_tool_error *err)
+{
+    if (!rules || !rules->rules)
+        return NULL;
+    const rd_rule *r = first_match(rules, true, tool_id, err);
+    return r ? r : first_match(rules, false, tool_id, err);
+}
+
+static const rd_override *winning_override(const rd_tool_config *tool, const char *tool_id,
+                                           const rd_tool_error *err)
+{
+    if (!tool || !tool->overrides)
+        return NULL;
+    for (size_t i = 0; i < tool->n_overrides; i++)
+        if (rd_match_error(&tool->overrides[i].when, tool_id, err))
+            return &tool->overrides[i];
+    return NULL;
+}
+
+static const char *category_suggestion(const rd_ruleset *rules, rd_category c)
+{
+    if (!rules || (int)c < 0 || c >= RD_CAT_COUNT || !rules->category_suggestion[c])
+        return "";
+    return rules->category_suggestion[c];
+}
+
+static int64_t cap_hint(int64_t ms) { return ms > RETRY_HINT_MAX_MS ? RETRY_HINT_MAX_MS : ms; }
+
+/* Given hints are capped like extracted ones: the decision core must never
+ * be told to wait longer than any turn could last. */
+static int64_t retry_after_of(const rd_tool_error *err)
+{
+    if (err->retry_after_ms > 0)
+        return cap_hint(err->retry_after_ms);
+    return err->message ? rd_retry_hint_from_text(err->message, err->message_len) : 0;
+}
+
+/* The suggestion follows the final answer: the override's own text, else
+ * the base rule's own text, else the default of the final category (so an
+ * override that moves an error to another category also moves the generic
+ * advice with it).
+ *
+ * rule_id keeps naming the base rule when an override applies; `overridden`
+ * says the manifest changed fields, and the manifest itself is found from
+ * tool_id, so both halves of the explanation stay available. */
+void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char *tool_id,
+                 const rd_tool_error *err, rd_classification *out)
+{
+    static const rd_tool_error no_error = {.message = "", .code = "", .exception_type = ""};
+    if (!err)
+        err = &no_error;
+
+    const rd_rule *rule = winning_rule(rules, tool_id, err);
+    const char *own_suggestion = NULL;
+    rd_error_kind rule_kind = RD_KIND_UNSPECIFIED;
+    if (rule) {
+        out->retryability = rule->retryability;
+        out->category = rule->category;
+        out->rule_id = or_empty(rule->id);
+        own_suggestion = rule->suggestion;
+        rule_kind = rule->kind;
+    } else {
+        /* 000 section 1.3: an unknown error is transient unless configured. */
+        out->retryability = (rules && rules->unknown_retryability == RD_PERMANENT) ? RD_PERMANENT
+                                                                                   : RD_TRANSIENT;
+        out->category = RD_CAT_UNKNOWN;
+        out->rule_id = "unknown";
+    }
+
+    const rd_override *ov = winning_override(tool, tool_id, err);
+    out->overridden = ov != NULL;
+    if (ov) {
+        if (ov->retryability != RD_RETRYABILITY_UNSPECIFIED)
+            out->retryability = ov->retryability;
+        if (ov->category != RD_CAT_UNSPECIFIED)
+            out->category = ov->category;
+        if (ov->suggestion)
+            own_suggestion = ov->suggestion;
+    }
+
+    out->suggestion = own_suggestion ? own_suggestion : category_suggestion(rules, out->category);
+    out->kind = err->kind != RD_KIND_UNSPECIFIED ? err->kind : rule_kind;
+    out->executed = rd_kind_executed(out->kind);
+    out->retry_after_ms = retry_after_of(err);
+}
+
+/* ---- retry hints in text ---- */
+
+typedef struct hint_trigger {
+    const char *text;
+    int64_t unitless_ms;   /* what a bare number after the trigger means */
+} hint_trigger;
+
+/* Longer spellings first so "retry-after-ms" is not read as "retry-after". */
+static const hint_trigger HINT_TRIGGERS[] = {
+    {"retry-after-ms", 1},   {"retry_after_ms", 1},   {"retry-after", 1000},
+    {"retry_after", 1000},   {"retry after", 1000},   {"retrydelay", 1000},
+    {"try again in", 1000},  {"try again after", 1000}, {"retry in", 1000},
+};
+
+typedef struct time_unit {
+    const char *word;
+    int64_t ms;
+} time_unit;
+
+/* Milliseconds before minutes so "ms" is never read as "m" + "s". */
+static const time_unit TIME_UNITS[] = {
+    {"milliseconds", 1}, {"millisecond", 1}, {"msecs", 1},      {"msec", 1},
+    {"ms", 1},           {"seconds", 1000},  {"second", 1000},  {"secs", 1000},
+    {"sec", 1000},       {"s", 1000},        {"minutes", 60000}, {"minute", 60000},
+    {"mins", 60000},     {"min", 60000},     {"m", 60000},      {"hours", 3600000},
+    {"hour", 3600000},   {"hrs", 3600000},   {"hr", 3600000},   {"h", 3600000},
+};
+
+/* Length of the unit word at s (0 if none); a unit must not run on into
+ * more letters ("5 more minutes" has no unit right after the number). */
+static size_t parse_unit(const unsigned char *s, size_t n, int64_t *unit_ms)
+{
+    for (size_t i = 0; i < sizeof TIME_UNITS / sizeof TIME_UNITS[0]; i++) {
+        size_t w = strlen(TIME_UNITS[i].word);
+        if (w <= n && eq_fold_n(s, (const unsigned char *)TIME_UNITS[i].word, w)
+            && (w == n || !is_alpha(s[w]))) {
+            *unit_ms = TIME_UNITS[i].ms;
+            return w;
+        }
+    }
+    return 0;
+}
+
+/* A decimal number at s[*i] in thousandths ("1.898" -> 1898). The whole
+ * part saturates so no digit string can overflow. */
+static int64_t parse_thousandths(const unsigned char *s, size_t n, size_t *i)
+{
+    const int64_t whole_max = INT64_C(1000000000);
+    int64_t whole = 0;
+    for (; *i < n && is_digit(s[*i]); (*i)++)
+        if (whole < whole_max)
+            whole = whole * 10 + (s[*i] - '0');
+    int64_t frac = 0, scale = 100;
+    if (*i + 1 < n && s[*i] == '.' && is_digit(s[*i + 1])) {
+        for ((*i)++; *i < n && is_digit(s[*i]); (*i)++, scale /= 10)
+            frac += scale > 0 ? (s[*i] - '0') * scale : 0;
+    }
+    return whole * 1000 + frac;
+}
+
+/* A duration such as "30", "1.8s", "20 seconds" or Go's "7m12.5s". */
+static int64_t parse_duration_ms(const unsigned char *s, size_t n, int64_t unitless_ms)
+{
+    size_t i = 0;
+    int64_t total = 0;
+    while (i < n && is_digit(s[i]) && total < RETRY_HINT_MAX_MS) {
+        int64_t thousandths = parse_thousandths(s, n, &i);
+        size_t j = (i < n && s[i] == ' ') ? i + 1 : i;
+        int64_t unit_ms = unitless_ms;
+        size_t unit_len = parse_unit(s + j, n - j, &unit_ms);
+        total += thousandths / 1000 * unit_ms + thousandths % 1000 * unit_ms / 1000;
+        if (unit_len == 0)
+            break; /* a bare number ends the duration */
+        i = j + unit_len;
+    }
+    return cap_hint(total);
+}
+
+/* Separators between a trigger and its number: "Retry-After: 30",
+ * "retry_after=2", "\"retryDelay\": \"22s\"". */
+static bool is_hint_separator(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == ':' || c == '=' || c == '"' || c == '\'';
+}
+
+static int64_t hint_after_trigger(const unsigned char *msg, size_t len, size_t at,
+                                  const hint_trigger *t)
+{
+    size_t i = at + strlen(t->text);
+    for (int skipped = 0; i < len && skipped < 8 && is_hint_separator(msg[i]); skipped++)
+        i++;
+    if (i >= len || !is_digit(msg[i]))
+        return 0;
+    return parse_duration_ms(msg + i, len - i, t->unitless_ms);
+}
+
+int64_t rd_retry_hint_from_text(const char *msg, size_t len)
+{
+    if (!msg || len == 0)
+        return 0;
+    const unsigned char *m = (const unsigned char *)msg;
+    for (size_t k = 0; k < sizeof HINT_TRIGGERS / sizeof HINT_TRIGGERS[0]; k++) {
+        const hint_trigger *t = &HINT_TRIGGERS[k];
+        const unsigned char *pat = (const unsigned char *)t->text;
+        size_t plen = strlen(t->text);
+        for (size_t at = find_fold(m, len, 0, pat, plen); at != SIZE_MAX;
+             at = find_fold(m, len, at + 1, pat, plen)) {
+            int64_t ms = hint_after_trigger(m, len, at, t);
+            if (ms > 0)
+                return ms;
+        }
+    }
+    return 0;
+}
+
+/* ---- the fixed meaning of kinds (004 decision A) ---- */
+
+typedef struct kind_meaning {
+    const char *name;
+    bool executed;
+} kind_meaning;
+
+/* UNSPECIFIED counts as executed: an executor reports an error after it
+ * tried the call, and only a kind that says otherwise (refused before it
+ * ran) may make a turn look as if no tool was executed (004 decision B).
+ * Guessing "not executed" would fail turns whose tools did run. */
+static const kind_meaning KIND_MEANINGS[RD_KIND_COUNT] = {
+    [RD_KIND_UNSPECIFIED] = {"", true},
+    [RD_KIND_UNKNOWN_TOOL] = {"unknown_tool", false},
+    [RD_KIND_NOT_PERMITTED] = {"not_permitted", false},
+    [RD_KIND_INVALID_PARAMETERS] = {"invalid_parameters", false},
+    [RD_KIND_LIMIT_EXCEEDED] = {"limit_exceeded", false},
+    [RD_KIND_CANCELED] = {"canceled", false},
+    [RD_KIND_TIMEOUT] = {"timeout", true},
+    [RD_KIND_TRANSPORT_ERROR] = {"transport_error", true},
+    [RD_KIND_EXECUTION_ERROR] = {"execution_error", true},
+    [RD_KIND_INTERNAL_ERROR] = {"internal_error", true},
+};
+
+bool rd_kind_executed(rd_error_kind kind)
+{
+    if ((int)kind < 0 || kind >= RD_KIND_COUNT)
+        return true; /* same reasoning as UNSPECIFIED */
+    return KIND_MEANINGS[kind].executed;
+}
+
+const char *rd_kind_name(rd_error_kind kind)
+{
+    if ((int)kind < 0 || kind >= RD_KIND_COUNT)
+        return "";
+    return KIND_MEANINGS[kind].name;
+}
+
+const char *rd_category_name(rd_category c)
+{
+    switch (c) {
+    case RD_CAT_TRANSIENT: return "transient";
+    case RD_CAT_INPUT_VALIDATION: return "input_validation";
+    case RD_CAT_EXTERNAL_SERVICE: return "external_service";
+    case RD_CAT_PERMISSION: return "permission";
+    case RD_CAT_LOGIC: return "logic";
+    case RD_CAT_RESOURCE: return "resource";
+    case RD_CAT_UNKNOWN: return "unknown";
+    case RD_CAT_UNSPECIFIED: break;
+    }
+    return "";
+}
+
+const char *rd_retryability_name(rd_retryability r)
+{
+    switch (r) {
+    case RD_TRANSIENT: return "transient";
+    case RD_PERMANENT: return "permanent";
+    case RD_RETRYABILITY_UNSPECIFIED: break;
+    }
+    return "";
+}
+
+/* ---- the "Tool Execution Failed" text (001) ---- */
+
+/* Output that stops at the first piece that does not fit, so truncation
+ * never splits a UTF-8 sequence and never resumes with a later, shorter one. */
+typedef struct text_out {
+    char *buf;
+    size_t cap;   /* bytes available including the terminating NUL */
+    size_t len;
+    bool full;
+} text_out;
+
+static void put_whole(text_out *o, const char *s, size_t n)
+{
+    if (o->full)
+        return;
+    if (n > o->cap - 1 - o->len) {
+        o->full = true;
+        return;
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+}
+
+/* ASCII text may be cut anywhere: every byte is a whole character. */
+static void put_ascii(text_out *o, const char *s)
+{
+    for (; *s && !o->full; s++)
+        put_whole(o, s, 1);
+}
+
+/* Length of the valid UTF-8 sequence at p, or 0 if the bytes there are not
+ * one (overlong forms, surrogates and values past U+10FFFF included). */
+static size_t utf8_sequence_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t k;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        k = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        k = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (n < k || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < k; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return k;
+}
+
+/* Caller bytes as valid UTF-8 without NULs: the result goes into a proto
+ * string field and to a model, and both need valid text. */
+static void put_sanitized(text_out *o, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n && !o->full) {
+        size_t k = p[i] ? utf8_sequence_len(p + i, n - i) : 0;
+        if (k == 0) {
+            put_whole(o, REPLACEMENT_CHAR, sizeof REPLACEMENT_CHAR - 1);
+            i++;
+        } else {
+            put_whole(o, (const char *)p + i, k);
+            i += k;
+        }
+    }
+}
+
+size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *error_type,
+                      const char *message, size_t message_len)
+{
+    if (!buf || cap == 0)
+        return 0;
+    text_out o = {.buf = buf, .cap = cap, .len = 0, .full = false};
+    const char *tool = or_empty(tool_id), *type = or_empty(error_type);
+    put_ascii(&o, "Tool Execution Failed\nTool: ");
+    put_sanitized(&o, tool, strlen(tool));
+    put_ascii(&o, "\nError Type: ");
+    put_sanitized(&o, type, strlen(type));
+    put_ascii(&o, "\nMessage: ");
+    put_sanitized(&o, message ? message : "", message ? message_len : 0);
+    put_ascii(&o, "\n\nThe tool failed and cannot be used for this request.");
+    buf[o.len] = '\0';
+    return o.len;
+}

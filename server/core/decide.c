@@ -1,0 +1,988 @@
+/* The decision engine (see decide.h; the semantics are those of issue 3).
+ *
+ * Each public function validates its input, talks to the store through
+ * s->ops (every breaker change is one atomic store operation), builds its
+ * trace events in a list in the caller's arena, and appends them to the
+ * turn in one store call. Nothing here keeps state between calls. */
+#include "core/decide.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cascade.h"
+#include "core/classify.h"
+
+/* ---- permits ---- */
+
+void rd_permit_format(char *buf, size_t cap, uint64_t generation, uint64_t token)
+{
+    snprintf(buf, cap, "p-%" PRIu64 "-%" PRIx64, generation, token);
+}
+
+/* Parses digits of `base` up to `stop` (exclusive: '\0' or '-'), without
+ * overflow, at least one digit. Returns the end or NULL. */
+static const char *parse_u64(const char *s, int base, char stop, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p && *p != stop; p++) {
+        int d;
+        if (*p >= '0' && *p <= '9')
+            d = *p - '0';
+        else if (base == 16 && *p >= 'a' && *p <= 'f')
+            d = *p - 'a' + 10;
+        else if (base == 16 && *p >= 'A' && *p <= 'F')
+            d = *p - 'A' + 10;
+        else
+            return NULL;
+        if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
+            return NULL;
+        v = v * (uint64_t)base + (uint64_t)d;
+    }
+    if (p == s || *p != stop)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+bool rd_permit_parse(const char *s, uint64_t *generation, uint64_t *token)
+{
+    uint64_t gen, tok;
+    if (!s || strncmp(s, "p-", 2) != 0)
+        return false;
+    const char *p = parse_u64(s + 2, 10, '-', &gen);
+    if (!p || !parse_u64(p + 1, 16, '\0', &tok) || tok == 0)
+        return false; /* token 0 means "no probe" and is never granted */
+    *generation = gen;
+    *token = tok;
+    return true;
+}
+
+/* ---- validation ---- */
+
+static int check_id(const char *field, const char *value, bool required, rd_status *st)
+{
+    if (!value || !value[0])
+        return required ? rd_status_set(st, RD_ERR_INVALID, "%s: required", field) : RD_OK;
+    if (strlen(value) > RD_ID_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field,
+                             RD_ID_MAX);
+    return RD_OK;
+}
+
+static int check_tool(const rd_engine *e, const char *tool_id, rd_status *st)
+{
+    int rc = check_id("tool_id", tool_id, true, st);
+    if (rc != RD_OK)
+        return rc;
+    if (e->config->reject_unknown_tools && !rd_config_find_tool(e->config, tool_id))
+        return rd_status_set(st, RD_ERR_NOT_FOUND, "tool_id: unknown tool '%s'", tool_id);
+    return RD_OK;
+}
+
+/* An empty permit_id means the caller holds no probe (token 0). */
+static int parse_permit(const char *permit_id, uint64_t *token, rd_status *st)
+{
+    uint64_t generation;
+    *token = 0;
+    if (!permit_id || !permit_id[0])
+        return RD_OK;
+    if (strlen(permit_id) > RD_PERMIT_ID_MAX ||
+        !rd_permit_parse(permit_id, &generation, token))
+        return rd_status_set(st, RD_ERR_INVALID, "permit_id: malformed");
+    return RD_OK;
+}
+
+static const char *safe_str(const char *s)
+{
+    return s ? s : "";
+}
+
+/* ---- breaker views ---- */
+
+static void fill_view(rd_breaker_view *v, const char *tool_id, const rd_breaker *b,
+                      const rd_tool_config *cfg, int64_t now_ms)
+{
+    rd_breaker_status status = rd_breaker_status_at(b, now_ms);
+    *v = (rd_breaker_view){
+        .tool_id = tool_id,
+        .status = status,
+        .consecutive_failures = b->consecutive_failures,
+        .consecutive_successes = b->consecutive_successes,
+        .failure_threshold = cfg->breaker.failure_threshold,
+        .success_threshold = cfg->breaker.success_threshold,
+        .opened_at_ms = b->opened_at_ms,
+        .open_until_ms = status == RD_BREAKER_OPEN ? b->open_until_ms : 0,
+        .probe_in_flight = rd_breaker_probe_live(b, now_ms),
+        .opens_total = b->opens_total,
+        .generation = b->generation,
+    };
+}
+
+/* ---- classification ---- */
+
+static const char *error_type_name(const rd_tool_error *err, const rd_classification *c)
+{
+    if (err->exception_type && err->exception_type[0])
+        return err->exception_type;
+    const char *kind = rd_kind_name(c->kind);
+    if (kind && kind[0])
+        return kind;
+    return rd_category_name(c->category);
+}
+
+/* The "Tool Execution Failed" text (001), sized so the whole message fits:
+ * rd_llm_message writes valid UTF-8 and spends up to 3 bytes (U+FFFD) on
+ * each invalid input byte. */
+#define LLM_MESSAGE_FRAME 128 /* the fixed lines around the three fields */
+
+static const char *llm_message_for(const char *tool_id, const rd_tool_error *err,
+                                   const rd_classification *c, rd_arena *a)
+{
+    const char *type = error_type_name(err, c);
+    size_t message_len = err->message ? err->message_len : 0;
+    size_t cap = 3 * (message_len + strlen(tool_id) + strlen(type)) + LLM_MESSAGE_FRAME;
+    char *text = rd_arena_alloc(a, cap);
+    if (text)
+        rd_llm_message(text, cap, tool_id, type, safe_str(err->message), message_len);
+    return text;
+}
+
+static int classify_error(const rd_engine *e, const char *tool_id, const rd_tool_error *err,
+                          rd_arena *a, rd_classify_result *out, rd_status *st)
+{
+    const rd_tool_config *manifest = rd_config_find_tool(e->config, tool_id);
+    rd_classify(&e->config->rules, manifest, tool_id, err, &out->classification);
+    out->llm_message = llm_message_for(tool_id, err, &out->classification, a);
+    if (!out->llm_message)
+        return rd_status_set(st, RD_ERR_NOMEM, "llm_message: out of memory");
+    return RD_OK;
+}
+
+/* A failure reported without any error detail. */
+static void unspecified_failure(const rd_config *cfg, rd_classification *c)
+{
+    const char *suggestion = cfg->rules.category_suggestion[RD_CAT_UNKNOWN];
+    *c = (rd_classification){
+        .retryability = RD_TRANSIENT,
+        .category = RD_CAT_UNKNOWN,
+        .kind = RD_KIND_UNSPECIFIED,
+        .executed = rd_kind_executed(RD_KIND_UNSPECIFIED),
+        .suggestion = safe_str(suggestion),
+        .rule_id = "unspecified",
+    };
+}
+
+int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_error *err,
+                       const rd_call_ctx *ctx, rd_classify_result *out, rd_status *st)
+{
+    int rc = check_tool(e, tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    if (!err)
+        return rd_status_set(st, RD_ERR_INVALID, "error: required");
+    return classify_error(e, tool_id, err, ctx->arena, out, st);
+}
+
+/* ---- trace events ---- */
+
+/* Events of one call, in order. Grows in the arena; never hold a pointer to
+ * an event across event_add. */
+typedef struct event_list {
+    rd_trace_event *items;
+    size_t n, cap;
+    rd_arena *arena;
+    bool out_of_memory;
+} event_list;
+
+static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *tool_id)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 8;
+        rd_trace_event *items = rd_arena_alloc(l->arena, cap * sizeof *items);
+        if (!items) {
+            l->out_of_memory = true;
+            return NULL;
+        }
+        if (l->n)
+            memcpy(items, l->items, l->n * sizeof *items);
+        l->items = items;
+        l->cap = cap;
+    }
+    rd_trace_event *ev = &l->items[l->n++];
+    memset(ev, 0, sizeof *ev);
+    ev->type = type;
+    rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+    return ev;
+}
+
+static void event_detail(rd_trace_event *ev, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void event_detail(rd_trace_event *ev, const char *fmt, ...)
+{
+    char buf[RD_TRACE_TEXT_MAX * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
+}
+
+/* An event about a failed attempt: the error text and what it means. */
+static void event_error(rd_trace_event *ev, const rd_tool_error *err,
+                        const rd_classification *c)
+{
+    if (err)
+        rd_trace_copy_text(ev->error, sizeof ev->error, err->message,
+                           err->message ? err->message_len : 0);
+    ev->retryability = c->retryability;
+    ev->executed = c->executed;
+}
+
+/* Stamps what every event of a call shares. */
+static void events_finish(event_list *l, rd_action action, rd_breaker_status breaker,
+                          int64_t now_ms)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        l->items[i].decision = action;
+        l->items[i].breaker = breaker;
+        l->items[i].timestamp_ms = now_ms;
+    }
+}
+
+static int events_to_turn(const rd_engine *e, const char *turn_id, event_list *l,
+                          int64_t now_ms, rd_status *st)
+{
+    if (!turn_id || !turn_id[0] || l->n == 0)
+        return RD_OK;
+    int64_t started_at_ms;
+    return e->store->ops->turn_append(e->store, turn_id, l->items, l->n, now_ms,
+                                      &started_at_ms, st);
+}
+
+/* The breaker transitions worth a trace event when recording an outcome. */
+static void note_transition(event_list *l, const char *tool_id, rd_breaker_transition t)
+{
+    rd_trace_event *ev;
+    if (t == RD_TRANSITION_OPENED || t == RD_TRANSITION_REOPENED) {
+        if ((ev = event_add(l, RD_EV_CIRCUIT_OPENED, tool_id)))
+            event_detail(ev, "Circuit breaker opened for %s", tool_id);
+    } else if (t == RD_TRANSITION_CLOSED) {
+        if ((ev = event_add(l, RD_EV_CIRCUIT_CLOSED, tool_id)))
+            event_detail(ev, "Circuit breaker closed for %s", tool_id);
+    }
+}
+
+/* ---- the turn budget ---- */
+
+typedef struct turn_budget {
+    bool known;
+    int64_t remaining_ms;
+} turn_budget;
+
+/* The caller's figure wins; otherwise the configured per-turn budget counted
+ * from the turn's first appearance; no turn, no limit. */
+static int turn_budget_get(const rd_engine *e, const rd_decide_input *in, int64_t now_ms,
+                           turn_budget *out, rd_status *st)
+{
+    *out = (turn_budget){0};
+    if (in->has_turn_remaining) {
+        *out = (turn_budget){.known = true, .remaining_ms = in->turn_remaining_ms};
+        return RD_OK;
+    }
+    if (!in->turn_id || !in->turn_id[0])
+        return RD_OK;
+    int64_t started_at_ms;
+    int rc = e->store->ops->turn_touch(e->store, in->turn_id, now_ms, &started_at_ms, st);
+    if (rc != RD_OK)
+        return rc;
+    out->known = true;
+    out->remaining_ms = e->config->turn_timeout_ms - (now_ms - started_at_ms);
+    return RD_OK;
+}
+
+/* ---- one Decide call ---- */
+
+typedef struct decide_call {
+    const rd_engine *e;
+    const rd_decide_input *in;
+    const rd_call_ctx *ctx;
+    rd_status *st;
+    const rd_tool_config *cfg;   /* the tool's policy (manifest or defaults) */
+    rd_decision *out;
+    event_list events;
+    rd_breaker breaker;          /* the tool's breaker as last seen */
+    turn_budget budget;
+    uint32_t attempt;
+    uint64_t permit_token;       /* the probe the caller holds, 0 = none */
+} decide_call;
+
+static rd_trace_event *call_event(decide_call *c, rd_event_type type)
+{
+    rd_trace_event *ev = event_add(&c->events, type, c->in->tool_id);
+    if (ev && c->in->error)
+        ev->retry_count = c->attempt - 1;
+    return ev;
+}
+
+static const char *format_permit(rd_arena *a, uint64_t generation, uint64_t token)
+{
+    char *buf = rd_arena_alloc(a, RD_PERMIT_ID_MAX + 1);
+    if (buf)
+        rd_permit_format(buf, RD_PERMIT_ID_MAX + 1, generation, token);
+    return buf;
+}
+
+static int admit(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                 rd_store_result *res)
+{
+    return c->e->store->ops->admit(c->e->store, tool_id, &cfg->breaker, c->ctx->now_ms,
+                                   cfg->timeout_ms, res, c->st);
+}
+
+/* The first alternative whose own breaker admits a call. *found = false
+ * when there is none. */
+static int try_alternative(decide_call *c, const char *why, bool *found)
+{
+    *found = false;
+    for (size_t i = 0; i < c->cfg->n_alternatives; i++) {
+        const char *alt = c->cfg->alternatives[i];
+        if (strcmp(alt, c->in->tool_id) == 0)
+            continue;
+        const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
+        rd_store_result res;
+        int rc = admit(c, alt, alt_cfg, &res);
+        if (rc != RD_OK)
+            return rc;
+        if (res.admission == RD_ADMIT_NO)
+            continue;
+        c->out->action = RD_ACTION_USE_ALTERNATIVE;
+        c->out->alternative_tool_id = rd_arena_strdup(c->ctx->arena, alt);
+        c->out->timeout_ms = alt_cfg->timeout_ms;
+        if (res.admission == RD_ADMIT_PROBE)
+            c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
+                                              res.permit_token);
+        c->out->reason = rd_arena_printf(c->ctx->arena, "%s: using alternative %s", why, alt);
+        rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
+        if (ev)
+            event_detail(ev, "Used alternative tool %s for %s", alt, c->in->tool_id);
+        *found = true;
+        return RD_OK;
+    }
+    return RD_OK;
+}
+
+static void act_fail_fast(decide_call *c)
+{
+    c->out->action = RD_ACTION_FAIL_FAST;
+    c->out->reason = "circuit open";
+    rd_trace_event *ev = call_event(c, RD_EV_FAIL_FAST);
+    if (ev)
+        event_detail(ev, "Circuit breaker open for %s: failing fast", c->in->tool_id);
+}
+
+static int act_alternative_or_fail_fast(decide_call *c)
+{
+    bool found;
+    int rc = try_alternative(c, "circuit open", &found);
+    if (rc == RD_OK && !found)
+        act_fail_fast(c);
+    return rc;
+}
+
+static void act_partial(decide_call *c, const char *reason, bool skipped)
+{
+    c->out->action = RD_ACTION_PARTIAL;
+    c->out->reason = reason;
+    rd_trace_event *ev = call_event(c, RD_EV_TURN_TIMEOUT);
+    if (ev)
+        event_detail(ev, "%s", reason);
+    if (skipped && (ev = call_event(c, RD_EV_SKIPPED)))
+        event_detail(ev, "skipped: turn deadline reached");
+}
+
+static void act_give_up(decide_call *c, const char *reason)
+{
+    c->out->action = RD_ACTION_GIVE_UP;
+    c->out->reason = reason;
+    rd_trace_event *ev = call_event(c, RD_EV_GAVE_UP);
+    if (ev)
+        event_detail(ev, "Gave up on %s: %s", c->in->tool_id, reason ? reason : "");
+}
+
+static void act_escalate(decide_call *c, const char *reason)
+{
+    c->out->action = RD_ACTION_ESCALATE;
+    c->out->reason = reason;
+    rd_trace_event *ev = call_event(c, RD_EV_ESCALATED);
+    if (ev)
+        event_detail(ev, "Escalated %s: %s", c->in->tool_id, reason ? reason : "");
+}
+
+static void act_proceed(decide_call *c, const rd_store_result *res)
+{
+    c->out->action = RD_ACTION_PROCEED;
+    if (res->admission != RD_ADMIT_PROBE) {
+        c->out->reason = "circuit closed";
+        return;
+    }
+    c->out->reason = "circuit half-open: probe permit granted";
+    c->out->permit_id = format_permit(c->ctx->arena, res->breaker.generation,
+                                      res->permit_token);
+    rd_trace_event *ev = call_event(c, RD_EV_CIRCUIT_HALF_OPENED);
+    if (ev)
+        event_detail(ev, "Circuit breaker half-open for %s: probe permit granted",
+                     c->in->tool_id);
+}
+
+static void act_retry(decide_call *c, int64_t delay_ms)
+{
+    uint32_t max = c->cfg->retry.max_attempts;
+    c->out->action = RD_ACTION_RETRY;
+    c->out->delay_ms = delay_ms;
+    c->out->reason = rd_arena_printf(c->ctx->arena, "transient error: retry %u of %u",
+                                     c->attempt, max > 0 ? max - 1 : 0);
+    rd_trace_event *ev = call_event(c, RD_EV_RETRY);
+    if (!ev)
+        return;
+    ev->retry_count = c->attempt;
+    event_detail(ev, "retry %u of %u after %" PRId64 " ms", c->attempt,
+                 max > 0 ? max - 1 : 0, delay_ms);
+}
+
+/* ---- cascades ---- */
+
+static bool tool_ends_failed(rd_action a)
+{
+    return a == RD_ACTION_ESCALATE || a == RD_ACTION_GIVE_UP || a == RD_ACTION_FAIL_FAST ||
+           a == RD_ACTION_PARTIAL;
+}
+
+/* Every configured tool as a plan step (config->tools is immutable, so the
+ * strings are borrowed from it). */
+static rd_plan_step *manifest_plan(const rd_config *cfg, rd_arena *a, size_t *n)
+{
+    *n = 0;
+    if (cfg->n_tools == 0)
+        return NULL;
+    rd_plan_step *plan = rd_arena_alloc(a, cfg->n_tools * sizeof *plan);
+    if (!plan)
+        return NULL;
+    for (size_t i = 0; i < cfg->n_tools; i++) {
+        const rd_tool_config *t = &cfg->tools[i];
+        plan[i] = (rd_plan_step){
+            .tool_id = t->id,
+            .depends_on = (const char *const *)t->depends_on,
+            .n_depends_on = t->n_depends_on,
+            .optional = t->optional,
+            .has_default = t->has_default,
+            .default_value = safe_str(t->default_value),
+        };
+    }
+    *n = cfg->n_tools;
+    return plan;
+}
+
+static void cascade_event(decide_call *c, const rd_cascade_step *step)
+{
+    static const rd_event_type TYPES[] = {
+        [RD_CASCADE_SKIP] = RD_EV_SKIPPED,
+        [RD_CASCADE_USE_DEFAULT] = RD_EV_DEFAULT_USED,
+        [RD_CASCADE_ESCALATE] = RD_EV_ESCALATED,
+    };
+    if (step->action < RD_CASCADE_SKIP || step->action > RD_CASCADE_ESCALATE)
+        return;
+    rd_trace_event *ev = event_add(&c->events, TYPES[step->action], step->tool_id);
+    if (!ev)
+        return;
+    if (step->action == RD_CASCADE_USE_DEFAULT)
+        event_detail(ev, "Used default value for %s", step->tool_id);
+    else
+        event_detail(ev, "%s", step->reason);
+}
+
+static int add_cascade(decide_call *c)
+{
+    if (!tool_ends_failed(c->out->action))
+        return RD_OK;
+    const rd_plan_step *plan = c->in->plan;
+    size_t n_plan = c->in->n_plan;
+    if (n_plan == 0) {
+        plan = manifest_plan(c->e->config, c->ctx->arena, &n_plan);
+        if (!plan && c->e->config->n_tools > 0)
+            return rd_status_set(c->st, RD_ERR_NOMEM, "cascade: out of memory");
+    }
+    int rc = rd_cascade(plan, n_plan, c->in->tool_id, c->ctx->arena, &c->out->cascade,
+                        &c->out->n_cascade);
+    if (rc != RD_OK)
+        return rd_status_set(c->st, rc, "cascade: out of memory");
+    for (size_t i = 0; i < c->out->n_cascade; i++)
+        cascade_event(c, &c->out->cascade[i]);
+    return RD_OK;
+}
+
+/* ---- Decide without an error: the admission check ---- */
+
+static int decide_admission(decide_call *c)
+{
+    if (c->budget.known && c->budget.remaining_ms <= 0) {
+        act_partial(c, "turn deadline reached", true);
+        return RD_OK;
+    }
+    rd_store_result res;
+    int rc = admit(c, c->in->tool_id, c->cfg, &res);
+    if (rc != RD_OK)
+        return rc;
+    c->breaker = res.breaker;
+    if (res.admission == RD_ADMIT_NO)
+        return act_alternative_or_fail_fast(c);
+    act_proceed(c, &res);
+    return RD_OK;
+}
+
+/* ---- Decide with an error: a failed attempt ---- */
+
+/* Steps 2 and 4: claim the outcome id, then count the failure against the
+ * breaker (unless this outcome was seen before). */
+static int record_failure(decide_call *c, rd_retryability retryability)
+{
+    rd_store *s = c->e->store;
+    const char *tool_id = c->in->tool_id;
+    int64_t now = c->ctx->now_ms;
+    if (c->in->outcome_id && c->in->outcome_id[0]) {
+        int rc = s->ops->claim_outcome(s, c->in->outcome_id, now, &c->out->duplicate, c->st);
+        if (rc != RD_OK)
+            return rc;
+    }
+    if (c->out->duplicate) {
+        bool found;
+        return s->ops->get(s, tool_id, now, &c->breaker, &found, c->st);
+    }
+    rd_outcome outcome = retryability == RD_PERMANENT ? RD_OUTCOME_PERMANENT_FAILURE
+                                                      : RD_OUTCOME_TRANSIENT_FAILURE;
+    rd_store_result res;
+    int rc = s->ops->record(s, tool_id, &c->cfg->breaker, now, outcome, c->permit_token,
+                            &res, c->st);
+    if (rc != RD_OK)
+        return rc;
+    c->breaker = res.breaker;
+    note_transition(&c->events, tool_id, res.transition);
+    return RD_OK;
+}
+
+static void error_events(decide_call *c, const rd_classification *cl)
+{
+    rd_trace_event *ev;
+    if (cl->kind == RD_KIND_TIMEOUT && (ev = call_event(c, RD_EV_TOOL_TIMEOUT))) {
+        event_error(ev, c->in->error, cl);
+        ev->timeout_ms = c->cfg->timeout_ms;
+        event_detail(ev, "%s timed out (limit %" PRId64 " ms)", c->in->tool_id,
+                     c->cfg->timeout_ms);
+    }
+    if ((ev = call_event(c, RD_EV_TOOL_ERROR))) {
+        event_error(ev, c->in->error, cl);
+        event_detail(ev, "%s error (%s, rule %s)", rd_retryability_name(cl->retryability),
+                     rd_category_name(cl->category), safe_str(cl->rule_id));
+    }
+}
+
+static int decide_permanent(decide_call *c, const rd_classification *cl)
+{
+    const char *why = rd_arena_printf(c->ctx->arena, "permanent error: %s",
+                                      rd_category_name(cl->category));
+    bool found;
+    int rc = try_alternative(c, why, &found);
+    if (rc == RD_OK && !found)
+        act_escalate(c, why);
+    return rc;
+}
+
+/* The delay before the next attempt: backoff with jitter, but never sooner
+ * than a retry_after the service asked for. */
+static int64_t retry_delay(decide_call *c, const rd_classification *cl)
+{
+    int64_t delay = rd_backoff_jittered_ms(&c->cfg->retry, c->attempt,
+                                           rd_rng_unit(c->ctx->rng));
+    if (cl->retry_after_ms > delay)
+        delay = cl->retry_after_ms;
+    return delay;
+}
+
+/* The half-open breaker lets the retry through only as its one probe. */
+static int retry_as_probe(decide_call *c, int64_t delay_ms)
+{
+    rd_store_result res;
+    int rc = admit(c, c->in->tool_id, c->cfg, &res);
+    if (rc != RD_OK)
+        return rc;
+    c->breaker = res.breaker;
+    if (res.admission == RD_ADMIT_NO)
+        return act_alternative_or_fail_fast(c);
+    if (res.admission == RD_ADMIT_PROBE) {
+        c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
+                                          res.permit_token);
+        rd_trace_event *ev = call_event(c, RD_EV_CIRCUIT_HALF_OPENED);
+        if (ev)
+            event_detail(ev, "Circuit breaker half-open for %s: probe permit granted",
+                         c->in->tool_id);
+    }
+    act_retry(c, delay_ms);
+    return RD_OK;
+}
+
+static int decide_transient(decide_call *c, const rd_classification *cl)
+{
+    const rd_retry_policy *retry = &c->cfg->retry;
+    rd_breaker_status status = rd_breaker_status_at(&c->breaker, c->ctx->now_ms);
+    if (status == RD_BREAKER_OPEN)
+        return act_alternative_or_fail_fast(c);
+    if (c->attempt >= retry->max_attempts) {
+        act_give_up(c, rd_arena_printf(c->ctx->arena, "max attempts (%u) reached",
+                                       retry->max_attempts));
+        return RD_OK;
+    }
+    int64_t delay = retry_delay(c, cl);
+    if (c->in->elapsed_ms + delay >= retry->max_total_time_ms) {
+        act_give_up(c, rd_arena_printf(c->ctx->arena,
+                                       "max total retry time (%" PRId64
+                                       " ms) would be exceeded",
+                                       retry->max_total_time_ms));
+        return RD_OK;
+    }
+    if (c->budget.known && delay >= c->budget.remaining_ms) {
+        act_partial(c, "turn deadline before retry", false);
+        return RD_OK;
+    }
+    if (status == RD_BREAKER_HALF_OPEN)
+        return retry_as_probe(c, delay);
+    act_retry(c, delay);
+    return RD_OK;
+}
+
+static int decide_failure(decide_call *c)
+{
+    rd_classify_result *cr = &c->out->classification;
+    int rc = classify_error(c->e, c->in->tool_id, c->in->error, c->ctx->arena, cr, c->st);
+    if (rc != RD_OK)
+        return rc;
+    c->out->has_classification = true;
+    const rd_classification *cl = &cr->classification;
+    error_events(c, cl);
+    if ((rc = record_failure(c, cl->retryability)) != RD_OK)
+        return rc;
+    if (c->budget.known && c->budget.remaining_ms <= 0) {
+        act_partial(c, "turn deadline reached", false);
+        return RD_OK;
+    }
+    if (cl->retryability == RD_PERMANENT)
+        return decide_permanent(c, cl);
+    return decide_transient(c, cl);
+}
+
+static int validate_decide(const rd_engine *e, const rd_decide_input *in, rd_status *st)
+{
+    int rc = check_tool(e, in->tool_id, st);
+    if (rc == RD_OK)
+        rc = check_id("turn_id", in->turn_id, false, st);
+    if (rc == RD_OK)
+        rc = check_id("outcome_id", in->outcome_id, false, st);
+    if (rc == RD_OK && in->elapsed_ms < 0)
+        rc = rd_status_set(st, RD_ERR_INVALID, "elapsed_ms: must not be negative");
+    if (rc == RD_OK && in->n_plan > RD_PLAN_MAX)
+        rc = rd_status_set(st, RD_ERR_INVALID, "plan: more than %d steps", RD_PLAN_MAX);
+    return rc;
+}
+
+int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,
+                     rd_decision *out, rd_status *st)
+{
+    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = ""};
+    decide_call c = {
+        .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
+        .events = {.arena = ctx->arena},
+        .attempt = in->attempt > 0 ? in->attempt : 1,
+    };
+    int rc = validate_decide(e, in, st);
+    if (rc == RD_OK)
+        rc = parse_permit(in->permit_id, &c.permit_token, st);
+    if (rc != RD_OK)
+        return rc;
+    c.cfg = rd_config_tool_or_defaults(e->config, in->tool_id);
+    rd_breaker_init(&c.breaker, ctx->now_ms);
+    out->timeout_ms = c.cfg->timeout_ms;
+
+    if ((rc = turn_budget_get(e, in, ctx->now_ms, &c.budget, st)) != RD_OK)
+        return rc;
+    rc = in->error ? decide_failure(&c) : decide_admission(&c);
+    if (rc == RD_OK)
+        rc = add_cascade(&c);
+    if (rc == RD_OK && (c.events.out_of_memory || !out->reason))
+        rc = rd_status_set(st, RD_ERR_NOMEM, "decision: out of memory");
+    if (rc != RD_OK)
+        return rc;
+
+    events_finish(&c.events, out->action, rd_breaker_status_at(&c.breaker, ctx->now_ms),
+                  ctx->now_ms);
+    fill_view(&out->breaker, in->tool_id, &c.breaker, c.cfg, ctx->now_ms);
+    out->trace = c.events.items;
+    out->n_trace = c.events.n;
+    if (out->duplicate)
+        return RD_OK; /* a replay records nothing, not even trace events */
+    return events_to_turn(e, in->turn_id, &c.events, ctx->now_ms, st);
+}
+
+/* ---- RecordOutcome ---- */
+
+static void success_events(event_list *l, const rd_outcome_input *in)
+{
+    rd_trace_event *ev;
+    if (in->attempt > 1) {
+        if ((ev = event_add(l, RD_EV_RETRY_SUCCEEDED, in->tool_id)))
+            event_detail(ev, "%s succeeded on retry (attempt %u)", in->tool_id, in->attempt);
+    } else if ((ev = event_add(l, RD_EV_TOOL_SUCCEEDED, in->tool_id))) {
+        event_detail(ev, "%s succeeded", in->tool_id);
+    }
+    if (ev) {
+        ev->executed = true;
+        ev->retry_count = in->attempt > 1 ? in->attempt - 1 : 0;
+    }
+}
+
+static void failure_events(event_list *l, const rd_outcome_input *in,
+                           const rd_classification *cl, int64_t timeout_ms)
+{
+    rd_trace_event *ev;
+    uint32_t retries = in->attempt > 1 ? in->attempt - 1 : 0;
+    if (cl->kind == RD_KIND_TIMEOUT && (ev = event_add(l, RD_EV_TOOL_TIMEOUT, in->tool_id))) {
+        event_error(ev, in->error, cl);
+        ev->timeout_ms = timeout_ms;
+        ev->retry_count = retries;
+        event_detail(ev, "%s timed out (limit %" PRId64 " ms)", in->tool_id, timeout_ms);
+    }
+    if ((ev = event_add(l, RD_EV_TOOL_FAILED, in->tool_id))) {
+        event_error(ev, in->error, cl);
+        ev->retry_count = retries;
+        event_detail(ev, "%s failed: %s error (%s)", in->tool_id,
+                     rd_retryability_name(cl->retryability), rd_category_name(cl->category));
+    }
+}
+
+static rd_outcome outcome_of(const rd_outcome_input *in, const rd_classification *cl)
+{
+    if (in->success)
+        return RD_OUTCOME_SUCCESS;
+    return cl->retryability == RD_PERMANENT ? RD_OUTCOME_PERMANENT_FAILURE
+                                            : RD_OUTCOME_TRANSIENT_FAILURE;
+}
+
+static int validate_outcome(const rd_engine *e, const rd_outcome_input *in, rd_status *st)
+{
+    int rc = check_tool(e, in->tool_id, st);
+    if (rc == RD_OK)
+        rc = check_id("turn_id", in->turn_id, false, st);
+    if (rc == RD_OK)
+        rc = check_id("outcome_id", in->outcome_id, false, st);
+    if (rc == RD_OK && in->latency_ms < 0)
+        rc = rd_status_set(st, RD_ERR_INVALID, "latency_ms: must not be negative");
+    return rc;
+}
+
+/* Classifies a reported failure; a failure without detail is transient. */
+static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, rd_arena *a,
+                            rd_classification *cl, rd_status *st)
+{
+    if (in->success) {
+        *cl = (rd_classification){.suggestion = "", .rule_id = ""};
+        return RD_OK;
+    }
+    if (!in->error) {
+        unspecified_failure(e->config, cl);
+        return RD_OK;
+    }
+    rd_classify_result cr;
+    int rc = classify_error(e, in->tool_id, in->error, a, &cr, st);
+    *cl = cr.classification;
+    return rc;
+}
+
+/* Answers a replayed outcome id: nothing recorded, the current view. */
+static int outcome_replay_view(const rd_engine *e, const rd_outcome_input *in,
+                               const rd_tool_config *cfg, int64_t now_ms,
+                               rd_outcome_result *out, rd_status *st)
+{
+    rd_breaker b;
+    bool found;
+    int rc = e->store->ops->get(e->store, in->tool_id, now_ms, &b, &found, st);
+    if (rc == RD_OK)
+        fill_view(&out->breaker, in->tool_id, &b, cfg, now_ms);
+    return rc;
+}
+
+/* The events of one reported outcome, appended to its turn. */
+static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
+                         const rd_classification *cl, const rd_tool_config *cfg,
+                         const rd_store_result *res, const rd_call_ctx *ctx, rd_status *st)
+{
+    event_list events = {.arena = ctx->arena};
+    if (in->success)
+        success_events(&events, in);
+    else
+        failure_events(&events, in, cl, cfg->timeout_ms);
+    note_transition(&events, in->tool_id, res->transition);
+    if (events.out_of_memory)
+        return rd_status_set(st, RD_ERR_NOMEM, "trace: out of memory");
+    events_finish(&events, RD_ACTION_UNSPECIFIED,
+                  rd_breaker_status_at(&res->breaker, ctx->now_ms), ctx->now_ms);
+    return events_to_turn(e, in->turn_id, &events, ctx->now_ms, st);
+}
+
+int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
+                             const rd_call_ctx *ctx, rd_outcome_result *out, rd_status *st)
+{
+    *out = (rd_outcome_result){0};
+    uint64_t token;
+    int rc = validate_outcome(e, in, st);
+    if (rc == RD_OK)
+        rc = parse_permit(in->permit_id, &token, st);
+    if (rc != RD_OK)
+        return rc;
+    const rd_tool_config *cfg = rd_config_tool_or_defaults(e->config, in->tool_id);
+    rd_store *s = e->store;
+    int64_t now = ctx->now_ms;
+
+    if (in->outcome_id && in->outcome_id[0] &&
+        (rc = s->ops->claim_outcome(s, in->outcome_id, now, &out->duplicate, st)) != RD_OK)
+        return rc;
+    if (out->duplicate)
+        return outcome_replay_view(e, in, cfg, now, out, st);
+
+    rd_classification cl;
+    if ((rc = classify_outcome(e, in, ctx->arena, &cl, st)) != RD_OK)
+        return rc;
+    rd_store_result res;
+    rc = s->ops->record(s, in->tool_id, &cfg->breaker, now, outcome_of(in, &cl), token, &res,
+                        st);
+    if (rc != RD_OK)
+        return rc;
+    fill_view(&out->breaker, in->tool_id, &res.breaker, cfg, now);
+    return outcome_trace(e, in, &cl, cfg, &res, ctx, st);
+}
+
+/* ---- GetBreakerState ---- */
+
+typedef struct view_list {
+    const rd_engine *e;
+    const rd_call_ctx *ctx;
+    rd_breaker_view *items;
+    size_t n, cap;
+    bool out_of_memory;
+} view_list;
+
+static rd_breaker_view *view_add(view_list *l)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        rd_breaker_view *items = rd_arena_alloc(l->ctx->arena, cap * sizeof *items);
+        if (!items)
+            return NULL;
+        if (l->n)
+            memcpy(items, l->items, l->n * sizeof *items);
+        l->items = items;
+        l->cap = cap;
+    }
+    return &l->items[l->n++];
+}
+
+/* Adds one tool's view; the tool id is copied (the store's may not last). */
+static bool view_push(view_list *l, const char *tool_id, const rd_breaker *b)
+{
+    const char *id = rd_arena_strdup(l->ctx->arena, tool_id);
+    rd_breaker_view *v = id ? view_add(l) : NULL;
+    if (!v) {
+        l->out_of_memory = true;
+        return false;
+    }
+    fill_view(v, id, b, rd_config_tool_or_defaults(l->e->config, id), l->ctx->now_ms);
+    return true;
+}
+
+static int visit_tracked(void *ctx, const char *tool_id, const rd_breaker *b)
+{
+    return view_push(ctx, tool_id, b) ? 0 : 1;
+}
+
+static int views_named(view_list *l, const char *const *tool_ids, size_t n, rd_status *st)
+{
+    rd_store *s = l->e->store;
+    for (size_t i = 0; i < n; i++) {
+        int rc = check_id("tool_ids", tool_ids[i], true, st);
+        if (rc != RD_OK)
+            return rc;
+        rd_breaker b;
+        bool found;
+        if ((rc = s->ops->get(s, tool_ids[i], l->ctx->now_ms, &b, &found, st)) != RD_OK)
+            return rc;
+        if (!view_push(l, tool_ids[i], &b))
+            break;
+    }
+    return RD_OK;
+}
+
+int rd_engine_breakers(const rd_engine *e, const char *const *tool_ids, size_t n_tool_ids,
+                       const rd_call_ctx *ctx, rd_breaker_view **out, size_t *n_out,
+                       rd_status *st)
+{
+    *out = NULL;
+    *n_out = 0;
+    view_list l = {.e = e, .ctx = ctx};
+    int rc = n_tool_ids > 0
+                 ? views_named(&l, tool_ids, n_tool_ids, st)
+                 : e->store->ops->list(e->store, ctx->now_ms, visit_tracked, &l, st);
+    if (rc != RD_OK)
+        return rc;
+    if (l.out_of_memory)
+        return rd_status_set(st, RD_ERR_NOMEM, "breakers: out of memory");
+    *out = l.items;
+    *n_out = l.n;
+    return RD_OK;
+}
+
+/* ---- GetTurnTrace ---- */
+
+int rd_engine_turn_trace(const rd_engine *e, const char *turn_id, const rd_call_ctx *ctx,
+                         rd_turn_trace *out, rd_status *st)
+{
+    *out = (rd_turn_trace){0};
+    int rc = check_id("turn_id", turn_id, true, st);
+    if (rc != RD_OK)
+        return rc;
+    rd_trace_event *events = NULL; /* malloc'd by the store; freed here */
+    size_t n = 0;
+    int64_t started_at_ms;
+    rc = e->store->ops->turn_read(e->store, turn_id, ctx->now_ms, &events, &n,
+                                  &started_at_ms, st);
+    if (rc == RD_ERR_NOT_FOUND)
+        return rd_status_set(st, RD_ERR_NOT_FOUND, "turn_id: unknown turn '%s'", turn_id);
+    if (rc != RD_OK)
+        return rc;
+    if (n > 0) {
+        out->events = rd_arena_alloc(ctx->arena, n * sizeof *events);
+        if (out->events)
+            memcpy(out->events, events, n * sizeof *events);
+    }
+    free(events);
+    if (n > 0 && !out->events)
+        return rd_status_set(st, RD_ERR_NOMEM, "turn trace: out of memory");
+    out->n_events = n;
+    rc = rd_turn_summarize(out->events, n, ctx->arena, &out->summary);
+    if (rc != RD_OK)
+        return rd_status_set(st, rc, "turn trace: out of memory");
+    return RD_OK;
+}

@@ -1,0 +1,331 @@
+/* Trace event names, safe trace text, timestamps and the turn summary. */
+#include "core/trace.h"
+
+#include "core/err.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const EVENT_NAMES[RD_EV_COUNT] = {
+    [RD_EV_TOOL_ERROR] = "ToolError",
+    [RD_EV_TOOL_TIMEOUT] = "ToolTimeout",
+    [RD_EV_CIRCUIT_OPENED] = "CircuitOpened",
+    [RD_EV_CIRCUIT_HALF_OPENED] = "CircuitHalfOpened",
+    [RD_EV_CIRCUIT_CLOSED] = "CircuitClosed",
+    [RD_EV_RETRY] = "Retry",
+    [RD_EV_RETRY_SUCCEEDED] = "RetrySucceeded",
+    [RD_EV_TOOL_SUCCEEDED] = "ToolSucceeded",
+    [RD_EV_TOOL_FAILED] = "ToolFailed",
+    [RD_EV_ALTERNATIVE_USED] = "AlternativeUsed",
+    [RD_EV_DEFAULT_USED] = "DefaultUsed",
+    [RD_EV_SKIPPED] = "Skipped",
+    [RD_EV_ESCALATED] = "Escalated",
+    [RD_EV_GAVE_UP] = "GaveUp",
+    [RD_EV_FAIL_FAST] = "FailFast",
+    [RD_EV_TURN_TIMEOUT] = "TurnTimeout",
+};
+
+const char *rd_event_type_name(rd_event_type t)
+{
+    if ((unsigned)t >= RD_EV_COUNT)
+        return "Unknown";
+    return EVENT_NAMES[t];
+}
+
+const char *rd_action_name(rd_action a)
+{
+    switch (a) {
+    case RD_ACTION_PROCEED: return "proceed";
+    case RD_ACTION_RETRY: return "retry";
+    case RD_ACTION_USE_ALTERNATIVE: return "use_alternative";
+    case RD_ACTION_FAIL_FAST: return "fail_fast";
+    case RD_ACTION_ESCALATE: return "escalate";
+    case RD_ACTION_GIVE_UP: return "give_up";
+    case RD_ACTION_PARTIAL: return "partial";
+    case RD_ACTION_UNSPECIFIED: break;
+    }
+    return "";
+}
+
+/* ---- UTF-8 safe text ---- */
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
+ * no surrogates, nothing above U+10FFFF), or 0 when the byte at s does not
+ * start one. NUL is treated as ill-formed: it cannot live in a C string. */
+static size_t utf8_sequence_len(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    if (c == 0)
+        return 0;
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* overlong */
+        else if (c == 0xED)
+            hi = 0x9F; /* surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90; /* overlong */
+        else if (c == 0xF4)
+            hi = 0x8F; /* above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (avail < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
+{
+    if (!dst || cap == 0)
+        return;
+    const unsigned char *s = (const unsigned char *)(src ? src : "");
+    if (!src)
+        len = 0;
+    size_t out = 0, i = 0;
+    while (i < len) {
+        size_t seq = utf8_sequence_len(s + i, len - i);
+        size_t width = seq ? seq : 1; /* an invalid byte becomes one '?' */
+        if (out + width > cap - 1)
+            break; /* never split a character */
+        if (seq)
+            memcpy(dst + out, s + i, seq);
+        else
+            dst[out] = '?';
+        out += width;
+        i += width;
+    }
+    dst[out] = '\0';
+}
+
+/* ---- timestamps ---- */
+
+void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms)
+{
+    if (!buf || cap == 0)
+        return;
+    /* Floor division, so instants before 1970 still get 0..999 ms. */
+    int64_t secs = unix_ms / 1000, ms = unix_ms % 1000;
+    if (ms < 0) {
+        ms += 1000;
+        secs -= 1;
+    }
+    time_t t = (time_t)secs;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm)) {
+        snprintf(buf, cap, "1970-01-01T00:00:00.000Z");
+        return;
+    }
+    snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)ms);
+}
+
+/* ---- turn summary ---- */
+
+typedef enum {
+    BUCKET_NONE = 0,
+    BUCKET_COMPLETED,
+    BUCKET_FAILED,
+    BUCKET_TIMED_OUT,
+    BUCKET_SKIPPED,
+} bucket;
+
+/* Details written by the engine that change an event's meaning. */
+#define DEADLINE_SKIP_PREFIX "skipped: turn deadline"
+#define DEPENDENCY_ESCALATE_PREFIX "Required tool skipped due to dependency failure"
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* What this event says about its tool's fate; BUCKET_NONE when it says
+ * nothing final (an error that may still be retried, a retry, ...). */
+static bucket bucket_of(const rd_trace_event *ev)
+{
+    switch (ev->type) {
+    case RD_EV_TOOL_SUCCEEDED:
+    case RD_EV_RETRY_SUCCEEDED:
+        return BUCKET_COMPLETED;
+    case RD_EV_ESCALATED:
+        /* A dependent that cannot run was never attempted: it is skipped,
+         * not failed (the failure belongs to its dependency). */
+        return starts_with(ev->detail, DEPENDENCY_ESCALATE_PREFIX) ? BUCKET_SKIPPED
+                                                                   : BUCKET_FAILED;
+    case RD_EV_GAVE_UP:
+    case RD_EV_FAIL_FAST:
+    case RD_EV_TOOL_FAILED:
+        return BUCKET_FAILED;
+    case RD_EV_TOOL_TIMEOUT:
+    case RD_EV_TURN_TIMEOUT:
+        return BUCKET_TIMED_OUT;
+    case RD_EV_SKIPPED:
+        return starts_with(ev->detail, DEADLINE_SKIP_PREFIX) ? BUCKET_TIMED_OUT
+                                                             : BUCKET_SKIPPED;
+    default:
+        return BUCKET_NONE;
+    }
+}
+
+typedef struct tool_fate {
+    const char *tool_id;   /* points into the events */
+    bucket where;
+    bool deadline_hit;     /* the turn deadline ended it at some point */
+} tool_fate;
+
+static tool_fate *fate_for(tool_fate *fates, size_t *n_fates, const char *tool_id)
+{
+    for (size_t i = 0; i < *n_fates; i++)
+        if (strcmp(fates[i].tool_id, tool_id) == 0)
+            return &fates[i];
+    fates[*n_fates] = (tool_fate){.tool_id = tool_id};
+    return &fates[(*n_fates)++];
+}
+
+static void apply_event(tool_fate *f, const rd_trace_event *ev)
+{
+    bucket b = bucket_of(ev);
+    if (b == BUCKET_NONE)
+        return;
+    if (ev->type == RD_EV_TURN_TIMEOUT ||
+        (ev->type == RD_EV_SKIPPED && b == BUCKET_TIMED_OUT))
+        f->deadline_hit = true;
+    /* A tool the deadline cut off stays timed out even when a later event
+     * marks it skipped (both arrive in one PARTIAL answer). */
+    if (b == BUCKET_SKIPPED && f->deadline_hit)
+        b = BUCKET_TIMED_OUT;
+    if (b == BUCKET_COMPLETED)
+        f->deadline_hit = false;
+    f->where = b;
+}
+
+/* "flight_search" -> "flight search", in the arena. */
+static const char *humanise(rd_arena *a, const char *tool_id)
+{
+    char *s = rd_arena_strdup(a, tool_id);
+    if (s)
+        for (char *p = s; *p; p++)
+            if (*p == '_')
+                *p = ' ';
+    return s;
+}
+
+/* "a", "a and b", "a, b and c" */
+static char *join_list(rd_arena *a, const char **names, size_t n)
+{
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(names[i]) + 5;
+    char *s = rd_arena_alloc(a, len);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            strcat(s, i + 1 == n ? " and " : ", ");
+        strcat(s, names[i]);
+    }
+    return s;
+}
+
+static int humanised_list(rd_arena *a, const char **ids, size_t n, char **out)
+{
+    const char **names = rd_arena_alloc(a, (n ? n : 1) * sizeof(char *));
+    if (!names)
+        return RD_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (!(names[i] = humanise(a, ids[i])))
+            return RD_ERR_NOMEM;
+    *out = join_list(a, names, n);
+    return *out ? RD_OK : RD_ERR_NOMEM;
+}
+
+/* Appends "<sep><list><suffix>" when the list is not empty. */
+static int append_clause(rd_arena *a, const char **sentence, const char *sep, const char **ids,
+                         size_t n, const char *suffix)
+{
+    if (n == 0)
+        return RD_OK;
+    char *list;
+    int rc = humanised_list(a, ids, n, &list);
+    if (rc != RD_OK)
+        return rc;
+    *sentence = rd_arena_printf(a, "%s%s%s%s", *sentence, sep, list, suffix);
+    return *sentence ? RD_OK : RD_ERR_NOMEM;
+}
+
+static int partial_sentence(rd_arena *a, const rd_turn_summary *s, const char **out)
+{
+    const char *sentence;
+    int rc;
+    if (s->n_completed > 0) {
+        sentence = "Completed";
+        rc = append_clause(a, &sentence, " ", s->completed, s->n_completed, "");
+        if (rc == RD_OK)
+            rc = append_clause(a, &sentence, ", but ", s->timed_out, s->n_timed_out,
+                               " timed out");
+    } else {
+        sentence = "No tool completed";
+        rc = append_clause(a, &sentence, "; ", s->timed_out, s->n_timed_out, " timed out");
+    }
+    if (rc == RD_OK)
+        rc = append_clause(a, &sentence, "; ", s->failed, s->n_failed, " failed");
+    if (rc == RD_OK)
+        rc = append_clause(a, &sentence, "; ", s->skipped, s->n_skipped, " skipped");
+    *out = sentence;
+    return rc;
+}
+
+static int fill_buckets(rd_arena *a, const tool_fate *fates, size_t n_fates,
+                        rd_turn_summary *out)
+{
+    const char **lists[] = {NULL, NULL, NULL, NULL, NULL};
+    size_t *counts[] = {NULL, &out->n_completed, &out->n_failed, &out->n_timed_out,
+                        &out->n_skipped};
+    for (int b = BUCKET_COMPLETED; b <= BUCKET_SKIPPED; b++) {
+        lists[b] = rd_arena_alloc(a, (n_fates ? n_fates : 1) * sizeof(char *));
+        if (!lists[b])
+            return RD_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n_fates; i++) {
+        bucket b = fates[i].where;
+        if (b != BUCKET_NONE)
+            lists[b][(*counts[b])++] = fates[i].tool_id;
+    }
+    out->completed = lists[BUCKET_COMPLETED];
+    out->failed = lists[BUCKET_FAILED];
+    out->timed_out = lists[BUCKET_TIMED_OUT];
+    out->skipped = lists[BUCKET_SKIPPED];
+    return RD_OK;
+}
+
+int rd_turn_summarize(const rd_trace_event *events, size_t n, rd_arena *arena,
+                      rd_turn_summary *out)
+{
+    *out = (rd_turn_summary){.partial_result = "", .turn_failed = true};
+    /* One fate per tool, in order of first appearance. */
+    tool_fate *fates = rd_arena_alloc(arena, (n ? n : 1) * sizeof(tool_fate));
+    if (!fates)
+        return RD_ERR_NOMEM;
+    size_t n_fates = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (events[i].executed)
+            out->turn_failed = false;
+        apply_event(fate_for(fates, &n_fates, events[i].tool_id), &events[i]);
+    }
+    int rc = fill_buckets(arena, fates, n_fates, out);
+    if (rc != RD_OK || n == 0)
+        return rc;
+    return partial_sentence(arena, out, &out->partial_result);
+}

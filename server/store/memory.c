@@ -1,0 +1,892 @@
+/* The embedded in-memory store.
+ *
+ * Layout: three sharded hash tables (breakers by tool_id, remembered
+ * outcome ids, turn traces by turn_id). A key's hash picks one of
+ * RD_MEM_SHARDS shards, each with its own mutex, so threads working on
+ * different tools rarely meet. Within a shard, entries hang in hash chains
+ * and also in an age list (oldest first) that caps and eviction use.
+ *
+ * Breaker transitions run under the shard lock through core/breaker.c; this
+ * file never decides a transition itself.
+ *
+ * Locking: an operation holds at most one shard lock at a time. Work that
+ * spans shards (making room when a cap is reached, evict, list) takes the
+ * shard locks one after another, never nested, so there is no lock order to
+ * get wrong.
+ *
+ * Capacity (rd_store_limits; 0 = unlimited):
+ * - max_tools: when full, every pristine breaker (CLOSED, no failure
+ *   streak, no probe: it reads like a tool never seen) is forgotten in one
+ *   pass over the shards; if there is none, admit/record of a new tool fails
+ *   with RD_ERR_EXHAUSTED and known tools carry on.
+ * - max_outcomes: when full, the oldest remembered id is forgotten (oldest
+ *   by claim time among the shards' oldest, so exact up to concurrent
+ *   claims).
+ * - max_turns: when full, the least recently touched turn is dropped.
+ * - max_events_per_turn: further events of a turn are not stored; they are
+ *   counted, and turn_append gives them sequence 0 ("not stored").
+ *
+ * Ages: an outcome id older than outcome_ttl_ms and a turn untouched for
+ * turn_ttl_ms count as absent even before evict() frees them, so answers do
+ * not depend on when eviction last ran. A TTL <= 0 means "no expiry". */
+#include "store/store.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/retry.h"
+
+#define RD_MEM_SHARDS 64          /* a power of two */
+#define RD_MEM_SHARD_BITS 6
+#define RD_MEM_INITIAL_BUCKETS 16 /* per shard; a power of two */
+
+/* ---- one hash table with an age list ---- */
+
+typedef struct node {
+    struct node *chain;  /* next in the same bucket */
+    struct node *older;  /* age list neighbours; head = oldest */
+    struct node *newer;
+    uint64_t hash;
+    int64_t age_ms;      /* last_seen (tools), claim time (outcomes), last touch (turns) */
+    char *key;           /* points just past the derived struct, same allocation */
+} node;
+
+typedef struct table {
+    node **buckets;
+    size_t n_buckets;
+    size_t count;
+    node *oldest;
+    node *newest;
+} table;
+
+static int table_init(table *t)
+{
+    t->buckets = calloc(RD_MEM_INITIAL_BUCKETS, sizeof *t->buckets);
+    t->n_buckets = RD_MEM_INITIAL_BUCKETS;
+    t->count = 0;
+    t->oldest = t->newest = NULL;
+    return t->buckets ? RD_OK : RD_ERR_NOMEM;
+}
+
+static node *table_find(const table *t, const char *key, uint64_t hash)
+{
+    for (node *n = t->buckets[hash & (t->n_buckets - 1)]; n; n = n->chain)
+        if (n->hash == hash && strcmp(n->key, key) == 0)
+            return n;
+    return NULL;
+}
+
+static void age_list_append(table *t, node *n)
+{
+    n->newer = NULL;
+    n->older = t->newest;
+    if (t->newest)
+        t->newest->newer = n;
+    else
+        t->oldest = n;
+    t->newest = n;
+}
+
+static void age_list_unlink(table *t, node *n)
+{
+    if (n->older)
+        n->older->newer = n->newer;
+    else
+        t->oldest = n->newer;
+    if (n->newer)
+        n->newer->older = n->older;
+    else
+        t->newest = n->older;
+    n->older = n->newer = NULL;
+}
+
+/* Doubling keeps chains short; if the bigger array cannot be had, the
+ * table keeps working with longer chains. */
+static void table_maybe_grow(table *t)
+{
+    if (t->count < t->n_buckets)
+        return;
+    size_t n_new = t->n_buckets * 2;
+    node **grown = calloc(n_new, sizeof *grown);
+    if (!grown)
+        return;
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        node *n = t->buckets[i];
+        while (n) {
+            node *next = n->chain;
+            n->chain = grown[n->hash & (n_new - 1)];
+            grown[n->hash & (n_new - 1)] = n;
+            n = next;
+        }
+    }
+    free(t->buckets);
+    t->buckets = grown;
+    t->n_buckets = n_new;
+}
+
+static void table_insert(table *t, node *n)
+{
+    table_maybe_grow(t);
+    node **bucket = &t->buckets[n->hash & (t->n_buckets - 1)];
+    n->chain = *bucket;
+    *bucket = n;
+    age_list_append(t, n);
+    t->count++;
+}
+
+static void table_unlink(table *t, node *n)
+{
+    node **link = &t->buckets[n->hash & (t->n_buckets - 1)];
+    while (*link != n)
+        link = &(*link)->chain;
+    *link = n->chain;
+    age_list_unlink(t, n);
+    t->count--;
+}
+
+/* Marks n as used at now_ms: it becomes the newest of its shard. */
+static void table_touch(table *t, node *n, int64_t now_ms)
+{
+    n->age_ms = now_ms;
+    age_list_unlink(t, n);
+    age_list_append(t, n);
+}
+
+/* ---- sharded sets of nodes ---- */
+
+typedef struct memory_store memory_store;
+
+typedef struct node_kind {
+    size_t size;                     /* of the struct that embeds `node` first */
+    void (*release)(node *n);        /* frees what the node owns; NULL = nothing */
+    /* Frees at least one entry if it can and hands one freed slot straight
+     * to the caller (so no other thread can take it first); called with no
+     * shard lock held. Returns whether the caller now holds a slot. */
+    bool (*make_room)(memory_store *m, int64_t now_ms);
+    /* How often to look again when make_room found nothing: > 0 where
+     * other threads' reserved-but-unfilled slots may be all there is. */
+    int room_retries;
+} node_kind;
+
+typedef struct shard {
+    pthread_mutex_t lock;
+    table map;
+    rd_rng rng;                      /* probe tokens; used under `lock` */
+} shard;
+
+typedef struct sharded {
+    shard shards[RD_MEM_SHARDS];
+    atomic_size_t count;             /* entries over all shards, for the cap */
+    size_t cap;                      /* 0 = unlimited */
+    const node_kind *kind;
+} sharded;
+
+struct memory_store {
+    rd_store base;                   /* first, so rd_store * converts */
+    uint64_t hash_seed;
+    sharded tools;
+    sharded outcomes;
+    sharded turns;
+};
+
+typedef struct tool_node {
+    node n;
+    rd_breaker breaker;
+} tool_node;
+
+typedef struct outcome_node {
+    node n;                          /* n.age_ms = when it was claimed */
+} outcome_node;
+
+typedef struct turn_node {
+    node n;                          /* n.age_ms = last touch */
+    int64_t started_at_ms;
+    rd_trace_event *events;          /* owned; n_events used of cap_events */
+    size_t n_events;
+    size_t cap_events;
+    uint64_t dropped_events;         /* beyond max_events_per_turn */
+} turn_node;
+
+static void node_free(const node_kind *kind, node *n)
+{
+    if (kind->release)
+        kind->release(n);
+    free(n);
+}
+
+/* FNV-1a with a per-store seed, then a finaliser so the top bits (shard)
+ * and low bits (bucket) are both well mixed. */
+static uint64_t hash_key(const memory_store *m, const char *key)
+{
+    uint64_t h = 0xcbf29ce484222325ULL ^ m->hash_seed;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static shard *shard_for(sharded *set, uint64_t hash)
+{
+    return &set->shards[hash >> (64 - RD_MEM_SHARD_BITS)];
+}
+
+static bool reserve_slot(sharded *set)
+{
+    if (set->cap == 0) {
+        atomic_fetch_add(&set->count, 1);
+        return true;
+    }
+    size_t c = atomic_load(&set->count);
+    while (c < set->cap)
+        if (atomic_compare_exchange_weak(&set->count, &c, c + 1))
+            return true;
+    return false;
+}
+
+static void release_slot(sharded *set)
+{
+    atomic_fetch_sub(&set->count, 1);
+}
+
+/* Unlinks and frees n; the caller holds sh->lock. With keep_slot the
+ * caller takes over n's slot in the count. */
+static void drop_node(sharded *set, shard *sh, node *n, bool keep_slot)
+{
+    table_unlink(&sh->map, n);
+    node_free(set->kind, n);
+    if (!keep_slot)
+        release_slot(set);
+}
+
+static node *node_new(const node_kind *kind, const char *key, uint64_t hash, int64_t now_ms)
+{
+    size_t key_len = strlen(key);
+    node *n = calloc(1, kind->size + key_len + 1);
+    if (!n)
+        return NULL;
+    n->key = (char *)n + kind->size;
+    memcpy(n->key, key, key_len + 1);
+    n->hash = hash;
+    n->age_ms = now_ms;
+    return n;
+}
+
+/* Finds key or creates a zeroed entry for it. On RD_OK, *out_shard is
+ * locked and the caller unlocks it; on error no lock is held (the caller
+ * words the RD_ERR_EXHAUSTED message, it knows which limit). */
+static int find_or_create(memory_store *m, sharded *set, const char *key, int64_t now_ms,
+                          shard **out_shard, node **out, bool *created)
+{
+    uint64_t hash = hash_key(m, key);
+    shard *sh = shard_for(set, hash);
+    bool have_slot = false;
+    *created = false;
+    pthread_mutex_lock(&sh->lock);
+    for (int tries = 0;; tries++) {
+        node *n = table_find(&sh->map, key, hash);
+        if (n) {
+            if (have_slot) /* created meanwhile by another thread */
+                release_slot(set);
+            *out_shard = sh;
+            *out = n;
+            return RD_OK;
+        }
+        if (have_slot || reserve_slot(set))
+            break;
+        pthread_mutex_unlock(&sh->lock);
+        have_slot = set->kind->make_room(m, now_ms);
+        if (!have_slot) {
+            if (tries >= set->kind->room_retries)
+                return RD_ERR_EXHAUSTED;
+            sched_yield(); /* a slot may be reserved by a thread about to fill it */
+        }
+        pthread_mutex_lock(&sh->lock);
+    }
+    node *n = node_new(set->kind, key, hash, now_ms);
+    if (!n) {
+        release_slot(set);
+        pthread_mutex_unlock(&sh->lock);
+        return RD_ERR_NOMEM;
+    }
+    table_insert(&sh->map, n);
+    *out_shard = sh;
+    *out = n;
+    *created = true;
+    return RD_OK;
+}
+
+/* The shard whose oldest entry is the oldest of all, or NULL when every
+ * shard is empty. */
+static shard *find_oldest_shard(sharded *set)
+{
+    shard *victim = NULL;
+    int64_t victim_age = INT64_MAX;
+    for (size_t i = 0; i < RD_MEM_SHARDS; i++) {
+        shard *sh = &set->shards[i];
+        pthread_mutex_lock(&sh->lock);
+        if (sh->map.oldest && (!victim || sh->map.oldest->age_ms < victim_age)) {
+            victim = sh;
+            victim_age = sh->map.oldest->age_ms;
+        }
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return victim;
+}
+
+#define RD_MEM_VICTIM_ROUNDS 16
+
+/* Drops the oldest entry among the shards' oldest and keeps its slot for
+ * the caller. Each shard is locked on its own, so under concurrent use the
+ * choice is approximate, never unsafe; a victim shard emptied meanwhile by
+ * another thread means that thread made room, and the search goes on. */
+static bool drop_oldest_keep_slot(sharded *set)
+{
+    for (int round = 0; round < RD_MEM_VICTIM_ROUNDS; round++) {
+        shard *victim = find_oldest_shard(set);
+        if (!victim)
+            return false;
+        pthread_mutex_lock(&victim->lock);
+        node *oldest = victim->map.oldest;
+        if (oldest)
+            drop_node(set, victim, oldest, true);
+        pthread_mutex_unlock(&victim->lock);
+        if (oldest)
+            return true;
+    }
+    return false;
+}
+
+typedef bool (*node_filter)(const memory_store *m, const node *n, int64_t now_ms);
+
+/* Drops every entry `doomed` selects, shard by shard; returns how many.
+ * The slots of the first `keep_slots` dropped pass to the caller. */
+static size_t drop_where(memory_store *m, sharded *set, node_filter doomed, int64_t now_ms,
+                         size_t keep_slots)
+{
+    size_t dropped = 0;
+    for (size_t i = 0; i < RD_MEM_SHARDS; i++) {
+        shard *sh = &set->shards[i];
+        pthread_mutex_lock(&sh->lock);
+        node *n = sh->map.oldest;
+        while (n) {
+            node *next = n->newer;
+            if (doomed(m, n, now_ms)) {
+                drop_node(set, sh, n, dropped < keep_slots);
+                dropped++;
+            }
+            n = next;
+        }
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return dropped;
+}
+
+static bool aged_out(int64_t since_ms, int64_t ttl_ms, int64_t now_ms)
+{
+    return ttl_ms > 0 && now_ms - since_ms >= ttl_ms;
+}
+
+static int sharded_init(sharded *set, size_t cap, const node_kind *kind)
+{
+    atomic_init(&set->count, 0);
+    set->cap = cap;
+    set->kind = kind;
+    for (size_t i = 0; i < RD_MEM_SHARDS; i++) {
+        shard *sh = &set->shards[i];
+        if (table_init(&sh->map) != RD_OK) {
+            for (size_t j = 0; j < i; j++) {
+                pthread_mutex_destroy(&set->shards[j].lock);
+                free(set->shards[j].map.buckets);
+            }
+            return RD_ERR_NOMEM;
+        }
+        pthread_mutex_init(&sh->lock, NULL);
+        rd_rng_seed_os(&sh->rng);
+    }
+    return RD_OK;
+}
+
+static void sharded_free(sharded *set)
+{
+    for (size_t i = 0; i < RD_MEM_SHARDS; i++) {
+        shard *sh = &set->shards[i];
+        node *n = sh->map.oldest;
+        while (n) {
+            node *next = n->newer;
+            node_free(set->kind, n);
+            n = next;
+        }
+        free(sh->map.buckets);
+        pthread_mutex_destroy(&sh->lock);
+    }
+}
+
+/* ---- argument checks ---- */
+
+static int check_id(const char *field, const char *id, rd_status *st)
+{
+    if (!id || !id[0])
+        return rd_status_set(st, RD_ERR_INVALID, "%s: empty", field);
+    if (strnlen(id, RD_ID_MAX + 1) > RD_ID_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field, RD_ID_MAX);
+    return RD_OK;
+}
+
+static memory_store *as_memory(rd_store *s)
+{
+    return (memory_store *)s;
+}
+
+/* ---- breakers ---- */
+
+/* Forgetting a pristine breaker loses nothing: it reads exactly like a
+ * tool never seen. */
+static bool tool_pristine(const memory_store *m, const node *n, int64_t now_ms)
+{
+    return rd_breaker_is_pristine(&((const tool_node *)n)->breaker, now_ms);
+}
+
+/* What evict() drops, both only after tool_idle_ttl_ms without any admit
+ * or record:
+ * - pristine breakers (see above);
+ * - OPEN breakers whose open period ended at least tool_idle_ttl_ms ago and
+ *   hold no live probe. Such a breaker has been half-open, unasked, for a
+ *   whole idle period: its verdict is older than the TTL and no call is
+ *   waiting on it. Forgotten, the tool starts over CLOSED and re-opens after
+ *   failure_threshold transient failures if still broken. Lost are its
+ *   opens_total and the half-open gate for that first call.
+ * A CLOSED breaker with a failure streak is kept: it still counts towards
+ * opening (max_tools bounds how many there can be). */
+static bool tool_idle(const memory_store *m, const node *n, int64_t now_ms)
+{
+    int64_t ttl = m->base.limits.tool_idle_ttl_ms;
+    const rd_breaker *b = &((const tool_node *)n)->breaker;
+    if (!aged_out(b->last_seen_ms, ttl, now_ms))
+        return false;
+    if (rd_breaker_is_pristine(b, now_ms))
+        return true;
+    return b->stored == RD_BREAKER_OPEN && aged_out(b->open_until_ms, ttl, now_ms) &&
+           !rd_breaker_probe_live(b, now_ms);
+}
+
+static bool tools_make_room(memory_store *m, int64_t now_ms)
+{
+    return drop_where(m, &m->tools, tool_pristine, now_ms, 1) > 0;
+}
+
+static const node_kind tool_kind = {
+    .size = sizeof(tool_node),
+    .release = NULL,
+    .make_room = tools_make_room,
+    .room_retries = 0, /* no pristine breaker: a new tool has to wait */
+};
+
+/* The tool's breaker, locked; a new tool starts CLOSED. */
+static int tool_acquire(memory_store *m, const char *tool_id, int64_t now_ms, shard **sh,
+                        tool_node **out, rd_status *st)
+{
+    int rc = check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    node *n;
+    bool created;
+    rc = find_or_create(m, &m->tools, tool_id, now_ms, sh, &n, &created);
+    if (rc == RD_ERR_EXHAUSTED)
+        return rd_status_set(st, rc, "tool_id: tracked tool limit (%zu) reached", m->tools.cap);
+    if (rc != RD_OK)
+        return rd_status_set(st, rc, "tool_id: out of memory tracking a new tool");
+    *out = (tool_node *)n;
+    if (created)
+        rd_breaker_init(&(*out)->breaker, now_ms);
+    table_touch(&(*sh)->map, n, now_ms);
+    return RD_OK;
+}
+
+static uint64_t fresh_token(rd_rng *rng)
+{
+    uint64_t t;
+    do
+        t = rd_rng_next(rng);
+    while (t == 0);
+    return t;
+}
+
+static int mem_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                     int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st)
+{
+    memory_store *m = as_memory(s);
+    shard *sh;
+    tool_node *t;
+    int rc = tool_acquire(m, tool_id, now_ms, &sh, &t, st);
+    if (rc != RD_OK)
+        return rc;
+    uint64_t token = fresh_token(&sh->rng);
+    rd_breaker_transition tr;
+    rd_admission adm = rd_breaker_admit(&t->breaker, p, now_ms, lease_ms, token, &tr);
+    *out = (rd_store_result){
+        .breaker = t->breaker,
+        .transition = tr,
+        .admission = adm,
+        .permit_token = adm == RD_ADMIT_PROBE ? token : 0,
+        .now_ms = now_ms,
+    };
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+static int mem_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                      int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
+                      rd_store_result *out, rd_status *st)
+{
+    if (outcome != RD_OUTCOME_SUCCESS && outcome != RD_OUTCOME_TRANSIENT_FAILURE &&
+        outcome != RD_OUTCOME_PERMANENT_FAILURE)
+        return rd_status_set(st, RD_ERR_INVALID, "outcome: unknown value %d", (int)outcome);
+    memory_store *m = as_memory(s);
+    shard *sh;
+    tool_node *t;
+    int rc = tool_acquire(m, tool_id, now_ms, &sh, &t, st);
+    if (rc != RD_OK)
+        return rc;
+    rd_breaker_transition tr = rd_breaker_record(&t->breaker, p, now_ms, outcome, permit_token);
+    *out = (rd_store_result){
+        .breaker = t->breaker,
+        .transition = tr,
+        .now_ms = now_ms,
+    };
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+static int mem_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
+                   bool *found, rd_status *st)
+{
+    int rc = check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    memory_store *m = as_memory(s);
+    uint64_t hash = hash_key(m, tool_id);
+    shard *sh = shard_for(&m->tools, hash);
+    pthread_mutex_lock(&sh->lock);
+    const node *n = table_find(&sh->map, tool_id, hash);
+    if (n)
+        *out = ((const tool_node *)n)->breaker;
+    pthread_mutex_unlock(&sh->lock);
+    *found = n != NULL;
+    if (!n)
+        rd_breaker_init(out, now_ms);
+    return RD_OK;
+}
+
+typedef struct tool_copy {
+    char tool_id[RD_ID_MAX + 1];
+    rd_breaker breaker;
+} tool_copy;
+
+/* Copies one shard's breakers out (malloc'd, caller frees) so visitors run
+ * without the lock. */
+static int copy_shard_tools(shard *sh, tool_copy **copies, size_t *n_copies)
+{
+    pthread_mutex_lock(&sh->lock);
+    size_t n = sh->map.count;
+    tool_copy *c = n ? malloc(n * sizeof *c) : NULL;
+    if (n && !c) {
+        pthread_mutex_unlock(&sh->lock);
+        return RD_ERR_NOMEM;
+    }
+    size_t i = 0;
+    for (const node *it = sh->map.oldest; it; it = it->newer, i++) {
+        strcpy(c[i].tool_id, it->key); /* keys are checked to fit at insert */
+        c[i].breaker = ((const tool_node *)it)->breaker;
+    }
+    pthread_mutex_unlock(&sh->lock);
+    *copies = c;
+    *n_copies = n;
+    return RD_OK;
+}
+
+/* The tool_id and breaker handed to visit are copies, valid during that
+ * call only; no lock is held while it runs, so it may call the store. */
+static int mem_list(rd_store *s, int64_t now_ms, rd_store_visit visit, void *ctx, rd_status *st)
+{
+    memory_store *m = as_memory(s);
+    for (size_t i = 0; i < RD_MEM_SHARDS; i++) {
+        tool_copy *copies;
+        size_t n;
+        if (copy_shard_tools(&m->tools.shards[i], &copies, &n) != RD_OK)
+            return rd_status_set(st, RD_ERR_NOMEM, "tool_ids: out of memory listing breakers");
+        int stop = 0;
+        for (size_t j = 0; j < n && !stop; j++)
+            stop = visit(ctx, copies[j].tool_id, &copies[j].breaker);
+        free(copies);
+        if (stop)
+            break;
+    }
+    return RD_OK;
+}
+
+/* ---- outcome ids ---- */
+
+static bool outcome_expired(const memory_store *m, const node *n, int64_t now_ms)
+{
+    return aged_out(n->age_ms, m->base.limits.outcome_ttl_ms, now_ms);
+}
+
+static bool outcomes_make_room(memory_store *m, int64_t now_ms)
+{
+    return drop_oldest_keep_slot(&m->outcomes);
+}
+
+static const node_kind outcome_kind = {
+    .size = sizeof(outcome_node),
+    .release = NULL,
+    .make_room = outcomes_make_room,
+    .room_retries = 8,
+};
+
+static int mem_claim_outcome(rd_store *s, const char *outcome_id, int64_t now_ms,
+                             bool *duplicate, rd_status *st)
+{
+    int rc = check_id("outcome_id", outcome_id, st);
+    if (rc != RD_OK)
+        return rc;
+    memory_store *m = as_memory(s);
+    shard *sh;
+    node *n;
+    bool created;
+    rc = find_or_create(m, &m->outcomes, outcome_id, now_ms, &sh, &n, &created);
+    if (rc != RD_OK) /* EXHAUSTED only if every other entry vanished meanwhile */
+        return rd_status_set(st, rc, "outcome_id: cannot remember another outcome id");
+    *duplicate = !created && !outcome_expired(m, n, now_ms);
+    if (!*duplicate)
+        table_touch(&sh->map, n, now_ms); /* new, or expired: remembered from now */
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+/* ---- turns ---- */
+
+static void turn_release(node *n)
+{
+    free(((turn_node *)n)->events);
+}
+
+static bool turn_expired(const memory_store *m, const node *n, int64_t now_ms)
+{
+    return aged_out(n->age_ms, m->base.limits.turn_ttl_ms, now_ms);
+}
+
+static bool turns_make_room(memory_store *m, int64_t now_ms)
+{
+    return drop_oldest_keep_slot(&m->turns);
+}
+
+static const node_kind turn_kind = {
+    .size = sizeof(turn_node),
+    .release = turn_release,
+    .make_room = turns_make_room,
+    .room_retries = 8,
+};
+
+/* A turn that outlived its TTL starts over as if new. */
+static void turn_restart(turn_node *t, int64_t now_ms)
+{
+    free(t->events);
+    t->events = NULL;
+    t->n_events = t->cap_events = 0;
+    t->dropped_events = 0;
+    t->started_at_ms = now_ms;
+}
+
+/* The turn, locked, created or restarted as needed and touched at now_ms. */
+static int turn_acquire(memory_store *m, const char *turn_id, int64_t now_ms, shard **sh,
+                        turn_node **out, rd_status *st)
+{
+    int rc = check_id("turn_id", turn_id, st);
+    if (rc != RD_OK)
+        return rc;
+    node *n;
+    bool created;
+    rc = find_or_create(m, &m->turns, turn_id, now_ms, sh, &n, &created);
+    if (rc == RD_ERR_EXHAUSTED)
+        return rd_status_set(st, rc, "turn_id: live turn limit (%zu) reached", m->turns.cap);
+    if (rc != RD_OK)
+        return rd_status_set(st, rc, "turn_id: out of memory tracking a new turn");
+    turn_node *t = (turn_node *)n;
+    if (created || turn_expired(m, n, now_ms))
+        turn_restart(t, now_ms);
+    table_touch(&(*sh)->map, n, now_ms);
+    *out = t;
+    return RD_OK;
+}
+
+/* Makes room for `want` more events, or as many as max_events_per_turn
+ * (`limit`, 0 = none) still allows; *fits receives how many. */
+static int turn_reserve_events(turn_node *t, size_t want, size_t limit, size_t *fits)
+{
+    size_t n = want;
+    if (limit && t->n_events + n > limit)
+        n = t->n_events < limit ? limit - t->n_events : 0;
+    *fits = n;
+    size_t need = t->n_events + n;
+    if (need <= t->cap_events)
+        return RD_OK;
+    size_t cap = t->cap_events ? t->cap_events * 2 : 8;
+    if (cap < need)
+        cap = need;
+    if (limit && cap > limit)
+        cap = limit;
+    rd_trace_event *grown = realloc(t->events, cap * sizeof *grown);
+    if (!grown)
+        return RD_ERR_NOMEM;
+    t->events = grown;
+    t->cap_events = cap;
+    return RD_OK;
+}
+
+static int mem_turn_append(rd_store *s, const char *turn_id, rd_trace_event *events, size_t n,
+                           int64_t now_ms, int64_t *started_at_ms, rd_status *st)
+{
+    memory_store *m = as_memory(s);
+    shard *sh;
+    turn_node *t;
+    int rc = turn_acquire(m, turn_id, now_ms, &sh, &t, st);
+    if (rc != RD_OK)
+        return rc;
+    size_t fits;
+    if (turn_reserve_events(t, n, m->base.limits.max_events_per_turn, &fits) != RD_OK) {
+        pthread_mutex_unlock(&sh->lock);
+        return rd_status_set(st, RD_ERR_NOMEM, "turn_id: out of memory storing trace events");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i < fits) {
+            events[i].sequence = t->n_events + 1;
+            t->events[t->n_events++] = events[i];
+        } else {
+            events[i].sequence = 0; /* over max_events_per_turn: not stored */
+            t->dropped_events++;
+        }
+    }
+    if (started_at_ms)
+        *started_at_ms = t->started_at_ms;
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+static int mem_turn_touch(rd_store *s, const char *turn_id, int64_t now_ms,
+                          int64_t *started_at_ms, rd_status *st)
+{
+    memory_store *m = as_memory(s);
+    shard *sh;
+    turn_node *t;
+    int rc = turn_acquire(m, turn_id, now_ms, &sh, &t, st);
+    if (rc != RD_OK)
+        return rc;
+    if (started_at_ms)
+        *started_at_ms = t->started_at_ms;
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+static int mem_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
+                         rd_trace_event **events, size_t *n, int64_t *started_at_ms,
+                         rd_status *st)
+{
+    *events = NULL;
+    *n = 0;
+    int rc = check_id("turn_id", turn_id, st);
+    if (rc != RD_OK)
+        return rc;
+    memory_store *m = as_memory(s);
+    uint64_t hash = hash_key(m, turn_id);
+    shard *sh = shard_for(&m->turns, hash);
+    pthread_mutex_lock(&sh->lock);
+    const node *found = table_find(&sh->map, turn_id, hash);
+    if (!found || turn_expired(m, found, now_ms)) {
+        pthread_mutex_unlock(&sh->lock);
+        return rd_status_set(st, RD_ERR_NOT_FOUND, "turn_id: unknown turn");
+    }
+    const turn_node *t = (const turn_node *)found;
+    rd_trace_event *copy = NULL;
+    if (t->n_events) {
+        copy = malloc(t->n_events * sizeof *copy);
+        if (!copy) {
+            pthread_mutex_unlock(&sh->lock);
+            return rd_status_set(st, RD_ERR_NOMEM, "turn_id: out of memory reading the trace");
+        }
+        memcpy(copy, t->events, t->n_events * sizeof *copy);
+    }
+    *events = copy;
+    *n = t->n_events;
+    if (started_at_ms)
+        *started_at_ms = t->started_at_ms;
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+/* ---- eviction and lifetime ---- */
+
+static size_t mem_evict(rd_store *s, int64_t now_ms)
+{
+    memory_store *m = as_memory(s);
+    return drop_where(m, &m->tools, tool_idle, now_ms, 0) +
+           drop_where(m, &m->turns, turn_expired, now_ms, 0) +
+           drop_where(m, &m->outcomes, outcome_expired, now_ms, 0);
+}
+
+static void mem_destroy(rd_store *s)
+{
+    memory_store *m = as_memory(s);
+    sharded_free(&m->tools);
+    sharded_free(&m->outcomes);
+    sharded_free(&m->turns);
+    free(m);
+}
+
+static const rd_store_ops memory_ops = {
+    .name = "memory",
+    .admit = mem_admit,
+    .record = mem_record,
+    .get = mem_get,
+    .list = mem_list,
+    .claim_outcome = mem_claim_outcome,
+    .turn_append = mem_turn_append,
+    .turn_touch = mem_turn_touch,
+    .turn_read = mem_turn_read,
+    .evict = mem_evict,
+    .destroy = mem_destroy,
+};
+
+rd_store *rd_store_memory_new(const rd_store_limits *limits)
+{
+    memory_store *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->base.ops = &memory_ops;
+    m->base.limits = *limits;
+    rd_rng seeder;
+    rd_rng_seed_os(&seeder);
+    m->hash_seed = rd_rng_next(&seeder);
+    if (sharded_init(&m->tools, limits->max_tools, &tool_kind) != RD_OK) {
+        free(m);
+        return NULL;
+    }
+    if (sharded_init(&m->outcomes, limits->max_outcomes, &outcome_kind) != RD_OK) {
+        sharded_free(&m->tools);
+        free(m);
+        return NULL;
+    }
+    if (sharded_init(&m->turns, limits->max_turns, &turn_kind) != RD_OK) {
+        sharded_free(&m->tools);
+        sharded_free(&m->outcomes);
+        free(m);
+        return NULL;
+    }
+    return &m->base;
+}

@@ -1,0 +1,1135 @@
+/* Tests of the error classifier (server/core/classify.c).
+ *
+ * Part A builds rulesets by hand, so the engine's semantics are checked
+ * independently of the YAML loader. Part B loads the shipped configuration
+ * (config/recovery.yaml -> rules.yaml, tools.d) and checks what users of
+ * the service rely on: 003 section 1, one message per pattern group of 002,
+ * the 004 additions and the structured tables. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config/config.h"
+#include "core/classify.h"
+
+#ifndef RD_SOURCE_DIR
+#define RD_SOURCE_DIR "."
+#endif
+
+/* ======================================================================
+ * Part A: engine semantics on hand-built rulesets
+ * ====================================================================== */
+
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static rd_pattern pat(const char *lowered, bool boundary_start, bool boundary_end)
+{
+    return (rd_pattern){(char *)lowered, strlen(lowered), boundary_start, boundary_end};
+}
+
+static rd_tool_error text_error(const char *message)
+{
+    return (rd_tool_error){.message = message, .message_len = strlen(message), .code = "",
+                           .exception_type = ""};
+}
+
+static rd_tool_error bytes_error(const char *bytes, size_t len)
+{
+    return (rd_tool_error){.message = bytes, .message_len = len, .code = "", .exception_type = ""};
+}
+
+/* Condition storage for the hand-built ruleset (the loader owns these in
+ * real use; here they are static and never freed). */
+static rd_pattern P_INVALID[] = {{(char *)"invalid", 7, true, true}};
+static rd_int_range R_429[] = {{429, 429}};
+static rd_int_range R_5XX[] = {{500, 599}};
+static rd_int_range R_GRPC_UNAVAILABLE[] = {{14, 14}};
+static char *C_QUOTA[] = {(char *)"insufficient_quota"};
+static char *E_TIMEOUT[] = {(char *)"ConnectTimeout", (char *)"asyncio.TimeoutError"};
+static rd_error_kind K_INVALID[] = {RD_KIND_INVALID_PARAMETERS};
+static rd_pattern P_TIMEOUT[] = {{(char *)"timeout", 7, false, false}};
+static char *T_BASH[] = {(char *)"bash"};
+static rd_pattern P_CMD_NOT_FOUND[] = {{(char *)"command not found", 17, false, false}};
+static char *T_WEB[] = {(char *)"web_*"};
+static rd_pattern P_REDIRECT[] = {{(char *)"redirect", 8, false, false}};
+static rd_pattern P_429[] = {{(char *)"429", 3, true, true}};
+static rd_pattern P_5XX[] = {{(char *)"500", 3, true, true}, {(char *)"503", 3, true, true}};
+static rd_pattern P_ALPHA[] = {{(char *)"alpha", 5, false, false}};
+static rd_pattern P_ALPHA_BETA[] = {{(char *)"alpha beta", 10, false, false}};
+static rd_error_source S_MCP[] = {RD_SOURCE_MCP};
+static rd_pattern P_CLOSED[] = {{(char *)"closed", 6, false, false}};
+
+/* Deliberately starts with a message rule: structured rules must still be
+ * tried first, whatever their place in the file. */
+static rd_rule RULES[] = {
+    {.id = (char *)"m.invalid", .when = {.patterns = P_INVALID, .n_patterns = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_INPUT_VALIDATION},
+    {.id = (char *)"s.http429", .when = {.http_status = R_429, .n_http_status = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE, .structured = true},
+    {.id = (char *)"s.http5xx", .when = {.http_status = R_5XX, .n_http_status = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE, .structured = true},
+    {.id = (char *)"s.grpc14", .when = {.grpc_code = R_GRPC_UNAVAILABLE, .n_grpc_code = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE, .structured = true},
+    {.id = (char *)"s.quota", .when = {.codes = C_QUOTA, .n_codes = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_RESOURCE,
+     .suggestion = (char *)"add credits", .structured = true},
+    {.id = (char *)"s.exc_timeout",
+     .when = {.exception_types = E_TIMEOUT, .n_exception_types = 2},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT, .kind = RD_KIND_TIMEOUT,
+     .structured = true},
+    {.id = (char *)"s.kind_invalid", .when = {.kinds = K_INVALID, .n_kinds = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_INPUT_VALIDATION, .structured = true},
+    {.id = (char *)"m.timeout", .when = {.patterns = P_TIMEOUT, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT, .kind = RD_KIND_TIMEOUT},
+    {.id = (char *)"m.bash",
+     .when = {.tools = T_BASH, .n_tools = 1, .patterns = P_CMD_NOT_FOUND, .n_patterns = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_INPUT_VALIDATION},
+    {.id = (char *)"m.web",
+     .when = {.tools = T_WEB, .n_tools = 1, .patterns = P_REDIRECT, .n_patterns = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_INPUT_VALIDATION},
+    {.id = (char *)"m.429", .when = {.patterns = P_429, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE},
+    {.id = (char *)"m.5xx", .when = {.patterns = P_5XX, .n_patterns = 2},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE},
+    {.id = (char *)"m.first", .when = {.patterns = P_ALPHA, .n_patterns = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_LOGIC},
+    {.id = (char *)"m.second", .when = {.patterns = P_ALPHA_BETA, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT},
+    {.id = (char *)"m.mcp_closed",
+     .when = {.sources = S_MCP, .n_sources = 1, .patterns = P_CLOSED, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT},
+};
+
+static rd_ruleset make_ruleset(rd_retryability unknown)
+{
+    rd_ruleset rs = {.rules = RULES, .n_rules = LEN(RULES), .unknown_retryability = unknown};
+    rs.category_suggestion[RD_CAT_TRANSIENT] = (char *)"sugg transient";
+    rs.category_suggestion[RD_CAT_INPUT_VALIDATION] = (char *)"sugg input";
+    rs.category_suggestion[RD_CAT_EXTERNAL_SERVICE] = (char *)"sugg external";
+    rs.category_suggestion[RD_CAT_PERMISSION] = (char *)"sugg permission";
+    rs.category_suggestion[RD_CAT_LOGIC] = (char *)"sugg logic";
+    rs.category_suggestion[RD_CAT_RESOURCE] = (char *)"sugg resource";
+    rs.category_suggestion[RD_CAT_UNKNOWN] = (char *)"sugg unknown";
+    return rs;
+}
+
+static rd_classification classify(const rd_ruleset *rs, const rd_tool_config *tool,
+                                  const char *tool_id, const rd_tool_error *err)
+{
+    rd_classification c;
+    memset(&c, 0xA5, sizeof c); /* every field must be written */
+    rd_classify(rs, tool, tool_id, err, &c);
+    return c;
+}
+
+static const char *rule_for_text(const char *tool_id, const char *message)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error(message);
+    return classify(&rs, NULL, tool_id, &e).rule_id;
+}
+
+static void test_structured_rule_beats_earlier_message_rule(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("invalid request");
+    e.http_status = 429;
+    rd_classification c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "s.http429");
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_int_equal(c.category, RD_CAT_EXTERNAL_SERVICE);
+    assert_false(c.overridden);
+
+    /* Without the status the message decides. */
+    e.http_status = 0;
+    c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "m.invalid");
+    assert_int_equal(c.retryability, RD_PERMANENT);
+}
+
+static void test_first_matching_rule_in_file_order_wins(void **state)
+{
+    assert_string_equal(rule_for_text("t", "alpha beta gamma"), "m.first");
+    /* 429 (structured) listed before 5xx: a status matches exactly one. */
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("");
+    e.http_status = 503;
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "s.http5xx");
+    e.http_status = 0;
+    e.grpc_code = 14;
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "s.grpc14");
+}
+
+static void test_number_patterns_match_whole_tokens_only(void **state)
+{
+    assert_string_equal(rule_for_text("t", "took 4290 ms"), "unknown");
+    assert_string_equal(rule_for_text("t", "port 5001 closed"), "unknown");
+    assert_string_equal(rule_for_text("t", "id 1429"), "unknown");
+    assert_string_equal(rule_for_text("t", "error_429"), "unknown"); /* '_' is a token byte */
+    assert_string_equal(rule_for_text("t", "429abc"), "unknown");
+    assert_string_equal(rule_for_text("t", "HTTP 429"), "m.429");
+    assert_string_equal(rule_for_text("t", "429"), "m.429");
+    assert_string_equal(rule_for_text("t", "(429)"), "m.429");
+    /* A rejected occurrence does not hide a later good one. */
+    assert_string_equal(rule_for_text("t", "after 4290 ms got 429"), "m.429");
+    assert_string_equal(rule_for_text("t", "status=500;"), "m.5xx");
+    assert_string_equal(rule_for_text("t", "upstream said 503."), "m.5xx");
+}
+
+static void test_word_boundaries_at_both_ends(void **state)
+{
+    assert_string_equal(rule_for_text("t", "Invalid"), "m.invalid");
+    assert_string_equal(rule_for_text("t", "value (invalid)"), "m.invalid");
+    assert_string_equal(rule_for_text("t", "cache invalidated"), "unknown");
+    assert_string_equal(rule_for_text("t", "preinvalid"), "unknown");
+    /* No boundary flags: substring anywhere. */
+    assert_string_equal(rule_for_text("t", "ReadTimeoutError"), "m.timeout");
+}
+
+static void test_matching_is_case_insensitive(void **state)
+{
+    assert_string_equal(rule_for_text("t", "CONNECTION TIMEOUT"), "m.timeout");
+    assert_string_equal(rule_for_text("t", "InVaLiD"), "m.invalid");
+    assert_string_equal(rule_for_text("bash", "bash: x: Command Not Found"), "m.bash");
+}
+
+static void test_exception_type_exact_or_last_dotted_part(void **state)
+{
+    rd_match m = {.exception_types = E_TIMEOUT, .n_exception_types = 2};
+    rd_tool_error e = text_error("");
+    const char *yes[] = {"requests.exceptions.ConnectTimeout", "ConnectTimeout",
+                         "connecttimeout", "httpx.CONNECTTIMEOUT", "asyncio.TimeoutError",
+                         "ASYNCIO.timeouterror"};
+    const char *no[] = {"", "ConnectTimeoutError", "requests.ConnectTimeout.Extra",
+                        "TimeoutError", "foo.asyncio.TimeoutError", "Connect", "."};
+    for (size_t i = 0; i < LEN(yes); i++) {
+        e.exception_type = yes[i];
+        if (!rd_match_error(&m, "t", &e))
+            fail_msg("expected match for \"%s\"", yes[i]);
+    }
+    for (size_t i = 0; i < LEN(no); i++) {
+        e.exception_type = no[i];
+        if (rd_match_error(&m, "t", &e))
+            fail_msg("unexpected match for \"%s\"", no[i]);
+    }
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    e.exception_type = "requests.exceptions.ConnectTimeout";
+    rd_classification c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "s.exc_timeout");
+    assert_int_equal(c.kind, RD_KIND_TIMEOUT);
+}
+
+static void test_tool_condition_exact_or_prefix(void **state)
+{
+    assert_string_equal(rule_for_text("bash", "command not found"), "m.bash");
+    assert_string_equal(rule_for_text("bash2", "command not found"), "unknown");
+    assert_string_equal(rule_for_text("Bash", "command not found"), "unknown");
+    assert_string_equal(rule_for_text("", "command not found"), "unknown");
+    assert_string_equal(rule_for_text("web_fetch", "too many redirects"), "m.web");
+    assert_string_equal(rule_for_text("web_", "redirect"), "m.web");
+    assert_string_equal(rule_for_text("web", "redirect"), "unknown");
+    assert_string_equal(rule_for_text("my_web_fetch", "redirect"), "unknown");
+
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("redirect");
+    assert_string_equal(classify(&rs, NULL, NULL, &e).rule_id, "unknown");
+}
+
+static void test_code_and_source_conditions(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("rate limit");
+    e.code = "INSUFFICIENT_QUOTA";
+    rd_classification c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "s.quota");
+    assert_string_equal(c.suggestion, "add credits"); /* the rule's own text */
+    e.code = "insufficient_quota_v2";
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "unknown");
+
+    e = text_error("connection closed");
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "unknown");
+    e.source = RD_SOURCE_MCP;
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "m.mcp_closed");
+    e.source = RD_SOURCE_LLM;
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "unknown");
+}
+
+static void test_unset_fields_never_match_a_condition(void **state)
+{
+    rd_int_range zero_range[] = {{0, 599}};
+    rd_error_kind unspecified[] = {RD_KIND_UNSPECIFIED};
+    rd_match by_status = {.http_status = zero_range, .n_http_status = 1};
+    rd_match by_grpc = {.grpc_code = zero_range, .n_grpc_code = 1};
+    rd_match by_kind = {.kinds = unspecified, .n_kinds = 1};
+    rd_tool_error e = text_error("anything");
+    assert_false(rd_match_error(&by_status, "t", &e));
+    assert_false(rd_match_error(&by_grpc, "t", &e));
+    assert_false(rd_match_error(&by_kind, "t", &e));
+    e.http_status = 200;
+    assert_true(rd_match_error(&by_status, "t", &e));
+    assert_false(rd_match_error(NULL, "t", &e));
+    assert_false(rd_match_error(&by_status, "t", NULL));
+}
+
+static void test_unknown_default_transient_or_configured(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("something odd happened");
+    rd_classification c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "unknown");
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_int_equal(c.category, RD_CAT_UNKNOWN);
+    assert_string_equal(c.suggestion, "sugg unknown");
+    assert_false(c.overridden);
+
+    rs = make_ruleset(RD_PERMANENT);
+    c = classify(&rs, NULL, "t", &e);
+    assert_int_equal(c.retryability, RD_PERMANENT);
+    assert_string_equal(c.rule_id, "unknown");
+
+    /* Not set at all (a hand-made ruleset): 000 1.3's transient. */
+    rs = make_ruleset(RD_RETRYABILITY_UNSPECIFIED);
+    assert_int_equal(classify(&rs, NULL, "t", &e).retryability, RD_TRANSIENT);
+
+    /* No rules and no error at all still give a complete answer. */
+    c = classify(NULL, NULL, NULL, NULL);
+    assert_string_equal(c.rule_id, "unknown");
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_non_null(c.suggestion);
+    assert_true(c.executed);
+    assert_int_equal(c.retry_after_ms, 0);
+}
+
+static void test_suggestion_defaults_to_category(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("timeout");
+    assert_string_equal(classify(&rs, NULL, "t", &e).suggestion, "sugg transient");
+}
+
+static void test_override_replaces_only_fields_it_sets(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_int_range r503[] = {{503, 503}};
+    rd_pattern p503[] = {pat("503", true, true)};
+    rd_pattern psusp[] = {pat("suspended", false, false)};
+    rd_override ovs[] = {
+        {.when = {.patterns = psusp, .n_patterns = 1}, .retryability = RD_PERMANENT,
+         .category = RD_CAT_PERMISSION, .suggestion = (char *)"account suspended"},
+        {.when = {.http_status = r503, .n_http_status = 1}, .retryability = RD_PERMANENT},
+        {.when = {.patterns = p503, .n_patterns = 1}, .retryability = RD_PERMANENT,
+         .category = RD_CAT_LOGIC},
+    };
+    rd_tool_config tool = {.id = (char *)"custom_api", .overrides = ovs, .n_overrides = 3};
+
+    rd_tool_error e = text_error("Service unavailable (503)");
+    e.http_status = 503;
+    rd_classification c = classify(&rs, &tool, "custom_api", &e);
+    assert_true(c.overridden);
+    assert_string_equal(c.rule_id, "s.http5xx"); /* the base rule stays named */
+    assert_int_equal(c.retryability, RD_PERMANENT);
+    assert_int_equal(c.category, RD_CAT_EXTERNAL_SERVICE); /* not set: kept */
+    assert_string_equal(c.suggestion, "sugg external");
+
+    /* First matching override wins, and sets all three fields. */
+    e = text_error("account suspended (503)");
+    e.http_status = 503;
+    c = classify(&rs, &tool, "custom_api", &e);
+    assert_true(c.overridden);
+    assert_int_equal(c.category, RD_CAT_PERMISSION);
+    assert_string_equal(c.suggestion, "account suspended");
+
+    /* Category changed without a suggestion: the new category's default. */
+    e = text_error("upstream said 503");
+    c = classify(&rs, &tool, "custom_api", &e);
+    assert_string_equal(c.rule_id, "m.5xx");
+    assert_int_equal(c.category, RD_CAT_LOGIC);
+    assert_string_equal(c.suggestion, "sugg logic");
+
+    /* Nothing matches: the base answer, not overridden. */
+    e = text_error("");
+    e.http_status = 502;
+    c = classify(&rs, &tool, "custom_api", &e);
+    assert_false(c.overridden);
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+
+    /* Without the manifest no override applies. */
+    e.http_status = 503;
+    c = classify(&rs, NULL, "custom_api", &e);
+    assert_false(c.overridden);
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+}
+
+static void test_override_applies_after_unknown_default(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_pattern p[] = {pat("weird", false, false)};
+    rd_override ov = {.when = {.patterns = p, .n_patterns = 1}, .retryability = RD_PERMANENT};
+    rd_tool_config tool = {.id = (char *)"x", .overrides = &ov, .n_overrides = 1};
+    rd_tool_error e = text_error("a weird failure");
+    rd_classification c = classify(&rs, &tool, "x", &e);
+    assert_string_equal(c.rule_id, "unknown");
+    assert_true(c.overridden);
+    assert_int_equal(c.retryability, RD_PERMANENT);
+    assert_int_equal(c.category, RD_CAT_UNKNOWN);
+}
+
+static void test_kind_given_wins_over_rule_kind(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("read timeout");
+    rd_classification c = classify(&rs, NULL, "t", &e);
+    assert_int_equal(c.kind, RD_KIND_TIMEOUT); /* from the rule */
+    assert_true(c.executed);
+
+    e.kind = RD_KIND_EXECUTION_ERROR;
+    c = classify(&rs, NULL, "t", &e);
+    assert_int_equal(c.kind, RD_KIND_EXECUTION_ERROR);
+
+    e = text_error("");
+    e.kind = RD_KIND_INVALID_PARAMETERS;
+    c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "s.kind_invalid");
+    assert_false(c.executed);
+
+    e = text_error("nothing known");
+    c = classify(&rs, NULL, "t", &e);
+    assert_int_equal(c.kind, RD_KIND_UNSPECIFIED);
+    assert_true(c.executed);
+}
+
+static void test_retry_after_given_extracted_capped(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("Rate limited. Please try again in 1.8s");
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 1800);
+    e.retry_after_ms = 2500; /* given beats the text */
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 2500);
+    e.retry_after_ms = INT64_C(36000000); /* ten hours */
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 3600000);
+    e = text_error("retry after 99999 hours");
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 3600000);
+    e = text_error("no hint");
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 0);
+}
+
+static int64_t hint(const char *s) { return rd_retry_hint_from_text(s, strlen(s)); }
+
+static void test_retry_hint_forms(void **state)
+{
+    assert_int_equal(hint("Please try again in 1.8s"), 1800);
+    assert_int_equal(hint("try again in 20ms"), 20);
+    assert_int_equal(hint("Retry-After: 30"), 30000);
+    assert_int_equal(hint("retry after 20 seconds"), 20000);
+    assert_int_equal(hint("try again in 5m"), 300000);
+    assert_int_equal(hint("retry in 2 minutes"), 120000);
+    assert_int_equal(hint("retry-after-ms: 1500"), 1500);
+    assert_int_equal(hint("Limit reached. Please try again in 1.898s. Visit ..."), 1898);
+    assert_int_equal(hint("Please try again in 7m12s."), 432000);
+    assert_int_equal(hint("{\"retryDelay\": \"22s\"}"), 22000);
+    assert_int_equal(hint("RETRY_AFTER=2"), 2000);
+    assert_int_equal(hint("retry after 1 hour"), 3600000);
+    assert_int_equal(hint("try again in 2h"), 3600000); /* capped */
+    assert_int_equal(hint("try again in 99999999999999999999999999s"), 3600000);
+    assert_int_equal(hint("try again in 0.5 sec"), 500);
+}
+
+static void test_retry_hint_absent_or_unparseable(void **state)
+{
+    assert_int_equal(hint(""), 0);
+    assert_int_equal(rd_retry_hint_from_text(NULL, 10), 0);
+    assert_int_equal(hint("Connection timeout after 30s"), 0);
+    assert_int_equal(hint("please try again in a moment"), 0);
+    assert_int_equal(hint("Retry-After: Wed, 21 Oct 2015 07:28:00 GMT"), 0);
+    assert_int_equal(hint("retry after"), 0);
+    assert_int_equal(hint("try again in 0s"), 0);
+    /* A failed first trigger does not stop a later one. */
+    assert_int_equal(hint("try again in a bit; Retry-After: 4"), 4000);
+}
+
+/* The text lives in a heap block of exactly `len` bytes, so ASan reports any
+ * read past the given length. */
+static int64_t hint_exact(const char *s, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, s, len);
+    int64_t ms = rd_retry_hint_from_text(copy, len);
+    free(copy);
+    return ms;
+}
+
+static void test_retry_hint_respects_length(void **state)
+{
+    const char *s = "try again in 5s and more";
+    assert_int_equal(hint_exact(s, 13), 0);    /* "try again in " */
+    assert_int_equal(hint_exact(s, 14), 5000); /* "5" with no unit: seconds */
+    assert_int_equal(hint_exact(s, 15), 5000);
+    assert_int_equal(hint_exact("retry in 1.", 11), 1000);
+    assert_int_equal(hint_exact("retry-after-ms", 14), 0);
+    for (size_t n = 0; n <= strlen(s); n++)
+        (void)hint_exact(s, n);
+}
+
+static void test_executed_map_for_every_kind(void **state)
+{
+    assert_false(rd_kind_executed(RD_KIND_UNKNOWN_TOOL));
+    assert_false(rd_kind_executed(RD_KIND_NOT_PERMITTED));
+    assert_false(rd_kind_executed(RD_KIND_INVALID_PARAMETERS));
+    assert_false(rd_kind_executed(RD_KIND_LIMIT_EXCEEDED));
+    assert_false(rd_kind_executed(RD_KIND_CANCELED));
+    assert_true(rd_kind_executed(RD_KIND_TIMEOUT));
+    assert_true(rd_kind_executed(RD_KIND_TRANSPORT_ERROR));
+    assert_true(rd_kind_executed(RD_KIND_EXECUTION_ERROR));
+    assert_true(rd_kind_executed(RD_KIND_INTERNAL_ERROR));
+    assert_true(rd_kind_executed(RD_KIND_UNSPECIFIED));
+    assert_true(rd_kind_executed((rd_error_kind)42));
+
+    /* classify copies the map for the given kind. */
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    for (int k = 0; k < RD_KIND_COUNT; k++) {
+        rd_tool_error e = text_error("x");
+        e.kind = (rd_error_kind)k;
+        rd_classification c = classify(&rs, NULL, "t", &e);
+        assert_int_equal(c.kind, k);
+        assert_int_equal(c.executed, rd_kind_executed((rd_error_kind)k));
+    }
+}
+
+static void test_names(void **state)
+{
+    const char *kinds[RD_KIND_COUNT] = {"",
+                                        "unknown_tool",
+                                        "not_permitted",
+                                        "invalid_parameters",
+                                        "limit_exceeded",
+                                        "canceled",
+                                        "timeout",
+                                        "transport_error",
+                                        "execution_error",
+                                        "internal_error"};
+    for (int k = 0; k < RD_KIND_COUNT; k++)
+        assert_string_equal(rd_kind_name((rd_error_kind)k), kinds[k]);
+    assert_string_equal(rd_kind_name((rd_error_kind)99), "");
+
+    const char *cats[RD_CAT_COUNT] = {"",           "transient", "input_validation",
+                                      "external_service", "permission", "logic",
+                                      "resource",   "unknown"};
+    for (int c = 0; c < RD_CAT_COUNT; c++)
+        assert_string_equal(rd_category_name((rd_category)c), cats[c]);
+    assert_string_equal(rd_category_name((rd_category)99), "");
+
+    assert_string_equal(rd_retryability_name(RD_TRANSIENT), "transient");
+    assert_string_equal(rd_retryability_name(RD_PERMANENT), "permanent");
+    assert_string_equal(rd_retryability_name(RD_RETRYABILITY_UNSPECIFIED), "");
+}
+
+static const char LLM_EXPECTED[] = "Tool Execution Failed\n"
+                                   "Tool: search\n"
+                                   "Error Type: RateLimitError\n"
+                                   "Message: Too many requests\n"
+                                   "\n"
+                                   "The tool failed and cannot be used for this request.";
+
+static void test_llm_message_exact_text(void **state)
+{
+    char buf[512];
+    const char *msg = "Too many requests";
+    size_t n = rd_llm_message(buf, sizeof buf, "search", "RateLimitError", msg, strlen(msg));
+    assert_string_equal(buf, LLM_EXPECTED);
+    assert_int_equal(n, strlen(LLM_EXPECTED));
+
+    /* Only message_len bytes of the message are used. */
+    n = rd_llm_message(buf, sizeof buf, "search", "RateLimitError", "Too many requests!!!", 17);
+    assert_string_equal(buf, LLM_EXPECTED);
+
+    n = rd_llm_message(buf, sizeof buf, NULL, NULL, NULL, 5);
+    assert_string_equal(buf, "Tool Execution Failed\nTool: \nError Type: \nMessage: \n\n"
+                             "The tool failed and cannot be used for this request.");
+    assert_int_equal(n, strlen(buf));
+}
+
+static bool valid_utf8(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = p[i] < 0x80 ? 1 : (p[i] & 0xE0) == 0xC0 ? 2 : (p[i] & 0xF0) == 0xE0 ? 3
+                                   : (p[i] & 0xF8) == 0xF0 ? 4 : 0;
+        if (k == 0 || i + k > n)
+            return false;
+        for (size_t j = 1; j < k; j++)
+            if ((p[i + j] & 0xC0) != 0x80)
+                return false;
+        i += k;
+    }
+    return true;
+}
+
+static void test_llm_message_truncates_on_character_boundary(void **state)
+{
+    const char *msg = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 end"; /* é € 😀 */
+    char full[512];
+    size_t full_len = rd_llm_message(full, sizeof full, "t\xC3\xA9", "E", msg, strlen(msg));
+    assert_int_equal(full_len, strlen(full));
+
+    for (size_t cap = 1; cap <= full_len + 1; cap++) {
+        char buf[512];
+        memset(buf, 'Z', sizeof buf);
+        size_t n = rd_llm_message(buf, cap, "t\xC3\xA9", "E", msg, strlen(msg));
+        assert_true(n < cap);
+        assert_int_equal(buf[n], '\0');
+        assert_int_equal(buf[cap], 'Z'); /* nothing written past cap */
+        assert_memory_equal(buf, full, n);
+        assert_true(valid_utf8(buf, n));
+        /* Stops only where the next character would not fit. */
+        if (n < full_len) {
+            size_t next = 1;
+            while (n + next < full_len && ((unsigned char)full[n + next] & 0xC0) == 0x80)
+                next++;
+            assert_true(n + next > cap - 1);
+        }
+    }
+    assert_int_equal(rd_llm_message(full, sizeof full, "t", "E", msg, strlen(msg)) > 0, 1);
+
+    char canary = 'Q';
+    assert_int_equal(rd_llm_message(&canary, 0, "t", "E", msg, strlen(msg)), 0);
+    assert_int_equal(canary, 'Q');
+}
+
+static void test_llm_message_replaces_nul_and_invalid_utf8(void **state)
+{
+    char buf[512];
+    const char msg[] = {'a', '\0', 'b', (char)0xFF, (char)0xC3, 'c', (char)0xED, (char)0xA0,
+                        (char)0x80, (char)0xE2, (char)0x82};
+    size_t n = rd_llm_message(buf, sizeof buf, "t\xFF", "E", msg, sizeof msg);
+    assert_int_equal(n, strlen(buf)); /* no NUL inside */
+    assert_true(valid_utf8(buf, n));
+    assert_non_null(strstr(buf, "Tool: t\xEF\xBF\xBD\n"));
+    /* a, U+FFFD, b, U+FFFD, U+FFFD, c, then 3 bytes of a surrogate and a
+     * cut-off sequence: one U+FFFD per byte. */
+    assert_non_null(strstr(buf, "Message: a\xEF\xBF\xBD"
+                                "b\xEF\xBF\xBD\xEF\xBF\xBD"
+                                "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\n"));
+}
+
+/* Heap block of exactly len bytes: ASan catches any over-read. */
+static rd_classification classify_bytes(const char *tool_id, const char *bytes, size_t len)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, bytes, len);
+    rd_tool_error e = bytes_error(copy, len);
+    rd_classification c = classify(&rs, NULL, tool_id, &e);
+    free(copy);
+    return c;
+}
+
+static void test_hostile_messages(void **state)
+{
+    /* Text after NUL bytes is still read. */
+    assert_string_equal(classify_bytes("t", "\0\0read timeout", 14).rule_id, "m.timeout");
+    /* Invalid UTF-8 around a token: bytes >= 0x80 are not token bytes. */
+    assert_string_equal(classify_bytes("t", "\xFF\xFE" "429\xC3", 6).rule_id, "m.429");
+    /* A pattern cut off by the length does not match. */
+    assert_string_equal(classify_bytes("t", "timeout", 6).rule_id, "unknown");
+    assert_string_equal(classify_bytes("t", "got 4290", 7).rule_id, "m.429");
+    /* Empty messages, with and without a pointer. */
+    assert_string_equal(classify_bytes("t", "", 0).rule_id, "unknown");
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = bytes_error(NULL, 100);
+    assert_string_equal(classify(&rs, NULL, "t", &e).rule_id, "unknown");
+}
+
+static void test_64k_messages(void **state)
+{
+    size_t len = 65536;
+    char *big = malloc(len);
+    assert_non_null(big);
+
+    memset(big, 'a', len);
+    assert_string_equal(classify_bytes("t", big, len).rule_id, "unknown");
+    memcpy(big + len - 3, "503", 3);
+    assert_string_equal(classify_bytes("t", big, len).rule_id, "unknown"); /* "a503" */
+    big[len - 4] = ' ';
+    assert_string_equal(classify_bytes("t", big, len).rule_id, "m.5xx");
+
+    memset(big, '4', len); /* digits everywhere, no whole-token 429 */
+    assert_string_equal(classify_bytes("t", big, len).rule_id, "unknown");
+
+    for (size_t i = 0; i < len; i++)
+        big[i] = (char)(i * 131 + 7); /* every byte value, NULs included */
+    rd_classification c = classify_bytes("t", big, len);
+    assert_non_null(c.rule_id);
+    assert_int_equal(rd_retry_hint_from_text(big, len) >= 0, 1);
+
+    char *out = malloc(4 * len);
+    assert_non_null(out);
+    size_t n = rd_llm_message(out, 4 * len, "t", "E", big, len);
+    assert_true(n < 4 * len);
+    assert_true(valid_utf8(out, n));
+    assert_int_equal(strlen(out), n);
+    n = rd_llm_message(out, 1000, "t", "E", big, len);
+    assert_true(n < 1000 && valid_utf8(out, n));
+    free(out);
+    free(big);
+}
+
+/* ======================================================================
+ * Part B: the shipped rules (config/recovery.yaml and what it references)
+ * ====================================================================== */
+
+typedef struct shipped_case {
+    const char *tool_id;
+    const char *message;
+    int32_t http_status;
+    int32_t grpc_code;
+    const char *code;
+    const char *exception_type;
+    rd_error_kind kind;
+    rd_error_source source;
+    rd_retryability want_retryability;
+    rd_category want_category;
+    const char *want_rule; /* NULL: any rule */
+} shipped_case;
+
+static int load_shipped(void **state)
+{
+    char err[RD_CONFIG_ERR_MAX] = "";
+    rd_config *cfg = rd_config_load(RD_SOURCE_DIR "/config/recovery.yaml", err, sizeof err);
+    if (!cfg) {
+        fprintf(stderr, "shipped config does not load: %s\n", err);
+        return -1;
+    }
+    *state = cfg;
+    return 0;
+}
+
+static int free_shipped(void **state)
+{
+    rd_config_free(*state);
+    return 0;
+}
+
+static rd_classification classify_shipped(const rd_config *cfg, const shipped_case *k)
+{
+    rd_tool_error e = {.message = k->message ? k->message : "",
+                       .message_len = k->message ? strlen(k->message) : 0,
+                       .http_status = k->http_status, .grpc_code = k->grpc_code,
+                       .code = k->code ? k->code : "",
+                       .exception_type = k->exception_type ? k->exception_type : "",
+                       .kind = k->kind, .source = k->source};
+    const char *tool_id = k->tool_id ? k->tool_id : "flight_search";
+    rd_classification c;
+    rd_classify(&cfg->rules, rd_config_find_tool(cfg, tool_id), tool_id, &e, &c);
+    return c;
+}
+
+static void check_cases(const rd_config *cfg, const shipped_case *cases, size_t n)
+{
+    int failures = 0;
+    for (size_t i = 0; i < n; i++) {
+        const shipped_case *k = &cases[i];
+        rd_classification c = classify_shipped(cfg, k);
+        bool ok = c.retryability == k->want_retryability && c.category == k->want_category
+               && (!k->want_rule || strcmp(c.rule_id, k->want_rule) == 0);
+        if (!ok) {
+            failures++;
+            fprintf(stderr,
+                    "MISS [%s] msg=\"%s\" http=%d grpc=%d code=%s exc=%s kind=%s: got %s/%s "
+                    "(%s), want %s/%s (%s)\n",
+                    k->tool_id ? k->tool_id : "flight_search", k->message ? k->message : "",
+                    k->http_status, k->grpc_code, k->code ? k->code : "",
+                    k->exception_type ? k->exception_type : "", rd_kind_name(k->kind),
+                    rd_retryability_name(c.retryability), rd_category_name(c.category),
+                    c.rule_id, rd_retryability_name(k->want_retryability),
+                    rd_category_name(k->want_category), k->want_rule ? k->want_rule : "*");
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+#define T RD_TRANSIENT
+#define P RD_PERMANENT
+
+static void test_shipped_003_section_1(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        /* 1.1 - 1.4, message only, as the scenarios give them */
+        {.message = "Connection timeout after 30s", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+        {.message = "Invalid airport code: XYZ", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.message = "Rate limit exceeded (429)", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.rate_limited"},
+        {.message = "Authentication failed (401)", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.auth"},
+        /* 1.5 without the manifest: 503 is transient */
+        {.message = "Service unavailable (503)", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.message = "Service unavailable (503)", .http_status = 503, .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "http.server_error"},
+        /* 4.1 / 4.3 */
+        {.message = "Tool timeout after 30s", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+
+    rd_classification c = classify_shipped(cfg, &cases[0]);
+    assert_int_equal(c.kind, RD_KIND_TIMEOUT);
+    assert_true(c.executed);
+    assert_int_equal(c.retry_after_ms, 0); /* "after 30s" is not a retry hint */
+    c = classify_shipped(cfg, &cases[6]);
+    assert_int_equal(c.kind, RD_KIND_TIMEOUT);
+    assert_false(c.overridden);
+}
+
+/* 003 1.5: the custom_api manifest treats 503 as permanent. */
+static void test_shipped_003_1_5_manifest_override(void **state)
+{
+    const rd_config *cfg = *state;
+    assert_non_null(rd_config_find_tool(cfg, "custom_api"));
+    shipped_case k = {.tool_id = "custom_api", .message = "Service unavailable (503)",
+                      .http_status = 503};
+    rd_classification c = classify_shipped(cfg, &k);
+    assert_int_equal(c.retryability, RD_PERMANENT);
+    assert_true(c.overridden);
+    assert_string_equal(c.rule_id, "http.server_error");
+
+    /* 003 gives the error as text only; the manifest matches that too. */
+    k.http_status = 0;
+    c = classify_shipped(cfg, &k);
+    assert_int_equal(c.retryability, RD_PERMANENT);
+    assert_true(c.overridden);
+    assert_string_equal(c.rule_id, "text.service_unavailable");
+    assert_non_null(strstr(c.suggestion, "suspended"));
+
+    /* The same error from another tool is not overridden. */
+    k.tool_id = "flight_search";
+    c = classify_shipped(cfg, &k);
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_false(c.overridden);
+}
+
+static void test_shipped_002_pattern_groups(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        /* transient / network */
+        {.message = "Connection refused", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.message = "read ECONNRESET", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "text.network"},
+        {.message = "getaddrinfo EAI_AGAIN api.example.com", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.message = "connect: Network is unreachable", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        /* timeouts */
+        {.message = "Request timed out", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+        {.message = "rpc error: code = DeadlineExceeded desc = deadline exceeded",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+        /* rate limits */
+        {.message = "429 Too Many Requests", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.rate_limited"},
+        {.message = "Quota exceeded for quota metric 'Requests' per minute",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.rate_limited"},
+        /* 5xx */
+        {.message = "502 Bad Gateway", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.service_unavailable"},
+        {.message = "HTTP 500", .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.http_5xx"},
+        /* permission, auth, read-only */
+        {.message = "Permission denied (os error 13)", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.permission"},
+        {.message = "403 Forbidden", .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "text.permission"},
+        {.message = "Unauthorized: bearer token rejected", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.auth"},
+        {.message = "Read-only file system", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.read_only"},
+        /* files, directories, disk, memory */
+        {.message = "No such file or directory (os error 2)", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.file_not_found"},
+        {.message = "Not a directory: /etc/passwd/x", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.directory"},
+        {.message = "write failed: No space left on device", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.disk_full"},
+        {.message = "Disk quota exceeded", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.disk_quota"},
+        {.message = "Cannot allocate memory", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.memory"},
+        /* invalid input, missing arguments, malformed, types */
+        {.message = "invalid argument: count must be positive", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.invalid_input"},
+        {.message = "missing required parameter 'query'", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.missing_argument"},
+        {.message = "Malformed JSON in request body", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.malformed"},
+        {.message = "expected string, got number", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.type_error"},
+        /* "unexpected" is not "expected" */
+        {.message = "Unexpected EOF", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "text.network"},
+        /* whole tokens only: nothing here is a status code */
+        {.message = "Query took 4290 ms on port 5001", .want_retryability = T,
+         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+        {.message = "something nobody has seen before", .want_retryability = T,
+         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+static void test_shipped_002_per_tool_rules(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.tool_id = "bash", .message = "bash: foo: command not found", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.bash_command_not_found"},
+        {.tool_id = "bash", .message = "Process failed with exit code 2", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "text.bash_exit_code"},
+        /* generic groups still come first for bash */
+        {.tool_id = "bash", .message = "curl: (7) Connection refused, exit code 7",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        /* another tool: "not found" is a missing resource */
+        {.tool_id = "python_exec", .message = "foo: command not found", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.not_found"},
+        {.tool_id = "python_exec", .message = "Process failed with exit code 2",
+         .want_retryability = T, .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+        {.tool_id = "read_file", .message = "cannot read binary file", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.file_binary"},
+        {.tool_id = "read_file", .message = "stream is not valid UTF-8", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.file_binary"},
+        {.tool_id = "read_file", .message = "File too large (12 MB)", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.file_too_large"},
+        {.tool_id = "web_fetch", .message = "SSL handshake failed", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.web_tls"},
+        {.tool_id = "web_fetch", .message = "certificate verify failed: unable to get local issuer",
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.certificate_invalid"},
+        {.tool_id = "web_fetch", .message = "Too many redirects", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.web_redirect"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+static void test_shipped_004_llm_and_mcp_additions(void **state)
+{
+    const rd_config *cfg = *state;
+    const rd_error_source L = RD_SOURCE_LLM, M = RD_SOURCE_MCP;
+    const shipped_case cases[] = {
+        {.source = L, .message = "ratelimit reached", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.rate_limited"},
+        {.source = L, .message = "Overloaded", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.rate_limited"},
+        {.source = L, .message = "Incorrect API key provided: sk-abc", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.auth"},
+        {.source = L, .message = "Request had invalid authentication credentials. UNAUTHENTICATED",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "text.auth"},
+        {.source = L,
+         .message = "429 You exceeded your current quota, please check your plan and billing "
+                    "details. rate limit",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.quota_exhausted"},
+        {.source = L, .message = "Your credit balance is too low to access the API",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.quota_exhausted"},
+        {.source = L, .message = "402 Payment Required", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.quota_exhausted"},
+        {.source = L, .message = "model_not_found: unknown model 'gpt-9'", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.model_unknown"},
+        {.source = L, .message = "The requested model is not available", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.llm_model_unavailable"},
+        {.source = L, .message = "context deadline exceeded", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+        {.source = L, .message = "This model's maximum context length is 8192 tokens",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "text.context_length"},
+        {.source = L, .message = "connect ECONNABORTED", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+        {.source = L, .message = "socket hang up", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.source = L, .message = "write EPIPE", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.source = L, .message = "ssl: wrong version number", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.llm_tls"},
+        {.source = M, .message = "MCP error -32001: Request timed out", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+static void test_shipped_structured_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    const char *msg = "Invalid airport code: XYZ"; /* never read by structured rules */
+    const shipped_case cases[] = {
+        {.message = msg, .http_status = 429, .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "http.rate_limited"},
+        {.http_status = 503, .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.server_error"},
+        {.http_status = 408, .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "http.request_timeout"},
+        {.http_status = 425, .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.http_status = 401, .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "http.unauthorized"},
+        {.http_status = 403, .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.http_status = 404, .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "http.not_found"},
+        {.http_status = 400, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.http_status = 409, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.http_status = 413, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.http_status = 422, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.http_status = 501, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.grpc_code = 14, .message = msg, .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "grpc.unavailable"},
+        {.grpc_code = 4, .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "grpc.deadline_exceeded"},
+        {.grpc_code = 8, .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.grpc_code = 10, .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.grpc_code = 3, .message = "connection reset", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "grpc.invalid_argument"},
+        {.grpc_code = 5, .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.grpc_code = 7, .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.grpc_code = 16, .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.grpc_code = 9, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.grpc_code = 12, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.grpc_code = 11, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "ECONNRESET", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.econnreset"},
+        {.code = "econnrefused", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.econnrefused"},
+        {.code = "ETIMEDOUT", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.timeout"},
+        {.code = "EAI_AGAIN", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.code = "EPIPE", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.code = "EHOSTUNREACH", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.code = "ENOTFOUND", .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "errno.enotfound"},
+        {.code = "ENOENT", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.code = "EACCES", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "EPERM", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "ENOSPC", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.code = "ENOMEM", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.code = "EROFS", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "rate_limit_exceeded", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "code.rate_limited"},
+        {.code = "overloaded_error", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.code = "ThrottlingException", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE},
+        /* OpenAI sends insufficient_quota with HTTP 429: the code decides */
+        {.code = "insufficient_quota", .http_status = 429, .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "code.quota_exhausted"},
+        {.code = "context_length_exceeded", .http_status = 400, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "invalid_api_key", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "-32700", .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "-32600", .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "-32601", .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.code = "-32602", .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "jsonrpc.invalid_params"},
+        {.code = "-32603", .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.code = "-32001", .source = RD_SOURCE_MCP, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "mcp.request_timeout"},
+        {.exception_type = "requests.exceptions.ConnectTimeout", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "exception.timeout"},
+        {.exception_type = "openai.AuthenticationError", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION},
+        {.exception_type = "FileNotFoundError", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE},
+        {.kind = RD_KIND_UNKNOWN_TOOL, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.kind = RD_KIND_NOT_PERMITTED, .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION},
+        {.kind = RD_KIND_INVALID_PARAMETERS, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.kind = RD_KIND_LIMIT_EXCEEDED, .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE},
+        {.kind = RD_KIND_CANCELED, .want_retryability = P, .want_category = RD_CAT_UNKNOWN},
+        {.kind = RD_KIND_TIMEOUT, .message = msg, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "kind.timeout"},
+        {.kind = RD_KIND_TRANSPORT_ERROR, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT},
+        /* execution_error and internal_error leave the decision to the text */
+        {.kind = RD_KIND_EXECUTION_ERROR, .message = msg, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.kind = RD_KIND_INTERNAL_ERROR, .want_retryability = T,
+         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+
+    /* The kinds set by rules carry the executed meaning. */
+    shipped_case k = {.code = "-32602"};
+    rd_classification c = classify_shipped(cfg, &k);
+    assert_int_equal(c.kind, RD_KIND_INVALID_PARAMETERS);
+    assert_false(c.executed);
+    k = (shipped_case){.code = "-32001"};
+    c = classify_shipped(cfg, &k);
+    assert_int_equal(c.kind, RD_KIND_TIMEOUT);
+    assert_true(c.executed);
+}
+
+static void test_shipped_suggestions_never_empty(void **state)
+{
+    const rd_config *cfg = *state;
+    for (int cat = RD_CAT_TRANSIENT; cat < RD_CAT_COUNT; cat++) {
+        assert_non_null(cfg->rules.category_suggestion[cat]);
+        assert_true(strlen(cfg->rules.category_suggestion[cat]) > 0);
+    }
+    assert_int_equal(cfg->rules.unknown_retryability, RD_TRANSIENT);
+    shipped_case k = {.message = "Rate limit exceeded. Please try again in 1.8s"};
+    rd_classification c = classify_shipped(cfg, &k);
+    assert_true(strlen(c.suggestion) > 0);
+    assert_int_equal(c.retry_after_ms, 1800);
+}
+
+int main(void)
+{
+    const struct CMUnitTest engine[] = {
+        cmocka_unit_test(test_structured_rule_beats_earlier_message_rule),
+        cmocka_unit_test(test_first_matching_rule_in_file_order_wins),
+        cmocka_unit_test(test_number_patterns_match_whole_tokens_only),
+        cmocka_unit_test(test_word_boundaries_at_both_ends),
+        cmocka_unit_test(test_matching_is_case_insensitive),
+        cmocka_unit_test(test_exception_type_exact_or_last_dotted_part),
+        cmocka_unit_test(test_tool_condition_exact_or_prefix),
+        cmocka_unit_test(test_code_and_source_conditions),
+        cmocka_unit_test(test_unset_fields_never_match_a_condition),
+        cmocka_unit_test(test_unknown_default_transient_or_configured),
+        cmocka_unit_test(test_suggestion_defaults_to_category),
+        cmocka_unit_test(test_override_replaces_only_fields_it_sets),
+        cmocka_unit_test(test_override_applies_after_unknown_default),
+        cmocka_unit_test(test_kind_given_wins_over_rule_kind),
+        cmocka_unit_test(test_retry_after_given_extracted_capped),
+        cmocka_unit_test(test_retry_hint_forms),
+        cmocka_unit_test(test_retry_hint_absent_or_unparseable),
+        cmocka_unit_test(test_retry_hint_respects_length),
+        cmocka_unit_test(test_executed_map_for_every_kind),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_llm_message_exact_text),
+        cmocka_unit_test(test_llm_message_truncates_on_character_boundary),
+        cmocka_unit_test(test_llm_message_replaces_nul_and_invalid_utf8),
+        cmocka_unit_test(test_hostile_messages),
+        cmocka_unit_test(test_64k_messages),
+    };
+    const struct CMUnitTest shipped[] = {
+        cmocka_unit_test(test_shipped_003_section_1),
+        cmocka_unit_test(test_shipped_003_1_5_manifest_override),
+        cmocka_unit_test(test_shipped_002_pattern_groups),
+        cmocka_unit_test(test_shipped_002_per_tool_rules),
+        cmocka_unit_test(test_shipped_004_llm_and_mcp_additions),
+        cmocka_unit_test(test_shipped_structured_tables),
+        cmocka_unit_test(test_shipped_suggestions_never_empty),
+    };
+    int failed = cmocka_run_group_tests_name("classify engine", engine, NULL, NULL);
+    failed += cmocka_run_group_tests_name("shipped rules", shipped, load_shipped, free_shipped);
+    return failed ? 1 : 0;
+}
