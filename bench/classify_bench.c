@@ -1,0 +1,234 @@
+/* Classifier throughput on the corpus of real error messages
+ * (tests/corpus/errors.yaml), against the naive baseline of the 002 seed:
+ * lower-case the message, then strstr every pattern of every message rule
+ * in file order until one matches.
+ *
+ * Single thread, both measured in the same run over the same messages for
+ * a fixed number of passes, so the ratio is what the issue asks for
+ * ("classifications per second per core ... and, in the same run, for a
+ * naive baseline"). A checksum of the results is printed so the compiler
+ * cannot drop the work.
+ *
+ * usage: classify_bench [CONFIG [CORPUS [SECONDS]]]
+ *   defaults: RD_SOURCE_DIR/config/recovery.yaml, RD_SOURCE_DIR/tests/corpus/errors.yaml, 2 */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config/config.h"
+#include "core/classify.h"
+#include "corpus_reader.h"
+
+#ifndef RD_SOURCE_DIR
+#define RD_SOURCE_DIR "."
+#endif
+
+#define DEFAULT_SECONDS 2.0
+#define CALIBRATION_PASSES 20 /* passes timed to size the measured run */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the inputs, prepared once so neither side pays for setup ---- */
+
+typedef struct bench_input {
+    rd_tool_error *errors;          /* borrow from the corpus */
+    const char **tool_ids;
+    const rd_tool_config **tools;   /* manifest or NULL, looked up once */
+    size_t n;
+    size_t max_len;                 /* longest message, for the baseline's buffer */
+} bench_input;
+
+static int prepare(const rd_config *cfg, const rd_corpus *corpus, bench_input *in)
+{
+    in->n = corpus->n_entries;
+    in->errors = calloc(in->n, sizeof *in->errors);
+    in->tool_ids = calloc(in->n, sizeof *in->tool_ids);
+    in->tools = calloc(in->n, sizeof *in->tools);
+    if (!in->errors || !in->tool_ids || !in->tools)
+        return -1;
+    in->max_len = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        const rd_corpus_entry *e = &corpus->entries[i];
+        rd_corpus_to_error(e, &in->errors[i]);
+        in->tool_ids[i] = e->tool;
+        in->tools[i] = rd_config_find_tool(cfg, e->tool);
+        if (e->message_len > in->max_len)
+            in->max_len = e->message_len;
+    }
+    return 0;
+}
+
+static void release(bench_input *in)
+{
+    free(in->errors);
+    free(in->tool_ids);
+    free(in->tools);
+}
+
+/* ---- (a) the classifier ---- */
+
+static uint64_t run_classifier(const rd_config *cfg, const bench_input *in, size_t passes)
+{
+    uint64_t sum = 0;
+    for (size_t p = 0; p < passes; p++)
+        for (size_t i = 0; i < in->n; i++) {
+            rd_classification out;
+            rd_classify(&cfg->rules, in->tools[i], in->tool_ids[i], &in->errors[i], &out);
+            sum = sum * 31 + (uint64_t)out.retryability * 8 + (uint64_t)out.category;
+        }
+    return sum;
+}
+
+/* ---- (b) the naive baseline (002): lower-case, then strstr each pattern ---- */
+
+typedef struct baseline {
+    char *buf;                      /* lower-cased copy of the message, NUL-terminated */
+    size_t cap;
+} baseline;
+
+/* Index of the first message rule with a pattern in the text, or n_rules. */
+static size_t baseline_first_match(const rd_ruleset *rules, const char *lowered)
+{
+    for (size_t r = 0; r < rules->n_rules; r++) {
+        const rd_rule *rule = &rules->rules[r];
+        for (size_t p = 0; p < rule->when.n_patterns; p++)
+            if (strstr(lowered, rule->when.patterns[p].text))
+                return r;
+    }
+    return rules->n_rules;
+}
+
+static size_t baseline_classify(const rd_ruleset *rules, baseline *b, const rd_tool_error *err)
+{
+    size_t len = err->message_len < b->cap - 1 ? err->message_len : b->cap - 1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)err->message[i];
+        b->buf[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch);
+    }
+    b->buf[len] = '\0';
+    return baseline_first_match(rules, b->buf);
+}
+
+static uint64_t run_baseline(const rd_config *cfg, baseline *b, const bench_input *in,
+                             size_t passes)
+{
+    uint64_t sum = 0;
+    for (size_t p = 0; p < passes; p++)
+        for (size_t i = 0; i < in->n; i++)
+            sum = sum * 31 + baseline_classify(&cfg->rules, b, &in->errors[i]);
+    return sum;
+}
+
+/* ---- measurement ---- */
+
+typedef struct measured {
+    size_t passes;
+    double seconds;
+    uint64_t checksum;
+} measured;
+
+typedef uint64_t (*bench_fn)(const rd_config *, baseline *, const bench_input *, size_t);
+
+static uint64_t classifier_fn(const rd_config *cfg, baseline *b, const bench_input *in, size_t passes)
+{
+    (void)b;
+    return run_classifier(cfg, in, passes);
+}
+
+/* Times a short calibration run, then runs enough passes for `target` s. */
+static measured measure(bench_fn fn, const rd_config *cfg, baseline *b, const bench_input *in,
+                        double target)
+{
+    double t0 = now_seconds();
+    uint64_t warm = fn(cfg, b, in, CALIBRATION_PASSES);
+    double per_pass = (now_seconds() - t0) / CALIBRATION_PASSES;
+    size_t passes = per_pass > 0 ? (size_t)(target / per_pass) : 1000;
+    if (passes < 1)
+        passes = 1;
+    measured m = {passes, 0, 0};
+    t0 = now_seconds();
+    m.checksum = fn(cfg, b, in, passes) ^ warm;
+    m.seconds = now_seconds() - t0;
+    return m;
+}
+
+static double rate(const measured *m, size_t n)
+{
+    return m->seconds > 0 ? (double)(m->passes * n) / m->seconds : 0;
+}
+
+static size_t count_patterns(const rd_ruleset *rules, size_t *message_rules)
+{
+    size_t n = 0;
+    *message_rules = 0;
+    for (size_t r = 0; r < rules->n_rules; r++) {
+        n += rules->rules[r].when.n_patterns;
+        *message_rules += rules->rules[r].when.n_patterns > 0;
+    }
+    return n;
+}
+
+static void report(const rd_config *cfg, const bench_input *in, const measured *cls,
+                   const measured *base)
+{
+    size_t message_rules, patterns = count_patterns(&cfg->rules, &message_rules);
+    double r_cls = rate(cls, in->n), r_base = rate(base, in->n);
+    printf("corpus messages: %zu   rules: %zu (%zu with patterns, %zu patterns)   single thread\n\n",
+           in->n, cfg->rules.n_rules, message_rules, patterns);
+    printf("%-22s %12s %10s %18s %20s\n", "", "calls", "seconds", "calls/s/core", "checksum");
+    printf("%-22s %12zu %10.3f %18.0f %20llu\n", "rd_classify", cls->passes * in->n, cls->seconds,
+           r_cls, (unsigned long long)cls->checksum);
+    printf("%-22s %12zu %10.3f %18.0f %20llu\n", "naive baseline (002)", base->passes * in->n,
+           base->seconds, r_base, (unsigned long long)base->checksum);
+    printf("\nratio rd_classify / baseline: %.2fx\n", r_base > 0 ? r_cls / r_base : 0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *config_path = argc > 1 ? argv[1] : RD_SOURCE_DIR "/config/recovery.yaml";
+    const char *corpus_path = argc > 2 ? argv[2] : RD_SOURCE_DIR "/tests/corpus/errors.yaml";
+    double seconds = argc > 3 ? atof(argv[3]) : DEFAULT_SECONDS;
+    if (seconds <= 0)
+        seconds = DEFAULT_SECONDS;
+
+    char err[RD_CONFIG_ERR_MAX];
+    rd_config *cfg = rd_config_load(config_path, err, sizeof err);
+    if (!cfg) {
+        fprintf(stderr, "classify_bench: %s\n", err);
+        return 1;
+    }
+    rd_corpus corpus;
+    char cerr[RD_CORPUS_ERR_MAX];
+    if (rd_corpus_load(corpus_path, &corpus, cerr, sizeof cerr) != RD_CORPUS_OK) {
+        fprintf(stderr, "classify_bench: %s\n", cerr);
+        rd_config_free(cfg);
+        return 1;
+    }
+    bench_input in = {0};
+    baseline b = {0};
+    int rc = 1;
+    if (prepare(cfg, &corpus, &in) == 0 && in.n > 0) {
+        b.cap = in.max_len + 1;
+        b.buf = malloc(b.cap);
+        if (b.buf) {
+            measured cls = measure(classifier_fn, cfg, &b, &in, seconds);
+            measured base = measure(run_baseline, cfg, &b, &in, seconds);
+            report(cfg, &in, &cls, &base);
+            rc = 0;
+        }
+    }
+    if (rc)
+        fprintf(stderr, "classify_bench: out of memory or empty corpus\n");
+    free(b.buf);
+    release(&in);
+    rd_corpus_free(&corpus);
+    rd_config_free(cfg);
+    return rc;
+}
