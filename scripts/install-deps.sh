@@ -2,13 +2,49 @@
 # Installs what building and testing recoveryd needs, on Debian bookworm as
 # root: the Debian packages, and a Python venv (.venv) for the end-to-end
 # tests. Safe to run again: it skips what is already there.
+#
+#   scripts/install-deps.sh               build + test packages and the venv (default)
+#   scripts/install-deps.sh --build-only  only what compiling recoveryd needs (image build stage)
+#   scripts/install-deps.sh --runtime     only the shared libraries recoveryd runs with
+#                                         (image runtime stage)
+#   add --list to print the selected Debian packages, one a line, and install nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(build-essential cmake pkg-config
-      libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libyaml-dev
-      libhiredis-dev redis-server grpc-proto libcmocka-dev
-      python3-venv)
+# Compiling recoveryd (headers, code generators, the health proto).
+BUILD_DEBS=(build-essential cmake pkg-config
+            libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libyaml-dev
+            libhiredis-dev grpc-proto protobuf-compiler
+            libmicrohttpd-dev libjansson-dev)
+# Running the tests on top of that.
+TEST_DEBS=(redis-server libcmocka-dev python3-venv)
+# The runtime packages of the libraries the -dev packages above link against
+# (keep the two lists in step; tests/deploy checks that the binary's shared
+# libraries all come from these and their dependencies).
+RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4)
+
+mode=all
+list_only=false
+for arg in "$@"; do
+  case "$arg" in
+    --build-only) mode=build ;;
+    --runtime)    mode=runtime ;;
+    --list)       list_only=true ;;
+    -h|--help)    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+case "$mode" in
+  all)     DEBS=("${BUILD_DEBS[@]}" "${TEST_DEBS[@]}") ;;
+  build)   DEBS=("${BUILD_DEBS[@]}") ;;
+  runtime) DEBS=("${RUNTIME_DEBS[@]}") ;;
+esac
+
+if $list_only; then
+  printf '%s\n' "${DEBS[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${DEBS[@]}"; do
@@ -20,6 +56,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+[ "$mode" = all ] || exit 0
 
 # The end-to-end tests talk to recoveryd over real gRPC from Python.
 if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import grpc, grpc_tools, pytest" 2>/dev/null; then

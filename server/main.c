@@ -23,7 +23,7 @@
 #include "config/config.h"
 #include "core/decide.h"
 #include "core/log.h"
-#include "store/store.h"
+#include "store/factory.h"
 #include "transport/server.h"
 
 #define VERSION "0.1.0"
@@ -73,20 +73,6 @@ static int parse_args(int argc, char **argv, options *o)
         return 2;
     }
     return -1;
-}
-
-static rd_store *store_create(const rd_config *cfg)
-{
-    rd_store_limits limits = {
-        .max_tools = cfg->store.max_tools,
-        .tool_idle_ttl_ms = cfg->store.tool_idle_ttl_ms,
-        .turn_ttl_ms = cfg->store.turn_ttl_ms,
-        .max_turns = cfg->store.max_turns,
-        .max_events_per_turn = cfg->store.max_events_per_turn,
-        .outcome_ttl_ms = cfg->store.outcome_ttl_ms,
-        .max_outcomes = cfg->store.max_outcomes,
-    };
-    return rd_store_memory_new(&limits);
 }
 
 static int64_t monotonic_ms(void)
@@ -140,16 +126,16 @@ static int serve(const rd_config *cfg, const char *listen)
     sigaddset(&stop, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL); /* before any thread exists */
 
-    rd_store *store = store_create(cfg);
+    rd_status st = {0};
+    rd_store *store = rd_store_from_config(cfg, &st);
     if (!store) {
-        fprintf(stderr, "recoveryd: out of memory creating the store\n");
+        fprintf(stderr, "recoveryd: %s\n", st.msg);
         return 1;
     }
     grpc_init();
     rd_engine engine = {.config = cfg, .store = store};
     rd_server_options opt = {.listen = listen, .workers = cfg->server.workers,
                              .max_receive_bytes = cfg->server.max_receive_bytes};
-    rd_status st = {0};
     rd_server *server = rd_server_start(&opt, &engine, &st);
     if (!server) {
         fprintf(stderr, "recoveryd: %s\n", st.msg);
