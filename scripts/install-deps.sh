@@ -21,7 +21,7 @@ TEST_DEBS=(redis-server libcmocka-dev python3-venv)
 # The runtime packages of the libraries the -dev packages above link against
 # (keep the two lists in step; tests/deploy checks that the binary's shared
 # libraries all come from these and their dependencies).
-RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4)
+RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4 libatomic1)
 
 mode=all
 list_only=false
@@ -60,7 +60,16 @@ fi
 [ "$mode" = all ] || exit 0
 
 # The end-to-end tests talk to recoveryd over real gRPC from Python.
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import grpc, grpc_tools, pytest" 2>/dev/null; then
-  python3 -m venv .venv
+# The requirements file is the source of truth: re-run pip when it is newer
+# than the venv's stamp.
+if [ ! -x .venv/bin/python ] || [ tests/e2e/requirements.txt -nt .venv/.requirements-stamp ]; then
+  [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
+  touch .venv/.requirements-stamp
+fi
+
+# grpcurl drives the reflection test, as an operator would use it.
+GOBIN_DIR="$(go env GOPATH 2>/dev/null)/bin"
+if command -v go >/dev/null && [ ! -x "$GOBIN_DIR/grpcurl" ]; then
+  go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4
 fi

@@ -3,17 +3,26 @@
  *   recoveryd --config FILE [--listen HOST:PORT] [--check-config]
  *
  * Startup: load and validate the config (exit 1 with file:line on error),
- * create the store, start the gRPC server, then wait for signals.
+ * create the store, metrics, health and watch bus, start the gRPC server
+ * and the metrics endpoint, report SERVING, then wait for signals.
  * Signals are blocked in every thread and taken synchronously here with
  * sigtimedwait, so no code runs in signal context at all.
  *
- * Shutdown on SIGTERM/SIGINT, in this order:
- *   1. the server stops accepting calls; in-flight calls finish within
- *      server.shutdown_grace_ms, the rest are cancelled (transport/server.h);
- *   2. worker threads are joined (nothing touches the engine after this);
- *   3. store, config and the gRPC library are released. */
+ * SIGHUP (and, with reload.watch, a change in the config directory)
+ * reloads the configuration (ops/reload.h).
+ *
+ * Shutdown on SIGTERM/SIGINT, in this order (docs/OPERATIONS.md):
+ *   1. health reports NOT_SERVING (watchers are told);
+ *   2. server.drain_delay_ms passes while calls are still served, so load
+ *      balancers take the replica out first;
+ *   3. streams finish, the server stops accepting calls, in-flight calls
+ *      finish within server.shutdown_grace_ms, the rest are cancelled
+ *      (transport/server.h);
+ *   4. worker threads are joined (nothing touches the engine after this);
+ *   5. the metrics endpoint stops; store, config and gRPC are released. */
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +32,16 @@
 #include "config/config.h"
 #include "core/decide.h"
 #include "core/log.h"
+#include "ops/health.h"
+#include "ops/live_config.h"
+#include "ops/metrics.h"
+#include "ops/reload.h"
+#include "ops/watch.h"
 #include "store/factory.h"
 #include "transport/server.h"
 
 #define VERSION "0.1.0"
+#define RD_WATCH_QUEUE 256 /* changes a slow watch stream may fall behind */
 
 typedef struct options {
     const char *config_path;
@@ -89,70 +104,179 @@ static int64_t unix_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits for SIGTERM/SIGINT, evicting idle store entries on the way. */
-static int wait_for_stop(const sigset_t *stop, rd_store *store, int64_t evict_interval_ms)
+typedef struct runtime {
+    rd_services svc;
+    rd_server *server;
+    rd_metrics_http *metrics_http;
+    rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
+    const char *config_path;
+} runtime;
+
+/* The endpoint lists breakers through the store at scrape time. */
+static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, void *visit_ctx)
+{
+    rd_store *store = ctx;
+    rd_status st;
+    return store->ops->list(store, now_ms, visit, visit_ctx, &st);
+}
+
+/* Waits for SIGTERM/SIGINT; meanwhile reloads on SIGHUP or a config
+ * directory change, and evicts idle store entries. */
+static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_interval_ms)
 {
     int64_t next_evict = monotonic_ms() + evict_interval_ms;
     for (;;) {
-        struct timespec tick = {.tv_sec = 0, .tv_nsec = 200 * 1000000L};
-        int sig = sigtimedwait(stop, NULL, &tick);
-        if (sig > 0)
+        struct timespec tick = {.tv_sec = 0, .tv_nsec = 50 * 1000000L};
+        int sig = sigtimedwait(signals, NULL, &tick);
+        if (sig == SIGHUP)
+            rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "SIGHUP");
+        else if (sig > 0)
             return sig;
-        if (sig < 0 && errno != EAGAIN && errno != EINTR)
+        else if (errno != EAGAIN && errno != EINTR)
             return SIGTERM;
+        if (rt->watch && rd_config_watch_due(rt->watch, monotonic_ms()))
+            rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "file change");
         if (monotonic_ms() >= next_evict) {
-            store->ops->evict(store, unix_ms());
+            rt->svc.store->ops->evict(rt->svc.store, unix_ms());
             next_evict = monotonic_ms() + evict_interval_ms;
         }
     }
 }
 
-static void log_listening(const char *listen, int port)
+static void log_listening(const char *listen, int port, const rd_metrics_http *http)
 {
     char fields[512] = "";
-    char port_text[16];
-    snprintf(port_text, sizeof port_text, "%d", port);
+    char text[16];
+    snprintf(text, sizeof text, "%d", port);
     rd_log_kv(fields, sizeof fields, "listen", listen);
-    rd_log_kv(fields, sizeof fields, "port", port_text);
+    rd_log_kv(fields, sizeof fields, "port", text);
+    if (http) {
+        snprintf(text, sizeof text, "%d", rd_metrics_http_port(http));
+        rd_log_kv(fields, sizeof fields, "metrics_port", text);
+    }
     rd_log_kv(fields, sizeof fields, "version", VERSION);
     rd_log(RD_LOG_INFO, "serving", fields);
 }
 
-static int serve(const rd_config *cfg, const char *listen)
+static rd_server_options server_options(const rd_config *cfg, const char *listen)
 {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* before any thread exists */
+    const rd_server_config *s = &cfg->server;
+    return (rd_server_options){
+        .listen = listen,
+        .workers = s->workers,
+        .max_receive_bytes = s->max_receive_bytes,
+        .max_connection_age_ms = s->max_connection_age_ms,
+        .max_connection_age_grace_ms = s->max_connection_age_grace_ms,
+        .keepalive_time_ms = s->keepalive_time_ms,
+        .keepalive_timeout_ms = s->keepalive_timeout_ms,
+        .tls_cert_file = s->tls.cert_file,
+        .tls_key_file = s->tls.key_file,
+        .tls_client_ca_file = s->tls.client_ca_file,
+    };
+}
 
+/* Store, metrics, health, watch bus and the live config: everything the
+ * server borrows. Takes ownership of cfg (even on failure). */
+static int services_create(rd_services *svc, rd_config *cfg, rd_status *st)
+{
+    *svc = (rd_services){0};
+    svc->store = rd_store_from_config(cfg, st);
+    svc->metrics = rd_metrics_new(cfg->metrics.max_tools);
+    svc->health = rd_health_new();
+    svc->watch = rd_watch_bus_new(RD_WATCH_QUEUE);
+    svc->config = rd_live_config_new(cfg);
+    if (!svc->store)
+        return st->code;
+    if (!svc->metrics || !svc->health || !svc->watch || !svc->config)
+        return rd_status_set(st, RD_ERR_NOMEM, "out of memory starting up");
+    return RD_OK;
+}
+
+static void services_free(rd_services *svc)
+{
+    rd_live_config_free(svc->config);
+    rd_watch_bus_free(svc->watch);
+    rd_health_free(svc->health);
+    rd_metrics_free(svc->metrics);
+    rd_store_destroy(svc->store);
+}
+
+/* A metrics port that cannot be bound is logged, not fatal: the decisions
+ * executors wait for matter more than their counters. */
+static void start_metrics_endpoint(runtime *rt, const char *listen)
+{
+    if (!listen)
+        return; /* metrics.listen: "" */
     rd_status st = {0};
-    rd_store *store = rd_store_from_config(cfg, &st);
-    if (!store) {
-        fprintf(stderr, "recoveryd: %s\n", st.msg);
-        return 1;
+    rt->metrics_http = rd_metrics_http_start(rt->svc.metrics, listen, list_store_breakers,
+                                             rt->svc.store, &st);
+    if (!rt->metrics_http) {
+        char fields[RD_STATUS_MSG_MAX + 64] = "";
+        rd_log_kv(fields, sizeof fields, "error", st.msg);
+        rd_log(RD_LOG_ERROR, "metrics endpoint not started; serving without it", fields);
     }
-    grpc_init();
-    rd_engine engine = {.config = cfg, .store = store};
-    rd_server_options opt = {.listen = listen, .workers = cfg->server.workers,
-                             .max_receive_bytes = cfg->server.max_receive_bytes};
-    rd_server *server = rd_server_start(&opt, &engine, &st);
-    if (!server) {
-        fprintf(stderr, "recoveryd: %s\n", st.msg);
-        grpc_shutdown();
-        rd_store_destroy(store);
-        return 1;
-    }
-    log_listening(listen, rd_server_port(server));
+}
 
-    int sig = wait_for_stop(&stop, store, cfg->store.evict_interval_ms);
+/* The shutdown order of docs/OPERATIONS.md: NOT_SERVING, drain delay, stop
+ * accepting and finish in-flight calls within the grace period, cancel
+ * what remains, release everything. */
+static void shut_down(runtime *rt, int sig)
+{
+    rd_health_set_serving(rt->svc.health, false);
+    rd_config_snap *snap = rd_live_config_acquire(rt->svc.config);
+    int64_t drain_ms = snap->cfg->server.drain_delay_ms;
+    int64_t grace_ms = snap->cfg->server.shutdown_grace_ms;
+    rd_config_snap_release(snap);
     rd_log(RD_LOG_INFO, sig == SIGINT ? "SIGINT: shutting down" : "SIGTERM: shutting down", "");
-    int cancelled = rd_server_shutdown(server, cfg->server.shutdown_grace_ms);
-    rd_server_destroy(server);
-    grpc_shutdown();
-    rd_store_destroy(store);
+    if (drain_ms > 0) {
+        struct timespec d = {.tv_sec = drain_ms / 1000, .tv_nsec = (drain_ms % 1000) * 1000000L};
+        while (nanosleep(&d, &d) != 0 && errno == EINTR)
+            ;
+    }
+    int cancelled = rd_server_shutdown(rt->server, grace_ms);
+    rd_server_destroy(rt->server);
+    rd_metrics_http_stop(rt->metrics_http);
+    rd_config_watch_free(rt->watch);
     rd_log(RD_LOG_INFO, cancelled ? "stopped (grace period ran out; calls cancelled)" : "stopped", "");
-    return 0;
+}
+
+/* Runs the service until SIGTERM/SIGINT. Takes ownership of cfg. */
+static int serve(rd_config *cfg, const char *listen)
+{
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &signals, NULL); /* before any thread exists */
+
+    runtime rt = {.config_path = cfg->path};
+    rd_status st = {0};
+    char *path = strdup(cfg->path), *metrics_listen = cfg->metrics.listen ? strdup(cfg->metrics.listen) : NULL;
+    int64_t evict_ms = cfg->store.evict_interval_ms;
+    rd_server_options opt = server_options(cfg, listen);
+    rt.config_path = path;
+    rt.watch = cfg->reload_watch ? rd_config_watch_new(cfg) : NULL;
+    grpc_init();
+    int rc = services_create(&rt.svc, cfg, &st); /* cfg belongs to rt.svc.config now */
+    if (rc == RD_OK && !(rt.server = rd_server_start(&opt, &rt.svc, &st)))
+        rc = st.code;
+    if (rc == RD_OK)
+        start_metrics_endpoint(&rt, metrics_listen);
+    if (rc != RD_OK) {
+        fprintf(stderr, "recoveryd: %s\n", st.msg);
+        rd_server_destroy(rt.server);
+        rd_config_watch_free(rt.watch);
+    } else {
+        rd_health_set_serving(rt.svc.health, true);
+        log_listening(opt.listen, rd_server_port(rt.server), rt.metrics_http);
+        shut_down(&rt, wait_for_stop(&rt, &signals, evict_ms));
+    }
+    services_free(&rt.svc);
+    grpc_shutdown();
+    free(path);
+    free(metrics_listen);
+    return rc == RD_OK ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -174,7 +298,11 @@ int main(int argc, char **argv)
         rd_config_free(cfg);
         return 0;
     }
-    rc = serve(cfg, o.listen ? o.listen : cfg->server.listen);
-    rd_config_free(cfg);
+    rd_config_apply_process_settings(cfg);
+    char *listen = strdup(o.listen ? o.listen : cfg->server.listen);
+    rc = listen ? serve(cfg, listen) : 1; /* serve owns cfg */
+    if (!listen)
+        rd_config_free(cfg);
+    free(listen);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config_ops.h"
 #include "config/rules_parse.h"
 #include "config/yaml_util.h"
 #include "core/err.h"
@@ -48,6 +49,8 @@ static int set_defaults(rd_config *cfg, const char *path)
     cfg->defaults.breaker = DEFAULT_BREAKER;
     cfg->turn_timeout_ms = 300000;
     cfg->reject_unknown_tools = false;
+    if (rd_config_ops_defaults(cfg) != RD_OK)
+        return RD_ERR_NOMEM;
     return cfg->path && cfg->server.listen && cfg->defaults.id ? RD_OK : RD_ERR_NOMEM;
 }
 
@@ -169,12 +172,15 @@ typedef struct main_refs {
     bool tools_dir_given;
 } main_refs;
 
-static const char *const SERVER_KEYS[] = {"listen", "workers", "shutdown_grace_ms",
-                                          "max_receive_bytes", NULL};
+static const char *const SERVER_KEYS[] = {
+    "listen", "workers", "shutdown_grace_ms", "max_receive_bytes", "drain_delay_ms",
+    "max_connection_age_ms", "max_connection_age_grace_ms", "keepalive_time_ms",
+    "keepalive_timeout_ms", "tls", "auth", "admin", NULL};
 
-static int parse_server(const rd_yctx *c, const rd_ynode *map, rd_server_config *s)
+static int parse_server(const rd_yctx *c, const rd_ynode *map, rd_config *cfg)
 {
     const char *path = "server";
+    rd_server_config *s = &cfg->server;
     int64_t workers = s->workers;
     int rc = rd_ymap_check(c, map, path, SERVER_KEYS);
     if (rc == RD_OK)
@@ -189,7 +195,7 @@ static int parse_server(const rd_yctx *c, const rd_ynode *map, rd_server_config 
         rc = rd_yget_int(c, map, path, "shutdown_grace_ms", 0, 600000, &s->shutdown_grace_ms);
     if (rc == RD_OK)
         rc = get_size(c, map, path, "max_receive_bytes", 1024, 67108864, &s->max_receive_bytes);
-    return rc;
+    return rc == RD_OK ? rd_config_parse_server_ops(c, map, cfg) : rc;
 }
 
 static int parse_backend(const rd_yctx *c, const rd_ynode *map, rd_store_config *s)
@@ -205,15 +211,16 @@ static int parse_backend(const rd_yctx *c, const rd_ynode *map, rd_store_config 
         s->backend = RD_STORE_MEMORY;
         return RD_OK;
     }
-    if (strcmp(text, "redis") == 0)
-        return rd_yerr(c, v->line, "store.backend",
-                       "redis is not built yet in this version (use memory)");
+    if (strcmp(text, "redis") == 0) {
+        s->backend = RD_STORE_REDIS;
+        return RD_OK;
+    }
     return rd_yerr(c, v->line, "store.backend", "unknown backend \"%s\" (memory | redis)", text);
 }
 
 static const char *const STORE_KEYS[] = {
     "backend", "max_tools", "tool_idle_ttl_ms", "turn_ttl_ms", "max_turns",
-    "max_events_per_turn", "outcome_ttl_ms", "max_outcomes", "evict_interval_ms", NULL};
+    "max_events_per_turn", "outcome_ttl_ms", "max_outcomes", "evict_interval_ms", "redis", NULL};
 
 static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s)
 {
@@ -238,7 +245,7 @@ static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s
         rc = get_size(c, map, path, "max_outcomes", 1, 100000000, &s->max_outcomes);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "evict_interval_ms", 100, 3600000, &s->evict_interval_ms);
-    return rc;
+    return rc == RD_OK ? rd_config_parse_redis(c, map, &s->redis) : rc;
 }
 
 static const char *const DEFAULTS_KEYS[] = {"timeout_ms", "retry_policy", "circuit_breaker",
@@ -274,8 +281,8 @@ static int parse_classification(const rd_yctx *c, const rd_ynode *root, main_ref
     return rd_yget_str(c, map, "classification", "rules_file", 4096, &refs->rules_file);
 }
 
-static const char *const MAIN_KEYS[] = {"server", "store", "defaults", "turn",
-                                        "tools", "classification", NULL};
+static const char *const MAIN_KEYS[] = {"server", "store", "defaults", "turn", "tools",
+                                        "classification", "metrics", "log", "reload", NULL};
 
 static int parse_main(const rd_yctx *c, const rd_ynode *root, rd_config *cfg, main_refs *refs)
 {
@@ -284,7 +291,7 @@ static int parse_main(const rd_yctx *c, const rd_ynode *root, rd_config *cfg, ma
         rc = rd_ymap_check(c, root, "", MAIN_KEYS);
     const rd_ynode *v;
     if (rc == RD_OK && (v = rd_ymap_get(root, "server")))
-        rc = parse_server(c, v, &cfg->server);
+        rc = parse_server(c, v, cfg);
     if (rc == RD_OK && (v = rd_ymap_get(root, "store")))
         rc = parse_store(c, v, &cfg->store);
     if (rc == RD_OK && (v = rd_ymap_get(root, "defaults")))
@@ -299,6 +306,8 @@ static int parse_main(const rd_yctx *c, const rd_ynode *root, rd_config *cfg, ma
         rc = parse_tools_section(c, v, cfg, refs);
     if (rc == RD_OK)
         rc = parse_classification(c, root, refs);
+    if (rc == RD_OK)
+        rc = rd_config_parse_ops_sections(c, root, cfg);
     return rc;
 }
 
@@ -833,6 +842,8 @@ static int load_tools(rd_config *cfg, const rd_yctx *mc, const main_refs *refs)
     char *dir = resolve_relative(cfg->path, refs->tools_dir ? refs->tools_dir : "tools.d");
     if (!dir)
         return rd_yerr(mc, refs->tools_line, "tools.directory", "out of memory");
+    free(cfg->tools_dir);
+    cfg->tools_dir = strdup(dir); /* the reload watcher watches it */
     DIR *d = opendir(dir);
     if (!d) {
         int e = errno;
@@ -933,6 +944,7 @@ void rd_config_free(rd_config *cfg)
 {
     if (!cfg)
         return;
+    rd_config_ops_free(cfg);
     free(cfg->path);
     free(cfg->server.listen);
     free_tool(&cfg->defaults);

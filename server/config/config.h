@@ -55,7 +55,15 @@ typedef struct rd_rule {
     rd_category category;
     rd_error_kind kind;          /* UNSPECIFIED = keep the given kind */
     char *suggestion;            /* NULL = the category's default suggestion */
-    bool structured;             /* no message patterns: decided without parsing text */
+    /* No message patterns: decided from the error's fields alone, the
+     * message never read. Rules are evaluated in two passes (core/matcher.h):
+     * the structured pass takes these rules AND "mixed" rules, which have a
+     * structured condition (http_status, grpc_code, code, exception_type,
+     * kind) besides patterns (structured == false); a mixed rule's patterns
+     * are only looked for once its structured conditions hold, so a message
+     * refines a structured signal. rd_match_is_structured() says which pass
+     * a rule belongs to; tool and source alone do not make a rule structured. */
+    bool structured;
     char *file;                  /* where it was defined, for explanations */
     int line;
 } rd_rule;
@@ -65,6 +73,10 @@ typedef struct rd_ruleset {
     size_t n_rules;
     char *category_suggestion[RD_CAT_COUNT]; /* by rd_category; never NULL after load */
     rd_retryability unknown_retryability;    /* for errors no rule matches */
+    /* The rules compiled for rd_classify (core/matcher.h), built by the
+     * loader and freed with the ruleset; NULL (hand-built rulesets) means
+     * the rules are evaluated one by one, with the same result. */
+    struct rd_matcher *matcher;
 } rd_ruleset;
 
 /* ---- tools ---- */
@@ -98,12 +110,49 @@ typedef struct rd_tool_config {
 
 typedef enum { RD_STORE_MEMORY = 1, RD_STORE_REDIS = 2 } rd_store_backend;
 
+/* TLS from files (paths resolved against the main file's directory).
+ * cert_file NULL = plaintext; client_ca_file set = mutual TLS. */
+typedef struct rd_tls_config {
+    char *cert_file;
+    char *key_file;
+    char *client_ca_file;
+} rd_tls_config;
+
 typedef struct rd_server_config {
     char *listen;                /* host:port, default 0.0.0.0:50051 */
     unsigned workers;            /* completion-queue threads, default = cores */
     int64_t shutdown_grace_ms;   /* in-flight calls get this long on SIGTERM */
     size_t max_receive_bytes;    /* gRPC max receive message size */
+    int64_t drain_delay_ms;      /* NOT_SERVING this long before refusing calls */
+    int64_t max_connection_age_ms;       /* 0 = unlimited */
+    int64_t max_connection_age_grace_ms; /* 0 = gRPC default */
+    int64_t keepalive_time_ms;           /* 0 = gRPC default */
+    int64_t keepalive_timeout_ms;        /* 0 = gRPC default */
+    rd_tls_config tls;
+    /* Bearer tokens, resolved at load time from token_file / token_env.
+     * NULL = none configured. Secrets: never logged or printed. */
+    char *auth_token;            /* required on every RecoveryService call */
+    char *admin_token;           /* required on AdminService; NULL = admin refused */
 } rd_server_config;
+
+typedef struct rd_metrics_config {
+    char *listen;                /* host:port; NULL = endpoint disabled */
+    size_t max_tools;            /* per-tool series cap */
+} rd_metrics_config;
+
+/* The shared store of issue 5 (used with backend: redis). */
+typedef struct rd_redis_config {
+    char *address;               /* "host:port" or "unix:/path" */
+    char *password;              /* resolved secret; NULL = none; never logged */
+    int db;                      /* 0..15 */
+    char *key_prefix;
+    int64_t command_timeout_ms;
+    int64_t connect_timeout_ms;
+    char **sentinels;            /* "host:port" each */
+    size_t n_sentinels;
+    char *master_name;           /* NULL unless sentinels are given */
+    int64_t probe_interval_ms;
+} rd_redis_config;
 
 typedef struct rd_store_config {
     rd_store_backend backend;
@@ -115,12 +164,24 @@ typedef struct rd_store_config {
     int64_t outcome_ttl_ms;
     size_t max_outcomes;
     int64_t evict_interval_ms;
+    rd_redis_config redis;
 } rd_store_config;
+
+typedef enum {
+    RD_CONFIG_LOG_DEBUG = 0,     /* same order as core/log.h's levels */
+    RD_CONFIG_LOG_INFO,
+    RD_CONFIG_LOG_WARN,
+    RD_CONFIG_LOG_ERROR,
+} rd_config_log_level;
 
 typedef struct rd_config {
     char *path;                  /* the main file as given */
+    char *tools_dir;             /* the tools directory, resolved */
     rd_server_config server;
     rd_store_config store;
+    rd_metrics_config metrics;
+    rd_config_log_level log_level;
+    bool reload_watch;           /* reload when the config directory changes */
     rd_tool_config defaults;     /* id = "*": what a tool without a manifest gets */
     int64_t turn_timeout_ms;     /* per-turn budget when the caller sends none */
     bool reject_unknown_tools;   /* true: a tool without a manifest is NOT_FOUND */

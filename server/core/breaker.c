@@ -4,6 +4,8 @@
  * the caller; nothing here locks, allocates or reads a clock. */
 #include "core/breaker.h"
 
+#include "core/err.h"
+
 /* Adds without wrapping: a huge timeout must not turn open_until into a time
  * in the past. */
 static int64_t add_saturating(int64_t a, int64_t b)
@@ -61,8 +63,17 @@ void rd_breaker_init(rd_breaker *b, int64_t now_ms)
     };
 }
 
+bool rd_breaker_hold_live(const rd_breaker *b, int64_t now_ms)
+{
+    if (b->forced != RD_BREAKER_OPEN && b->forced != RD_BREAKER_CLOSED)
+        return false;
+    return b->forced_until_ms == 0 || now_ms < b->forced_until_ms;
+}
+
 rd_breaker_status rd_breaker_status_at(const rd_breaker *b, int64_t now_ms)
 {
+    if (rd_breaker_hold_live(b, now_ms))
+        return b->forced;
     if (b->stored != RD_BREAKER_OPEN)
         return RD_BREAKER_CLOSED;
     return now_ms >= b->open_until_ms ? RD_BREAKER_HALF_OPEN : RD_BREAKER_OPEN;
@@ -82,6 +93,8 @@ rd_admission rd_breaker_admit(rd_breaker *b, const rd_breaker_policy *p, int64_t
         transition = &ignored;
     *transition = RD_TRANSITION_NONE;
     b->last_seen_ms = now_ms;
+    if (rd_breaker_hold_live(b, now_ms))
+        return b->forced == RD_BREAKER_CLOSED ? RD_ADMIT_YES : RD_ADMIT_NO;
 
     switch (rd_breaker_status_at(b, now_ms)) {
     case RD_BREAKER_CLOSED:
@@ -150,6 +163,8 @@ rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *
                                         uint64_t permit_token)
 {
     b->last_seen_ms = now_ms;
+    if (rd_breaker_hold_live(b, now_ms))
+        return RD_TRANSITION_NONE; /* the operator decides during a hold */
     switch (rd_breaker_status_at(b, now_ms)) {
     case RD_BREAKER_CLOSED:
         return record_closed(b, p, now_ms, outcome);
@@ -163,11 +178,51 @@ rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *
     }
 }
 
+static void hold(rd_breaker *b, rd_breaker_status status, int64_t now_ms, int64_t ttl_ms)
+{
+    b->forced = status;
+    b->forced_until_ms = ttl_ms > 0 ? add_saturating(now_ms, ttl_ms) : 0;
+    clear_probe(b);
+}
+
+static void reset_fresh(rd_breaker *b, int64_t now_ms)
+{
+    rd_breaker fresh;
+    rd_breaker_init(&fresh, now_ms);
+    fresh.generation = b->generation + 1;
+    fresh.opens_total = b->opens_total;
+    *b = fresh;
+}
+
+int rd_breaker_force(rd_breaker *b, rd_force_mode mode, int64_t now_ms, int64_t ttl_ms)
+{
+    if (ttl_ms < 0)
+        return RD_ERR_INVALID;
+    switch (mode) {
+    case RD_FORCE_OPEN:
+        hold(b, RD_BREAKER_OPEN, now_ms, ttl_ms);
+        break;
+    case RD_FORCE_CLOSED:
+        hold(b, RD_BREAKER_CLOSED, now_ms, ttl_ms);
+        break;
+    case RD_FORCE_RESET:
+        reset_fresh(b, now_ms);
+        break;
+    case RD_FORCE_RELEASE:
+        b->forced = RD_BREAKER_UNSPECIFIED;
+        b->forced_until_ms = 0;
+        break;
+    default:
+        return RD_ERR_INVALID;
+    }
+    b->last_seen_ms = now_ms;
+    return RD_OK;
+}
+
 bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms)
 {
-    (void)now_ms;
     return b->stored == RD_BREAKER_CLOSED && b->consecutive_failures == 0 &&
-           b->probe_token == 0;
+           b->probe_token == 0 && !rd_breaker_hold_live(b, now_ms);
 }
 
 const char *rd_breaker_status_name(rd_breaker_status s)

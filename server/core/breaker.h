@@ -12,7 +12,13 @@
  *   A permanent error resets the failure streak (the service answered) and,
  *   from the probe holder, frees the permit without deciding anything.
  *   Outcomes while OPEN, and half-open outcomes without the live permit, are
- *   stale (the call started before the breaker changed) and change nothing. */
+ *   stale (the call started before the breaker changed) and change nothing.
+ *
+ * Operator holds (rd_breaker_force): while a hold is live (no end time, or
+ * now < forced_until_ms) the breaker reports the held status, admits every
+ * call (CLOSED) or none (OPEN), grants no probe, and ignores outcomes: what
+ * happens during a hold is the operator's doing, not evidence about the
+ * tool. When the hold ends the breaker's own state applies again. */
 #ifndef RD_CORE_BREAKER_H
 #define RD_CORE_BREAKER_H
 
@@ -38,6 +44,13 @@ typedef enum {
     RD_TRANSITION_CLOSED,       /* HALF_OPEN -> CLOSED */
 } rd_breaker_transition;
 
+typedef enum {
+    RD_FORCE_OPEN = 1,      /* hold OPEN: refuse every call */
+    RD_FORCE_CLOSED = 2,    /* hold CLOSED: admit every call */
+    RD_FORCE_RESET = 3,     /* fresh CLOSED breaker, new generation, no hold */
+    RD_FORCE_RELEASE = 4,   /* end a hold */
+} rd_force_mode;
+
 /* A fresh CLOSED breaker. */
 void rd_breaker_init(rd_breaker *b, int64_t now_ms);
 
@@ -57,6 +70,17 @@ rd_admission rd_breaker_admit(rd_breaker *b, const rd_breaker_policy *p, int64_t
 rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *p,
                                         int64_t now_ms, rd_outcome outcome,
                                         uint64_t permit_token);
+
+/* True while an operator's hold applies at now_ms. */
+bool rd_breaker_hold_live(const rd_breaker *b, int64_t now_ms);
+
+/* Applies an operator's command. ttl_ms > 0 ends an OPEN/CLOSED hold at
+ * now_ms + ttl_ms; 0 holds until released. OPEN and CLOSED also drop a
+ * probe permit in flight, RESET additionally bumps the generation so permits
+ * of the old epoch can never speak again (opens_total is kept: it counts
+ * history, not state). Returns RD_OK or RD_ERR_INVALID for an unknown mode
+ * or a negative ttl (the breaker is unchanged then). */
+int rd_breaker_force(rd_breaker *b, rd_force_mode mode, int64_t now_ms, int64_t ttl_ms);
 
 /* A breaker that can be forgotten without losing information. */
 bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms);

@@ -120,6 +120,10 @@ static void fill_view(rd_breaker_view *v, const char *tool_id, const rd_breaker 
         .opens_total = b->opens_total,
         .generation = b->generation,
     };
+    if (rd_breaker_hold_live(b, now_ms)) {
+        v->forced = b->forced;
+        v->forced_until_ms = b->forced_until_ms;
+    }
 }
 
 /* ---- classification ---- */
@@ -828,7 +832,8 @@ static int outcome_replay_view(const rd_engine *e, const rd_outcome_input *in,
 /* The events of one reported outcome, appended to its turn. */
 static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
                          const rd_classification *cl, const rd_tool_config *cfg,
-                         const rd_store_result *res, const rd_call_ctx *ctx, rd_status *st)
+                         const rd_store_result *res, const rd_call_ctx *ctx,
+                         rd_outcome_result *out, rd_status *st)
 {
     event_list events = {.arena = ctx->arena};
     if (in->success)
@@ -840,6 +845,8 @@ static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
         return rd_status_set(st, RD_ERR_NOMEM, "trace: out of memory");
     events_finish(&events, RD_ACTION_UNSPECIFIED,
                   rd_breaker_status_at(&res->breaker, ctx->now_ms), ctx->now_ms);
+    out->trace = events.items;
+    out->n_trace = events.n;
     return events_to_turn(e, in->turn_id, &events, ctx->now_ms, st);
 }
 
@@ -872,7 +879,10 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
     if (rc != RD_OK)
         return rc;
     fill_view(&out->breaker, in->tool_id, &res.breaker, cfg, now);
-    return outcome_trace(e, in, &cl, cfg, &res, ctx, st);
+    out->transition = res.transition;
+    out->has_classification = !in->success;
+    out->classification = cl;
+    return outcome_trace(e, in, &cl, cfg, &res, ctx, out, st);
 }
 
 /* ---- GetBreakerState ---- */
@@ -951,6 +961,30 @@ int rd_engine_breakers(const rd_engine *e, const char *const *tool_ids, size_t n
         return rd_status_set(st, RD_ERR_NOMEM, "breakers: out of memory");
     *out = l.items;
     *n_out = l.n;
+    return RD_OK;
+}
+
+/* ---- ForceBreaker ---- */
+
+#define FORCE_TTL_MAX_MS (30LL * 24 * 3600 * 1000)
+
+int rd_engine_force(const rd_engine *e, const char *tool_id, rd_force_mode mode, int64_t ttl_ms,
+                    const rd_call_ctx *ctx, rd_breaker_view *out, rd_status *st)
+{
+    int rc = check_tool(e, tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    if (mode < RD_FORCE_OPEN || mode > RD_FORCE_RELEASE)
+        return rd_status_set(st, RD_ERR_INVALID, "mode: required (open, closed, reset, release)");
+    if (ttl_ms < 0 || ttl_ms > FORCE_TTL_MAX_MS)
+        return rd_status_set(st, RD_ERR_INVALID, "ttl_ms: must be 0..%lld",
+                             (long long)FORCE_TTL_MAX_MS);
+    rd_store_result res;
+    rc = e->store->ops->force(e->store, tool_id, mode, ctx->now_ms, ttl_ms, &res, st);
+    if (rc != RD_OK)
+        return rc;
+    fill_view(out, tool_id, &res.breaker, rd_config_tool_or_defaults(e->config, tool_id),
+              ctx->now_ms);
     return RD_OK;
 }
 

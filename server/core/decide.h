@@ -45,6 +45,8 @@ typedef struct rd_breaker_view {
     bool probe_in_flight;
     uint64_t opens_total;
     uint64_t generation;
+    rd_breaker_status forced;    /* UNSPECIFIED unless an operator's hold is live */
+    int64_t forced_until_ms;     /* 0 = until released (or no hold) */
 } rd_breaker_view;
 
 /* ---- Classify ---- */
@@ -109,6 +111,10 @@ typedef struct rd_outcome_input {
 typedef struct rd_outcome_result {
     rd_breaker_view breaker;
     bool duplicate;
+    rd_breaker_transition transition;  /* what the outcome did to the breaker */
+    bool has_classification;           /* a failure was classified */
+    rd_classification classification;
+    rd_trace_event *trace; size_t n_trace; /* the events appended (arena) */
 } rd_outcome_result;
 
 int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
@@ -121,6 +127,13 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
 int rd_engine_breakers(const rd_engine *e, const char *const *tool_ids, size_t n_tool_ids,
                        const rd_call_ctx *ctx, rd_breaker_view **out, size_t *n_out,
                        rd_status *st);
+
+/* ---- ForceBreaker (operator control) ---- */
+
+/* Applies an operator's hold, reset or release to one tool's breaker (see
+ * rd_breaker_force). ttl_ms: 0 = until released. */
+int rd_engine_force(const rd_engine *e, const char *tool_id, rd_force_mode mode, int64_t ttl_ms,
+                    const rd_call_ctx *ctx, rd_breaker_view *out, rd_status *st);
 
 /* ---- GetTurnTrace ---- */
 

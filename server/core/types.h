@@ -145,6 +145,10 @@ typedef struct rd_breaker {
     uint64_t probe_token;           /* 0 = no probe in flight */
     int64_t probe_lease_until_ms;
     int64_t last_seen_ms;           /* for idle eviction */
+    /* An operator's hold (rd_breaker_force): OPEN or CLOSED overrides the
+     * state above while it lasts; UNSPECIFIED = no hold. */
+    rd_breaker_status forced;
+    int64_t forced_until_ms;        /* 0 = until released */
 } rd_breaker;
 
 /* ---- plans and cascades ---- */

@@ -473,7 +473,7 @@ static bool tool_idle(const memory_store *m, const node *n, int64_t now_ms)
     if (rd_breaker_is_pristine(b, now_ms))
         return true;
     return b->stored == RD_BREAKER_OPEN && aged_out(b->open_until_ms, ttl, now_ms) &&
-           !rd_breaker_probe_live(b, now_ms);
+           !rd_breaker_probe_live(b, now_ms) && !rd_breaker_hold_live(b, now_ms);
 }
 
 static bool tools_make_room(memory_store *m, int64_t now_ms)
@@ -560,6 +560,25 @@ static int mem_record(rd_store *s, const char *tool_id, const rd_breaker_policy 
         .transition = tr,
         .now_ms = now_ms,
     };
+    pthread_mutex_unlock(&sh->lock);
+    return RD_OK;
+}
+
+static int mem_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
+                     int64_t ttl_ms, rd_store_result *out, rd_status *st)
+{
+    if (mode < RD_FORCE_OPEN || mode > RD_FORCE_RELEASE)
+        return rd_status_set(st, RD_ERR_INVALID, "mode: unknown value %d", (int)mode);
+    if (ttl_ms < 0)
+        return rd_status_set(st, RD_ERR_INVALID, "ttl_ms: must not be negative");
+    memory_store *m = as_memory(s);
+    shard *sh;
+    tool_node *t;
+    int rc = tool_acquire(m, tool_id, now_ms, &sh, &t, st);
+    if (rc != RD_OK)
+        return rc;
+    rd_breaker_force(&t->breaker, mode, now_ms, ttl_ms);
+    *out = (rd_store_result){.breaker = t->breaker, .now_ms = now_ms};
     pthread_mutex_unlock(&sh->lock);
     return RD_OK;
 }
@@ -853,6 +872,7 @@ static const rd_store_ops memory_ops = {
     .name = "memory",
     .admit = mem_admit,
     .record = mem_record,
+    .force = mem_force,
     .get = mem_get,
     .list = mem_list,
     .claim_outcome = mem_claim_outcome,

@@ -56,6 +56,10 @@ typedef struct rd_store_ops {
     int (*record)(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
                   int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
                   rd_store_result *out, rd_status *st);
+    /* An operator's command on one breaker (rd_breaker_force), creating the
+     * record for a tool never seen. RD_ERR_INVALID for a bad mode or ttl. */
+    int (*force)(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
+                 int64_t ttl_ms, rd_store_result *out, rd_status *st);
     /* Reads one breaker; *found = false (and a fresh CLOSED record in *out)
      * for a tool never seen. Does not create it. */
     int (*get)(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,

@@ -307,7 +307,14 @@ static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_vie
     b->generation = v->generation;
     b->success_threshold = v->success_threshold;
     b->consecutive_successes = v->consecutive_successes;
+    b->forced = (Recovery__V1__BreakerStatus)v->forced;
+    b->forced_until_ms = v->forced_until_ms;
     return b;
+}
+
+Recovery__V1__BreakerState *rd_codec_breaker_state_out(rd_arena *a, const rd_breaker_view *v)
+{
+    return breaker_out(a, v);
 }
 
 static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, const rd_trace_event *e)

@@ -38,6 +38,8 @@ Recovery__V1__RecordOutcomeResponse *rd_codec_outcome_out(rd_arena *a,
 Recovery__V1__GetBreakerStateResponse *rd_codec_breakers_out(rd_arena *a,
                                                              const rd_breaker_view *v,
                                                              size_t n);
+/* One breaker (forced / forced_until_ms included). */
+Recovery__V1__BreakerState *rd_codec_breaker_state_out(rd_arena *a, const rd_breaker_view *v);
 Recovery__V1__GetTurnTraceResponse *rd_codec_turn_trace_out(rd_arena *a, const char *turn_id,
                                                             const rd_turn_trace *t);
 

@@ -1,7 +1,12 @@
 #include "transport/methods.h"
 
+#include "grpc/health/v1/health.pb-c.h"
+#include "grpc/reflection/v1alpha/reflection.pb-c.h"
+#include "ops/observe.h"
+#include "recovery/v1/admin.pb-c.h"
 #include "recovery/v1/recovery.pb-c.h"
 #include "transport/codec.h"
+#include "transport/services.h"
 
 /* Every handler has the same shape: decode -> engine -> encode. */
 
@@ -13,9 +18,11 @@ static int out_or_nomem(void *msg, ProtobufCMessage **resp, rd_status *st)
     return RD_OK;
 }
 
-static int handle_classify(const rd_engine *e, const rd_call_ctx *ctx, const ProtobufCMessage *m,
-                           ProtobufCMessage **resp, rd_status *st)
+static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+                           rd_status *st)
 {
+    const rd_engine *e = rpc->engine;
+    const rd_call_ctx *ctx = &rpc->ctx;
     const Recovery__V1__ClassifyRequest *req = (const void *)m;
     rd_tool_error err;
     rd_classify_result res;
@@ -25,9 +32,11 @@ static int handle_classify(const rd_engine *e, const rd_call_ctx *ctx, const Pro
     return rc ? rc : out_or_nomem(rd_codec_classify_out(ctx->arena, &res), resp, st);
 }
 
-static int handle_decide(const rd_engine *e, const rd_call_ctx *ctx, const ProtobufCMessage *m,
-                         ProtobufCMessage **resp, rd_status *st)
+static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+                         rd_status *st)
 {
+    const rd_engine *e = rpc->engine;
+    const rd_call_ctx *ctx = &rpc->ctx;
     const Recovery__V1__DecideRequest *req = (const void *)m;
     rd_decide_input in;
     rd_tool_error err;
@@ -35,12 +44,16 @@ static int handle_decide(const rd_engine *e, const rd_call_ctx *ctx, const Proto
     int rc = rd_codec_decide_in(req, ctx->arena, &in, &err, st);
     if (!rc)
         rc = rd_engine_decide(e, &in, ctx, &d, st);
+    if (!rc)
+        rd_observe_decision(rpc, &in, &d);
     return rc ? rc : out_or_nomem(rd_codec_decide_out(ctx->arena, req->turn_id, &d), resp, st);
 }
 
-static int handle_record_outcome(const rd_engine *e, const rd_call_ctx *ctx,
-                                 const ProtobufCMessage *m, ProtobufCMessage **resp, rd_status *st)
+static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+                                 rd_status *st)
 {
+    const rd_engine *e = rpc->engine;
+    const rd_call_ctx *ctx = &rpc->ctx;
     const Recovery__V1__RecordOutcomeRequest *req = (const void *)m;
     rd_outcome_input in;
     rd_tool_error err;
@@ -48,13 +61,16 @@ static int handle_record_outcome(const rd_engine *e, const rd_call_ctx *ctx,
     int rc = rd_codec_outcome_in(req, &in, &err, st);
     if (!rc)
         rc = rd_engine_record_outcome(e, &in, ctx, &res, st);
+    if (!rc)
+        rd_observe_outcome(rpc, &in, &res);
     return rc ? rc : out_or_nomem(rd_codec_outcome_out(ctx->arena, &res), resp, st);
 }
 
-static int handle_get_breaker_state(const rd_engine *e, const rd_call_ctx *ctx,
-                                    const ProtobufCMessage *m, ProtobufCMessage **resp,
+static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
                                     rd_status *st)
 {
+    const rd_engine *e = rpc->engine;
+    const rd_call_ctx *ctx = &rpc->ctx;
     const Recovery__V1__GetBreakerStateRequest *req = (const void *)m;
     rd_breaker_view *views = NULL;
     size_t n = 0;
@@ -65,9 +81,11 @@ static int handle_get_breaker_state(const rd_engine *e, const rd_call_ctx *ctx,
     return rc ? rc : out_or_nomem(rd_codec_breakers_out(ctx->arena, views, n), resp, st);
 }
 
-static int handle_get_turn_trace(const rd_engine *e, const rd_call_ctx *ctx,
-                                 const ProtobufCMessage *m, ProtobufCMessage **resp, rd_status *st)
+static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+                                 rd_status *st)
 {
+    const rd_engine *e = rpc->engine;
+    const rd_call_ctx *ctx = &rpc->ctx;
     const Recovery__V1__GetTurnTraceRequest *req = (const void *)m;
     rd_turn_trace t;
     int rc = rd_codec_turn_trace_in(req, st);
@@ -77,12 +95,32 @@ static int handle_get_turn_trace(const rd_engine *e, const rd_call_ctx *ctx,
 }
 
 #define SERVICE "/recovery.v1.RecoveryService/"
+#define UNARY(path, auth, type, fn) {path, RD_RPC_UNARY, auth, &type, fn, NULL}
+#define REFLECTION_TYPE grpc__reflection__v1alpha__server_reflection_request__descriptor
 
 const rd_method rd_methods[] = {
-    {SERVICE "Classify", &recovery__v1__classify_request__descriptor, handle_classify},
-    {SERVICE "Decide", &recovery__v1__decide_request__descriptor, handle_decide},
-    {SERVICE "RecordOutcome", &recovery__v1__record_outcome_request__descriptor, handle_record_outcome},
-    {SERVICE "GetBreakerState", &recovery__v1__get_breaker_state_request__descriptor, handle_get_breaker_state},
-    {SERVICE "GetTurnTrace", &recovery__v1__get_turn_trace_request__descriptor, handle_get_turn_trace},
+    UNARY(SERVICE "Classify", RD_AUTH_CLIENT, recovery__v1__classify_request__descriptor,
+          handle_classify),
+    UNARY(SERVICE "Decide", RD_AUTH_CLIENT, recovery__v1__decide_request__descriptor,
+          handle_decide),
+    UNARY(SERVICE "RecordOutcome", RD_AUTH_CLIENT,
+          recovery__v1__record_outcome_request__descriptor, handle_record_outcome),
+    UNARY(SERVICE "GetBreakerState", RD_AUTH_CLIENT,
+          recovery__v1__get_breaker_state_request__descriptor, handle_get_breaker_state),
+    UNARY(SERVICE "GetTurnTrace", RD_AUTH_CLIENT,
+          recovery__v1__get_turn_trace_request__descriptor, handle_get_turn_trace),
+    {SERVICE "WatchBreakers", RD_RPC_SERVER_STREAM, RD_AUTH_CLIENT,
+     &recovery__v1__watch_breakers_request__descriptor, NULL, &rd_breaker_watch_stream},
+    UNARY("/recovery.v1.AdminService/ForceBreaker", RD_AUTH_ADMIN,
+          recovery__v1__force_breaker_request__descriptor, rd_admin_force_handler),
+    UNARY("/grpc.health.v1.Health/Check", RD_AUTH_NONE,
+          grpc__health__v1__health_check_request__descriptor, rd_health_check_handler),
+    {"/grpc.health.v1.Health/Watch", RD_RPC_SERVER_STREAM, RD_AUTH_NONE,
+     &grpc__health__v1__health_check_request__descriptor, NULL, &rd_health_watch_stream},
+    /* v1 and v1alpha messages are identical on the wire: one type serves both */
+    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
+     RD_AUTH_NONE, &REFLECTION_TYPE, rd_reflection_handler, NULL},
+    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI, RD_AUTH_NONE,
+     &REFLECTION_TYPE, rd_reflection_handler, NULL},
 };
 const size_t rd_methods_count = sizeof rd_methods / sizeof rd_methods[0];

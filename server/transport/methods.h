@@ -1,24 +1,78 @@
 /* The one table of RPC methods. Each entry names the method's path, its
- * request type and the handler that turns a decoded request into a response
- * through the decision engine. server.c registers every entry and dispatches
- * calls through it; nothing else knows the list of methods. */
+ * shape (unary, server streaming, bidirectional), who may call it, its
+ * request type and its handler. server.c registers every entry and drives
+ * every call through it; nothing else knows the list of methods.
+ *
+ * Handlers run on a worker thread and must not block: anything that waits
+ * (a watch stream waiting for the next change) is a stream source whose
+ * next() is called again when its wake callback fires. */
 #ifndef RD_TRANSPORT_METHODS_H
 #define RD_TRANSPORT_METHODS_H
 
 #include <protobuf-c/protobuf-c.h>
 
 #include "core/decide.h"
+#include "ops/health.h"
+#include "ops/live_config.h"
+#include "ops/metrics.h"
+#include "ops/watch.h"
 
-/* Handler contract: *resp is set to an arena-allocated message on RD_OK;
- * on error, st holds the code and a message naming the field. */
-typedef int (*rd_handler_fn)(const rd_engine *engine, const rd_call_ctx *ctx,
-                             const ProtobufCMessage *req, ProtobufCMessage **resp,
-                             rd_status *st);
+/* What the server shares with every handler. Borrowed: it outlives the
+ * server. */
+typedef struct rd_services {
+    rd_live_config *config;
+    rd_store *store;
+    rd_health *health;
+    rd_watch_bus *watch;
+    rd_metrics *metrics;
+} rd_services;
+
+/* One call (or one message of a bidirectional stream) as a handler sees it.
+ * `engine` pairs the configuration snapshot this call holds with the store;
+ * the snapshot stays the same for the whole call even across a reload. */
+typedef struct rd_rpc {
+    const rd_services *svc;
+    const rd_engine *engine;
+    rd_call_ctx ctx;
+} rd_rpc;
+
+/* Unary, and each message of a bidirectional stream: *resp is set to an
+ * arena-allocated message on RD_OK; on error, st holds the code and a
+ * message naming the field. */
+typedef int (*rd_handler_fn)(const rd_rpc *rpc, const ProtobufCMessage *req,
+                             ProtobufCMessage **resp, rd_status *st);
+
+typedef void (*rd_wake_fn)(void *arg);
+
+/* A server-streaming method's source of messages. */
+typedef struct rd_stream_ops {
+    /* Validates the request and starts watching; `wake` may be called from
+     * any thread (never under a lock of the caller's) when next() may have
+     * something to send. *stream is the source's own state. */
+    int (*open)(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn wake,
+                void *wake_arg, void **stream, rd_status *st);
+    /* The next message to send (arena), or NULL when there is nothing now. */
+    ProtobufCMessage *(*next)(void *stream, const rd_rpc *rpc);
+    /* Stops watching and frees the state; wake is never called after this
+     * returns. NULL is fine. */
+    void (*close)(void *stream);
+} rd_stream_ops;
+
+typedef enum { RD_RPC_UNARY, RD_RPC_SERVER_STREAM, RD_RPC_BIDI } rd_rpc_kind;
+
+typedef enum {
+    RD_AUTH_NONE,    /* health and reflection: open, like every gRPC server's */
+    RD_AUTH_CLIENT,  /* server.auth token, when one is configured */
+    RD_AUTH_ADMIN,   /* server.admin token, always required */
+} rd_auth_kind;
 
 typedef struct rd_method {
     const char *path;                                /* "/recovery.v1.RecoveryService/Decide" */
+    rd_rpc_kind kind;
+    rd_auth_kind auth;
     const ProtobufCMessageDescriptor *request_type;
-    rd_handler_fn handle;
+    rd_handler_fn handle;                            /* UNARY and BIDI */
+    const rd_stream_ops *stream;                     /* SERVER_STREAM */
 } rd_method;
 
 extern const rd_method rd_methods[];

@@ -2,22 +2,30 @@
  *
  * Model: N worker threads, each with its own completion queue. Every worker
  * keeps a few calls requested for every method of the table (methods.c) and
- * for unknown methods (answered UNIMPLEMENTED). A worker handles a call to
- * completion on its own thread: decode, decide, encode, start the reply batch;
- * the batch completion frees the call. Handling never blocks on I/O with the
- * memory store, so one queue per thread keeps every core busy without locks
- * in the transport.
+ * for unknown methods (answered UNIMPLEMENTED). A call lives on the worker
+ * whose queue it arrived on, as a small state machine driven by completion
+ * tags (call.c): a unary call is answered in one batch; a streaming call
+ * sends and receives one message at a time and, while it waits for
+ * something to send (a watch stream), costs nothing: its source wakes the
+ * worker, which polls its wake list at least every RD_WAKE_INTERVAL_MS.
+ * Handling never blocks on I/O with the memory store.
  *
- * Shutdown order (rd_server_shutdown), with its preconditions:
- *   1. stop accepting: grpc_server_shutdown_and_notify; calls already
+ * Every call takes a configuration snapshot when it starts and keeps it to
+ * its end, so a reload never changes the rules under a running call.
+ *
+ * Shutdown order (rd_server_shutdown), with its preconditions; the caller
+ * (main.c) first sets health NOT_SERVING and waits server.drain_delay_ms:
+ *   1. streams are told to finish: each sends what it has queued (a health
+ *      watcher gets its NOT_SERVING) and ends with UNAVAILABLE;
+ *   2. stop accepting: grpc_server_shutdown_and_notify; calls already
  *      received keep running and are answered;
- *   2. wait up to grace_ms for them; past that, cancel what remains
+ *   3. wait up to grace_ms for them; past that, cancel what remains
  *      (grpc_server_cancel_all_calls) and wait for the cancellations;
- *   3. only then destroy the server, shut the worker queues down (the
- *      workers drain them, freeing every requested call) and join the
- *      workers. The engine must outlive rd_server_shutdown.
+ *   4. only then (rd_server_destroy) destroy the server, shut the worker
+ *      queues down (the workers drain them, freeing every requested call)
+ *      and join the workers. The services must outlive rd_server_destroy.
  *
- * Ownership: the server borrows the engine; rd_server_destroy(NULL) is a
+ * Ownership: the server borrows the services; rd_server_destroy(NULL) is a
  * no-op. */
 #ifndef RD_TRANSPORT_SERVER_H
 #define RD_TRANSPORT_SERVER_H
@@ -25,8 +33,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/decide.h"
 #include "core/err.h"
+#include "transport/methods.h"
+
+#define RD_WAKE_INTERVAL_MS 20
 
 typedef struct rd_server rd_server;
 
@@ -34,13 +44,20 @@ typedef struct rd_server_options {
     const char *listen;          /* host:port; port 0 picks a free one */
     unsigned workers;            /* >= 1 */
     size_t max_receive_bytes;
+    int64_t max_connection_age_ms;       /* 0 = unlimited */
+    int64_t max_connection_age_grace_ms; /* 0 = gRPC default */
+    int64_t keepalive_time_ms;           /* 0 = gRPC default */
+    int64_t keepalive_timeout_ms;        /* 0 = gRPC default */
+    const char *tls_cert_file;   /* NULL = plaintext */
+    const char *tls_key_file;
+    const char *tls_client_ca_file; /* set = clients must present a certificate */
 } rd_server_options;
 
 /* Binds, starts the workers and begins serving. NULL on failure with st set. */
-rd_server *rd_server_start(const rd_server_options *opt, const rd_engine *engine, rd_status *st);
+rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc, rd_status *st);
 int rd_server_port(const rd_server *s);
-/* Graceful stop as described above; returns how many calls were cancelled
- * because the grace period ran out (0 or 1: gRPC cancels them as a group). */
+/* Steps 1-3 above; returns how many calls were cancelled because the grace
+ * period ran out (0 or 1: gRPC cancels them as a group). */
 int rd_server_shutdown(rd_server *s, int64_t grace_ms);
 void rd_server_destroy(rd_server *s);
 

@@ -113,6 +113,8 @@ def write_config(directory: Path, *, defaults: dict | None = None, tools=(),
         "turn": {"timeout_ms": turn_timeout_ms},
         "tools": {"directory": "tools.d", "reject_unknown": reject_unknown},
         "classification": {"rules_file": "rules.yaml"},
+        # test servers run side by side: no shared fixed metrics port
+        "metrics": {"listen": "127.0.0.1:0"},
     }
     path = directory / "recovery.yaml"
     path.write_text(yaml.safe_dump(main, sort_keys=False))

@@ -547,8 +547,6 @@ static void test_main_semantic_errors(void **state)
                       "max_delay_ms (100) must be >= initial_delay_ms (500)");
     expect_main_error("defaults:\n  retry_policy: {strategy: linear}\n" MAIN_MIN, 2,
                       "defaults.retry_policy.strategy", "unknown strategy \"linear\"");
-    expect_main_error("store:\n  backend: redis\n" MAIN_MIN, 2, "store.backend",
-                      "redis is not built yet");
     expect_main_error("store:\n  backend: etcd\n" MAIN_MIN, 2, "store.backend",
                       "unknown backend \"etcd\"");
     expect_main_error("server: {}\n", 1, "classification.rules_file", "missing (required)");
@@ -822,11 +820,161 @@ static void test_manifest_yaml_error_names_the_manifest(void **state)
     expect_tool_error("", 1, "(file)", "empty file");
 }
 
+/* ---- operational keys (issue 6) and store.redis (issue 5) ---- */
+
+static void test_ops_defaults(void **state)
+{
+    (void)state;
+    rd_config *cfg = load_ok(MAIN_MIN, NULL);
+    assert_int_equal(cfg->server.drain_delay_ms, 0);
+    assert_int_equal(cfg->server.max_connection_age_ms, 0);
+    assert_null(cfg->server.tls.cert_file);
+    assert_null(cfg->server.auth_token);
+    assert_null(cfg->server.admin_token);
+    assert_string_equal(cfg->metrics.listen, "0.0.0.0:9464");
+    assert_int_equal(cfg->metrics.max_tools, 1000);
+    assert_int_equal(cfg->log_level, RD_CONFIG_LOG_INFO);
+    assert_true(cfg->reload_watch);
+    assert_string_equal(cfg->store.redis.address, "127.0.0.1:6379");
+    assert_string_equal(cfg->store.redis.key_prefix, "recoveryd:");
+    assert_int_equal(cfg->store.redis.command_timeout_ms, 50);
+    assert_non_null(strstr(cfg->tools_dir, "tools.d"));
+    rd_config_free(cfg);
+}
+
+static void test_ops_keys_are_read(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    put("certs/s.crt", "cert");
+    put("certs/s.key", "key");
+    put("certs/ca.pem", "ca");
+    put("secret/token", "  s3cret-token \n second line ignored\n");
+    setenv("RD_TEST_ADMIN_TOKEN", "adm1n", 1);
+    rd_config *cfg = load_ok("server:\n"
+                             "  drain_delay_ms: 250\n"
+                             "  max_connection_age_ms: 60000\n"
+                             "  max_connection_age_grace_ms: 5000\n"
+                             "  keepalive_time_ms: 20000\n"
+                             "  keepalive_timeout_ms: 5000\n"
+                             "  tls:\n"
+                             "    cert_file: certs/s.crt\n"
+                             "    key_file: certs/s.key\n"
+                             "    client_ca_file: certs/ca.pem\n"
+                             "  auth: {token_file: secret/token}\n"
+                             "  admin: {token_env: RD_TEST_ADMIN_TOKEN}\n"
+                             "metrics: {listen: \"\", max_tools: 5}\n"
+                             "log: {level: debug}\n"
+                             "reload: {watch: false}\n"
+                             "store:\n"
+                             "  backend: redis\n"
+                             "  redis:\n"
+                             "    address: \"unix:/run/redis.sock\"\n"
+                             "    db: 3\n"
+                             "    key_prefix: \"tenant-a:\"\n"
+                             "    sentinels: [\"10.0.0.1:26379\", \"10.0.0.2:26379\"]\n"
+                             "    master_name: mymaster\n" MAIN_MIN,
+                             NULL);
+    assert_int_equal(cfg->server.drain_delay_ms, 250);
+    assert_int_equal(cfg->server.max_connection_age_ms, 60000);
+    assert_int_equal(cfg->server.max_connection_age_grace_ms, 5000);
+    assert_int_equal(cfg->server.keepalive_time_ms, 20000);
+    assert_int_equal(cfg->server.keepalive_timeout_ms, 5000);
+    assert_string_equal(cfg->server.tls.cert_file, in_dir(path, "certs/s.crt"));
+    assert_string_equal(cfg->server.tls.client_ca_file, in_dir(path, "certs/ca.pem"));
+    assert_string_equal(cfg->server.auth_token, "s3cret-token");
+    assert_string_equal(cfg->server.admin_token, "adm1n");
+    assert_null(cfg->metrics.listen);
+    assert_int_equal(cfg->metrics.max_tools, 5);
+    assert_int_equal(cfg->log_level, RD_CONFIG_LOG_DEBUG);
+    assert_false(cfg->reload_watch);
+    assert_int_equal(cfg->store.backend, RD_STORE_REDIS);
+    assert_string_equal(cfg->store.redis.address, "unix:/run/redis.sock");
+    assert_int_equal(cfg->store.redis.db, 3);
+    assert_int_equal(cfg->store.redis.n_sentinels, 2);
+    assert_string_equal(cfg->store.redis.sentinels[1], "10.0.0.2:26379");
+    assert_string_equal(cfg->store.redis.master_name, "mymaster");
+    rd_config_free(cfg);
+    unsetenv("RD_TEST_ADMIN_TOKEN");
+}
+
+static void test_ops_key_errors(void **state)
+{
+    (void)state;
+    expect_main_error("server:\n  drain_delay_ms: 600001\n" MAIN_MIN, 2, "server.drain_delay_ms",
+                      "out of range (0..600000)");
+    expect_main_error("server:\n  max_connection_age_ms: 10\n" MAIN_MIN, 2,
+                      "server.max_connection_age_ms", "must be 0 (off) or 1000..86400000");
+    expect_main_error("server:\n  tls: {cert_file: nope.crt, key_file: nope.key}\n" MAIN_MIN, 2,
+                      "server.tls.cert_file", "cannot read");
+    put("only.crt", "x");
+    expect_main_error("server:\n  tls:\n    cert_file: only.crt\n" MAIN_MIN, 3, "server.tls",
+                      "cert_file and key_file go together");
+    expect_main_error("server:\n  auth: {token_env: RD_TEST_SURELY_UNSET_VAR}\n" MAIN_MIN, 2,
+                      "server.auth.token_env", "RD_TEST_SURELY_UNSET_VAR is not set");
+    put("empty.token", "\n");
+    expect_main_error("server:\n  admin:\n    token_file: empty.token\n" MAIN_MIN, 3,
+                      "server.admin.token_file", "no usable secret");
+    put("t.token", "abc");
+    setenv("RD_TEST_TOKEN_BOTH", "x", 1);
+    expect_main_error("server:\n  auth:\n    token_file: t.token\n    token_env: RD_TEST_TOKEN_BOTH\n"
+                      MAIN_MIN, 4, "server.auth.token_env", "not both");
+    unsetenv("RD_TEST_TOKEN_BOTH");
+    expect_main_error("server:\n  auth: {token: abc}\n" MAIN_MIN, 2, "server.auth.token",
+                      "unknown key");
+    expect_main_error("metrics:\n  listen: nocolon\n" MAIN_MIN, 2, "metrics.listen",
+                      "expected host:port");
+    expect_main_error("metrics:\n  max_tools: 0\n" MAIN_MIN, 2, "metrics.max_tools",
+                      "out of range (1..100000)");
+    expect_main_error("log:\n  level: verbose\n" MAIN_MIN, 2, "log.level", "unknown level");
+    expect_main_error("reload:\n  watch: maybe\n" MAIN_MIN, 2, "reload.watch",
+                      "expected true or false");
+    expect_main_error("store:\n  redis:\n    db: 16\n" MAIN_MIN, 3, "store.redis.db",
+                      "out of range (0..15)");
+    expect_main_error("store:\n  redis:\n    key_prefix: \"a b\"\n" MAIN_MIN, 3,
+                      "store.redis.key_prefix", "is not 1..64 bytes");
+    expect_main_error("store:\n  redis:\n    address: \"host\"\n" MAIN_MIN, 3,
+                      "store.redis.address", "expected host:port or unix:/path");
+    expect_main_error("store:\n  redis:\n    sentinels: [\"a:1\"]\n" MAIN_MIN, 3,
+                      "store.redis.master_name", "required with sentinels");
+    expect_main_error("store:\n  redis:\n    command_timeout_ms: 0\n" MAIN_MIN, 3,
+                      "store.redis.command_timeout_ms", "out of range (1..10000)");
+}
+
+static void test_secret_never_in_error_messages(void **state)
+{
+    (void)state;
+    char err[RD_CONFIG_ERR_MAX] = "";
+    put("tok", "topsecretvalue");
+    setenv("RD_TEST_TOKEN_SECRET", "othersecret", 1);
+    rd_config *cfg = load_files("server:\n  auth:\n    token_file: tok\n"
+                                "    token_env: RD_TEST_TOKEN_SECRET\n" MAIN_MIN,
+                                RULES_MIN, err);
+    assert_null(cfg);
+    assert_null(strstr(err, "topsecretvalue"));
+    assert_null(strstr(err, "othersecret"));
+    unsetenv("RD_TEST_TOKEN_SECRET");
+}
+
+static void test_redis_backend_is_accepted(void **state)
+{
+    (void)state;
+    rd_config *cfg = load_ok("store:\n  backend: redis\n" MAIN_MIN, NULL);
+    assert_int_equal(cfg->store.backend, RD_STORE_REDIS);
+    rd_config_free(cfg);
+}
+
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, make_dir, remove_dir)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_config_loads),
+        T(test_ops_defaults),
+        T(test_ops_keys_are_read),
+        T(test_ops_key_errors),
+        T(test_secret_never_in_error_messages),
+        T(test_redis_backend_is_accepted),
         T(test_absent_keys_take_documented_defaults),
         T(test_workers_zero_means_one_per_core),
         T(test_every_main_key_is_read),

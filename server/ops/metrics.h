@@ -1,0 +1,54 @@
+/* Prometheus metrics of recoveryd, served on their own port.
+ *
+ * Recording functions are cheap and thread-safe (atomics; a mutex only when
+ * a tool is seen for the first time). Per-tool series are capped at
+ * max_tools; further tools are counted under tool="_other" so a flood of
+ * tool ids cannot blow up the label cardinality.
+ *
+ * Ownership: rd_metrics_new returns an object the caller frees with
+ * rd_metrics_free (NULL is fine). The HTTP endpoint borrows the metrics and
+ * the breaker lister, and must be stopped before either is freed. */
+#ifndef RD_OPS_METRICS_H
+#define RD_OPS_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/decide.h"
+
+typedef struct rd_metrics rd_metrics;
+
+rd_metrics *rd_metrics_new(size_t max_tools);
+void rd_metrics_free(rd_metrics *m);
+
+/* One finished RPC: method index into the method table (or -1 for unknown
+ * methods), its gRPC status code and latency. */
+void rd_metrics_rpc(rd_metrics *m, int method, const char *method_name, int grpc_status,
+                    int64_t latency_us);
+/* A Decide result: decisions by action, errors by retryability, retries,
+ * breaker opens (CircuitOpened events), timeouts (ToolTimeout events). */
+void rd_metrics_decision(rd_metrics *m, const char *tool_id, const rd_decision *d);
+/* A RecordOutcome: successes after a retry count as retry successes;
+ * failures as errors; CircuitOpened/Closed transitions from its result. */
+void rd_metrics_outcome(rd_metrics *m, const char *tool_id, const rd_outcome_input *in,
+                        const rd_classification *c_or_null, bool opened);
+void rd_metrics_store_error(rd_metrics *m);
+void rd_metrics_set_degraded(rd_metrics *m, bool degraded);
+void rd_metrics_config_reload(rd_metrics *m, bool ok);
+
+/* At scrape time the endpoint asks for current breaker states. */
+typedef int (*rd_breaker_lister)(void *ctx, int64_t now_ms, rd_store_visit visit, void *visit_ctx);
+
+/* The Prometheus text exposition (format 0.0.4) into a malloc'd string the
+ * caller frees; NULL when out of memory. */
+char *rd_metrics_render(rd_metrics *m, rd_breaker_lister lister, void *lister_ctx, int64_t now_ms);
+
+typedef struct rd_metrics_http rd_metrics_http;
+/* Serves GET /metrics (and /healthz) on listen ("host:port"). */
+rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_breaker_lister lister,
+                                       void *lister_ctx, rd_status *st);
+int rd_metrics_http_port(const rd_metrics_http *h);
+void rd_metrics_http_stop(rd_metrics_http *h);
+
+#endif

@@ -1,0 +1,180 @@
+/* The metrics endpoint: libmicrohttpd with its own polling thread.
+ *
+ *   GET /metrics  the Prometheus text exposition
+ *   GET /healthz  "ok" (the process is up; gRPC health is the readiness signal)
+ *   other paths   404; other methods on the two paths 405
+ *
+ * Each scrape renders afresh; nothing is cached, so a scrape is as current
+ * as the counters. */
+#include "ops/metrics.h"
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* Scrapers are few; these bound what a misbehaving client can hold. */
+#define HTTP_CONNECTION_LIMIT 64
+#define HTTP_CONNECTION_TIMEOUT_S 10
+
+struct rd_metrics_http {
+    struct MHD_Daemon *daemon;
+    rd_metrics *metrics;                 /* borrowed */
+    rd_breaker_lister lister;            /* borrowed */
+    void *lister_ctx;
+};
+
+static int64_t unix_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
+                             char *body, enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(body), body, mode);
+    if (!resp) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result rc = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return rc;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status,
+                                  const char *text)
+{
+    /* Literals outlive the response, so MHD may keep a reference to them. */
+    return reply(conn, status, "text/plain; charset=utf-8", (char *)text,
+                 MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result serve_metrics(rd_metrics_http *h, struct MHD_Connection *conn)
+{
+    char *body = rd_metrics_render(h->metrics, h->lister, h->lister_ctx, unix_now_ms());
+    if (!body)
+        return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+    return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body,
+                 MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version,
+                              const char *upload_data, size_t *upload_data_size,
+                              void **con_cls)
+{
+    rd_metrics_http *h = cls;
+    bool is_metrics = strcmp(url, "/metrics") == 0;
+    bool is_health = strcmp(url, "/healthz") == 0;
+    if (!is_metrics && !is_health)
+        return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+    if (is_health)
+        return reply_text(conn, MHD_HTTP_OK, "ok\n");
+    return serve_metrics(h, conn);
+}
+
+/* "host:port", "[v6]:port" or ":port" into an address to bind. */
+static int resolve_listen(const char *listen, struct sockaddr_storage *addr, rd_status *st)
+{
+    const char *colon = listen ? strrchr(listen, ':') : NULL;
+    if (!colon || !colon[1])
+        return rd_status_set(st, RD_ERR_INVALID, "metrics.listen: '%s' is not host:port",
+                             listen ? listen : "");
+    char host[256], port[16];
+    const char *h = listen;
+    size_t hlen = (size_t)(colon - listen);
+    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (*end || p < 0 || p > 65535 || hlen >= sizeof host)
+        return rd_status_set(st, RD_ERR_INVALID, "metrics.listen: bad port or host in '%s'",
+                             listen);
+    snprintf(host, sizeof host, "%.*s", (int)hlen, h);
+    snprintf(port, sizeof port, "%ld", p);
+
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(host[0] && strcmp(host, "*") != 0 ? host : NULL, port, &hints, &res);
+    if (rc != 0)
+        return rd_status_set(st, RD_ERR_INVALID, "metrics.listen: cannot resolve '%s': %s",
+                             host, gai_strerror(rc));
+    /* With no host, AI_PASSIVE may list :: first; prefer IPv4 for "any". */
+    struct addrinfo *pick = res;
+    for (struct addrinfo *ai = res; ai && !host[0]; ai = ai->ai_next)
+        if (ai->ai_family == AF_INET) {
+            pick = ai;
+            break;
+        }
+    memcpy(addr, pick->ai_addr, pick->ai_addrlen);
+    freeaddrinfo(res);
+    return RD_OK;
+}
+
+rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_breaker_lister lister,
+                                       void *lister_ctx, rd_status *st)
+{
+    struct sockaddr_storage addr;
+    if (!m) {
+        rd_status_set(st, RD_ERR_INVALID, "metrics: no metrics to serve");
+        return NULL;
+    }
+    if (resolve_listen(listen, &addr, st) != RD_OK)
+        return NULL;
+    rd_metrics_http *h = calloc(1, sizeof *h);
+    if (!h) {
+        rd_status_set(st, RD_ERR_NOMEM, "metrics: out of memory");
+        return NULL;
+    }
+    *h = (rd_metrics_http){.metrics = m, .lister = lister, .lister_ctx = lister_ctx};
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    if (addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    const struct sockaddr *sa = (const struct sockaddr *)&addr;
+    uint16_t port = ntohs(addr.ss_family == AF_INET6
+                              ? ((const struct sockaddr_in6 *)sa)->sin6_port
+                              : ((const struct sockaddr_in *)sa)->sin_port);
+    h->daemon = MHD_start_daemon(flags, port, NULL, NULL, handle, h,
+                                 MHD_OPTION_SOCK_ADDR, sa,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
+                                 MHD_OPTION_CONNECTION_TIMEOUT,
+                                 (unsigned)HTTP_CONNECTION_TIMEOUT_S,
+                                 MHD_OPTION_END);
+    if (!h->daemon) {
+        rd_status_set(st, RD_ERR_UNAVAILABLE, "metrics.listen: cannot listen on '%s'", listen);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+int rd_metrics_http_port(const rd_metrics_http *h)
+{
+    if (!h)
+        return -1;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? (int)info->port : -1;
+}
+
+void rd_metrics_http_stop(rd_metrics_http *h)
+{
+    if (!h)
+        return;
+    MHD_stop_daemon(h->daemon);
+    free(h);
+}

@@ -1,0 +1,114 @@
+/* Reporting of engine results (see observe.h). */
+#include "ops/observe.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "core/trace.h"
+
+static void log_trace_events(const rd_trace_event *events, size_t n, const char *turn_id)
+{
+    for (size_t i = 0; i < n; i++) {
+        const rd_trace_event *e = &events[i];
+        char fields[2048] = "";
+        rd_log_kv(fields, sizeof fields, "event", rd_event_type_name(e->type));
+        rd_log_kv(fields, sizeof fields, "tool_id", e->tool_id);
+        rd_log_kv(fields, sizeof fields, "turn_id", turn_id ? turn_id : "");
+        rd_log_kv(fields, sizeof fields, "detail", e->detail);
+        if (e->error[0])
+            rd_log_kv(fields, sizeof fields, "error", e->error);
+        rd_log(RD_LOG_DEBUG, "trace event", fields);
+    }
+}
+
+static void publish(const rd_rpc *rpc, const rd_breaker_view *v, const char *cause)
+{
+    rd_watch_publish(rpc->svc->watch, v, cause, rpc->ctx.now_ms);
+}
+
+/* Breaker changes a Decide caused, as its trace events tell them. A probe
+ * that failed again re-opens the breaker (the caller held a permit). */
+static void publish_decision_changes(const rd_rpc *rpc, const rd_decide_input *in,
+                                     const rd_decision *d)
+{
+    for (size_t i = 0; i < d->n_trace; i++) {
+        switch (d->trace[i].type) {
+        case RD_EV_CIRCUIT_OPENED:
+            publish(rpc, &d->breaker, in->permit_id && in->permit_id[0] ? "reopened" : "opened");
+            break;
+        case RD_EV_CIRCUIT_HALF_OPENED:
+            publish(rpc, &d->breaker, "half_opened");
+            break;
+        case RD_EV_CIRCUIT_CLOSED:
+            publish(rpc, &d->breaker, "closed");
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+void rd_observe_decision(const rd_rpc *rpc, const rd_decide_input *in, const rd_decision *d)
+{
+    rd_metrics_decision(rpc->svc->metrics, in->tool_id, d);
+    if (d->duplicate)
+        return;
+    publish_decision_changes(rpc, in, d);
+    log_trace_events(d->trace, d->n_trace, in->turn_id);
+}
+
+static const char *transition_cause(rd_breaker_transition t)
+{
+    switch (t) {
+    case RD_TRANSITION_OPENED: return "opened";
+    case RD_TRANSITION_REOPENED: return "reopened";
+    case RD_TRANSITION_PROBE_GRANTED: return "half_opened";
+    case RD_TRANSITION_CLOSED: return "closed";
+    case RD_TRANSITION_NONE: break;
+    }
+    return NULL;
+}
+
+void rd_observe_outcome(const rd_rpc *rpc, const rd_outcome_input *in,
+                        const rd_outcome_result *r)
+{
+    bool opened = r->transition == RD_TRANSITION_OPENED ||
+                  r->transition == RD_TRANSITION_REOPENED;
+    if (r->duplicate)
+        return; /* a replayed outcome_id was not recorded: count it nowhere */
+    rd_metrics_outcome(rpc->svc->metrics, in->tool_id, in,
+                       r->has_classification ? &r->classification : NULL, opened);
+    const char *cause = transition_cause(r->transition);
+    if (cause)
+        publish(rpc, &r->breaker, cause);
+    log_trace_events(r->trace, r->n_trace, in->turn_id);
+}
+
+const char *rd_force_cause(rd_force_mode mode)
+{
+    switch (mode) {
+    case RD_FORCE_OPEN: return "forced_open";
+    case RD_FORCE_CLOSED: return "forced_closed";
+    case RD_FORCE_RESET: return "reset";
+    case RD_FORCE_RELEASE: return "released";
+    }
+    return "forced";
+}
+
+void rd_observe_force(const rd_rpc *rpc, const char *tool_id, rd_force_mode mode,
+                      int64_t ttl_ms, const rd_breaker_view *v, const char *reason,
+                      const char *operator_name)
+{
+    publish(rpc, v, rd_force_cause(mode));
+    char fields[2048] = "", ttl[32];
+    snprintf(ttl, sizeof ttl, "%" PRId64, ttl_ms);
+    rd_log_kv(fields, sizeof fields, "tool_id", tool_id);
+    rd_log_kv(fields, sizeof fields, "action", rd_force_cause(mode));
+    rd_log_kv(fields, sizeof fields, "ttl_ms", ttl);
+    rd_log_kv(fields, sizeof fields, "reason", reason);
+    rd_log_kv(fields, sizeof fields, "operator", operator_name);
+    rd_log_kv(fields, sizeof fields, "state", rd_breaker_status_name(v->status));
+    rd_log(RD_LOG_WARN, "breaker forced by an operator", fields);
+}

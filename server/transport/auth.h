@@ -1,0 +1,18 @@
+/* Bearer tokens on incoming calls: `authorization: Bearer <token>`.
+ * Tokens are compared in constant time; nothing here logs a token. */
+#ifndef RD_TRANSPORT_AUTH_H
+#define RD_TRANSPORT_AUTH_H
+
+#include <grpc/grpc.h>
+#include <grpc/status.h>
+
+#include "config/config.h"
+#include "transport/methods.h"
+
+/* GRPC_STATUS_OK when the call may go ahead; otherwise the status to end
+ * it with (UNAUTHENTICATED, or PERMISSION_DENIED for AdminService without a
+ * configured admin token) and *why, a static message. */
+grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
+                               const grpc_metadata_array *md, const char **why);
+
+#endif

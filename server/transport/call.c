@@ -1,0 +1,619 @@
+/* One call from the moment it is requested until its last completion, as
+ * a state machine driven by completion-queue tags (see server.h).
+ *
+ *   REQUESTED --call arrives--> unary:   one batch (reply + status) -> FINISHING
+ *                               streams: STREAMING
+ *   STREAMING: one send and (bidi) one receive in flight at most; the next
+ *              message goes out when the previous send completed
+ *   STREAMING --status sent, or the client went away--> FINISHING
+ *   FINISHING --no batch left in flight--> freed
+ *
+ * The state changes only in set_state(); the stream's source is closed on
+ * entering FINISHING, so it never wakes a call that is about to be freed.
+ * Everything here runs on the call's worker thread, except call_wake. */
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "store/resilient.h"
+#include "transport/auth.h"
+#include "transport/codec.h"
+#include "transport/server_internal.h"
+#include "transport/status.h"
+
+typedef enum { TAG_REQUEST, TAG_SEND, TAG_RECV, TAG_CLOSE, TAG_STATUS, TAG_COUNT } tag_kind;
+
+typedef struct call_tag {
+    rd_call *call;
+    tag_kind kind;
+} call_tag;
+
+typedef enum { CALL_REQUESTED, CALL_STREAMING, CALL_FINISHING } call_state;
+
+struct rd_call {
+    rd_worker *worker;
+    int method;                  /* index into rd_methods, or RD_GENERIC_METHOD */
+    call_state state;
+    call_tag tags[TAG_COUNT];
+    grpc_call *call;
+    gpr_timespec deadline;
+    grpc_metadata_array metadata;
+    grpc_call_details details;   /* RD_GENERIC_METHOD only */
+    grpc_byte_buffer *request;   /* the unary/first message, then bidi receives */
+    grpc_byte_buffer *sending;   /* the message of the send in flight */
+    grpc_byte_buffer *pending;   /* bidi: a response waiting for the send slot */
+    grpc_slice status_details;
+    int cancelled;
+    int in_flight;               /* batches started and not completed */
+    bool send_busy, recv_busy, half_closed;
+    rd_config_snap *snap;        /* unary and bidi: the call's configuration */
+    void *source;                /* server streaming: the source's state */
+    int64_t started_us;
+    grpc_status_code final_code;
+    bool wake_queued;
+    rd_call *wake_next;
+    rd_call *stream_prev, *stream_next;
+    bool in_streams;
+};
+
+static int64_t monotonic_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t unix_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const rd_method *method_of(const rd_call *c)
+{
+    return c->method == RD_GENERIC_METHOD ? NULL : &rd_methods[c->method];
+}
+
+/* ---- lifetime ---- */
+
+static void call_free(rd_call *c)
+{
+    if (c->call)
+        grpc_call_unref(c->call);
+    grpc_metadata_array_destroy(&c->metadata);
+    if (c->method == RD_GENERIC_METHOD)
+        grpc_call_details_destroy(&c->details);
+    if (c->request)
+        grpc_byte_buffer_destroy(c->request);
+    if (c->sending)
+        grpc_byte_buffer_destroy(c->sending);
+    if (c->pending)
+        grpc_byte_buffer_destroy(c->pending);
+    grpc_slice_unref(c->status_details);
+    rd_config_snap_release(c->snap);
+    free(c);
+}
+
+void rd_call_request(rd_worker *w, int method)
+{
+    rd_call *c = calloc(1, sizeof *c);
+    if (!c) {
+        rd_log(RD_LOG_ERROR, "out of memory requesting a call", "");
+        return;
+    }
+    c->worker = w;
+    c->method = method;
+    c->state = CALL_REQUESTED;
+    c->status_details = grpc_empty_slice();
+    for (int k = 0; k < TAG_COUNT; k++)
+        c->tags[k] = (call_tag){.call = c, .kind = (tag_kind)k};
+    grpc_metadata_array_init(&c->metadata);
+    grpc_call_error err;
+    if (method == RD_GENERIC_METHOD) {
+        grpc_call_details_init(&c->details);
+        err = grpc_server_request_call(w->server->grpc, &c->call, &c->details, &c->metadata,
+                                       w->cq, w->cq, &c->tags[TAG_REQUEST]);
+    } else {
+        bool payload = rd_methods[method].kind != RD_RPC_BIDI;
+        err = grpc_server_request_registered_call(
+            w->server->grpc, w->server->registered[method], &c->call, &c->deadline,
+            &c->metadata, payload ? &c->request : NULL, w->cq, w->cq, &c->tags[TAG_REQUEST]);
+    }
+    if (err != GRPC_CALL_OK) {
+        call_free(c);
+        rd_log(RD_LOG_ERROR, "cannot request a call", "");
+    }
+}
+
+/* ---- streams list and wake list (worker bookkeeping) ---- */
+
+static void streams_link(rd_call *c)
+{
+    rd_worker *w = c->worker;
+    c->stream_next = w->streams;
+    if (w->streams)
+        w->streams->stream_prev = c;
+    w->streams = c;
+    c->in_streams = true;
+}
+
+static void streams_unlink(rd_call *c)
+{
+    if (!c->in_streams)
+        return;
+    rd_worker *w = c->worker;
+    if (c->stream_prev)
+        c->stream_prev->stream_next = c->stream_next;
+    else
+        w->streams = c->stream_next;
+    if (c->stream_next)
+        c->stream_next->stream_prev = c->stream_prev;
+    c->in_streams = false;
+}
+
+/* From any thread: the call's source has something. */
+static void call_wake(void *arg)
+{
+    rd_call *c = arg;
+    rd_worker *w = c->worker;
+    pthread_mutex_lock(&w->wake_lock);
+    if (!c->wake_queued) {
+        c->wake_queued = true;
+        c->wake_next = w->woken;
+        w->woken = c;
+    }
+    pthread_mutex_unlock(&w->wake_lock);
+}
+
+static void wake_list_remove(rd_call *c)
+{
+    rd_worker *w = c->worker;
+    pthread_mutex_lock(&w->wake_lock);
+    if (c->wake_queued) {
+        for (rd_call **p = &w->woken; *p; p = &(*p)->wake_next) {
+            if (*p == c) {
+                *p = c->wake_next;
+                break;
+            }
+        }
+        c->wake_queued = false;
+    }
+    pthread_mutex_unlock(&w->wake_lock);
+}
+
+/* ---- the state ---- */
+
+static void record_metrics(rd_call *c)
+{
+    const rd_method *m = method_of(c);
+    char *generic = NULL;
+    if (!m)
+        generic = grpc_slice_to_c_string(c->details.method);
+    rd_metrics_rpc(c->worker->server->svc->metrics, c->method, m ? m->path : generic,
+                   (int)c->final_code, monotonic_us() - c->started_us);
+    gpr_free(generic);
+}
+
+static void set_state(rd_call *c, call_state next)
+{
+    if (c->state == next)
+        return;
+    if (next == CALL_STREAMING) {
+        streams_link(c);
+    } else if (next == CALL_FINISHING && c->state != CALL_REQUESTED) {
+        const rd_method *m = method_of(c);
+        if (m && m->stream && c->source)
+            m->stream->close(c->source); /* no wake after this */
+        c->source = NULL;
+        streams_unlink(c);
+        wake_list_remove(c);
+        record_metrics(c);
+    } else if (next == CALL_FINISHING && c->started_us) {
+        record_metrics(c); /* answered at once (unary, refused) */
+    }
+    c->state = next;
+}
+
+static void maybe_free(rd_call *c)
+{
+    if (c->state == CALL_FINISHING && c->in_flight == 0)
+        call_free(c);
+}
+
+/* ---- batches ---- */
+
+static bool start_batch(rd_call *c, grpc_op *ops, size_t n, tag_kind tag)
+{
+    if (grpc_call_start_batch(c->call, ops, n, &c->tags[tag], NULL) != GRPC_CALL_OK) {
+        rd_log(RD_LOG_ERROR, "cannot start a batch", "");
+        return false;
+    }
+    c->in_flight++;
+    return true;
+}
+
+static grpc_byte_buffer *encode(const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    grpc_slice slice = grpc_slice_malloc(len);
+    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(slice));
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
+    grpc_slice_unref(slice);
+    return bb;
+}
+
+static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer *bb,
+                                rd_status *st)
+{
+    if (!bb) {
+        rd_status_set(st, RD_ERR_INVALID, "request: no message received");
+        return NULL;
+    }
+    grpc_byte_buffer_reader reader;
+    if (!grpc_byte_buffer_reader_init(&reader, bb)) {
+        rd_status_set(st, RD_ERR_INVALID, "request: cannot read the message (bad compression?)");
+        return NULL;
+    }
+    grpc_slice bytes = grpc_byte_buffer_reader_readall(&reader);
+    grpc_byte_buffer_reader_destroy(&reader);
+    ProtobufCAllocator alloc = rd_codec_allocator(&c->worker->arena);
+    ProtobufCMessage *msg = protobuf_c_message_unpack(m->request_type, &alloc,
+                                                      GRPC_SLICE_LENGTH(bytes),
+                                                      GRPC_SLICE_START_PTR(bytes));
+    grpc_slice_unref(bytes);
+    if (!msg)
+        rd_status_set(st, RD_ERR_INVALID, "request: not a valid %s message", m->request_type->name);
+    return msg;
+}
+
+/* Sent as initial metadata on replies answered from the local fallback
+ * while the shared store is unreachable (issue 5: responses say so).
+ * Static slices: nothing to free, safe to share between calls. */
+static grpc_metadata degraded_md;
+
+static void degraded_md_init(void)
+{
+    degraded_md.key = grpc_slice_from_static_string("recoveryd-degraded");
+    degraded_md.value = grpc_slice_from_static_string("true");
+}
+
+static grpc_metadata *degraded_metadata(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, degraded_md_init);
+    return &degraded_md;
+}
+
+/* Ends the call with a status: the whole reply of a unary call (or a call
+ * refused before it started) in one batch, or the last batch of a stream. */
+static void finish(rd_call *c, grpc_status_code code, const char *details,
+                   grpc_byte_buffer *message)
+{
+    grpc_op ops[4];
+    memset(ops, 0, sizeof ops);
+    size_t n = 0;
+    bool first_batch = c->state == CALL_REQUESTED;
+    if (first_batch) {
+        if (rd_store_last_call_degraded()) {
+            ops[n].data.send_initial_metadata.count = 1;
+            ops[n].data.send_initial_metadata.metadata = degraded_metadata();
+        }
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+        ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
+    }
+    if (message) {
+        c->sending = message;
+        ops[n].op = GRPC_OP_SEND_MESSAGE;
+        ops[n++].data.send_message.send_message = message;
+    }
+    if (code != GRPC_STATUS_OK)
+        c->status_details = grpc_slice_from_copied_string(details ? details : "");
+    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    ops[n].data.send_status_from_server.status = code;
+    ops[n++].data.send_status_from_server.status_details =
+        code == GRPC_STATUS_OK ? NULL : &c->status_details;
+    c->final_code = code;
+    set_state(c, CALL_FINISHING);
+    start_batch(c, ops, n, TAG_STATUS);
+}
+
+static void send_message(rd_call *c, grpc_byte_buffer *bb)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_MESSAGE;
+    op.data.send_message.send_message = bb;
+    c->sending = bb;
+    c->send_busy = start_batch(c, &op, 1, TAG_SEND);
+}
+
+static void start_receive(rd_call *c)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &c->request;
+    c->recv_busy = start_batch(c, &op, 1, TAG_RECV);
+}
+
+/* Opens a stream: initial metadata out, and a close watch that tells us
+ * when the client goes away. */
+static bool stream_begin(rd_call *c)
+{
+    grpc_op send_md, close_op;
+    memset(&send_md, 0, sizeof send_md);
+    memset(&close_op, 0, sizeof close_op);
+    send_md.op = GRPC_OP_SEND_INITIAL_METADATA;
+    close_op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    close_op.data.recv_close_on_server.cancelled = &c->cancelled;
+    set_state(c, CALL_STREAMING);
+    if (!start_batch(c, &close_op, 1, TAG_CLOSE))
+        return false;
+    c->send_busy = start_batch(c, &send_md, 1, TAG_SEND);
+    return c->send_busy;
+}
+
+/* ---- handling ---- */
+
+typedef struct rpc_scope {
+    rd_engine engine;
+    rd_rpc rpc;
+    rd_config_snap *snap;        /* owned by the scope unless borrowed */
+    bool borrowed;
+} rpc_scope;
+
+/* A handler's view of this call; the snapshot is the call's own (unary,
+ * bidi) or a fresh one for one message of a server stream. */
+static void scope_open(rpc_scope *s, rd_call *c)
+{
+    rd_worker *w = c->worker;
+    const rd_services *svc = w->server->svc;
+    s->borrowed = c->snap != NULL;
+    s->snap = c->snap ? c->snap : rd_live_config_acquire(svc->config);
+    s->engine = (rd_engine){.config = s->snap->cfg, .store = svc->store};
+    s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine,
+                      .ctx = {.now_ms = unix_ms(), .arena = &w->arena, .rng = &w->rng}};
+}
+
+static void scope_close(rpc_scope *s, rd_call *c)
+{
+    if (!s->borrowed)
+        rd_config_snap_release(s->snap);
+    rd_arena_reset(&c->worker->arena);
+}
+
+static bool deadline_passed(const rd_call *c)
+{
+    return gpr_time_cmp(c->deadline, gpr_now(c->deadline.clock_type)) < 0;
+}
+
+static void run_unary(rd_call *c, const rd_method *m)
+{
+    rd_status st = {.code = RD_OK, .msg = ""};
+    rpc_scope s;
+    scope_open(&s, c);
+    ProtobufCMessage *req = NULL, *resp = NULL;
+    rd_store_last_call_reset();
+    int rc = deadline_passed(c)
+                 ? rd_status_set(&st, RD_ERR_DEADLINE, "deadline passed before the call was handled")
+                 : RD_OK;
+    if (rc == RD_OK && !(req = decode(c, m, c->request, &st)))
+        rc = st.code;
+    if (rc == RD_OK)
+        rc = m->handle(&s.rpc, req, &resp, &st);
+    grpc_byte_buffer *out = rc == RD_OK ? encode(resp) : NULL;
+    scope_close(&s, c);
+    finish(c, rc == RD_OK ? GRPC_STATUS_OK : rd_status_to_grpc((rd_err)rc), st.msg, out);
+}
+
+static void run_server_stream(rd_call *c, const rd_method *m)
+{
+    rd_status st = {.code = RD_OK, .msg = ""};
+    rpc_scope s;
+    scope_open(&s, c);
+    ProtobufCMessage *req = decode(c, m, c->request, &st);
+    int rc = req ? m->stream->open(&s.rpc, req, call_wake, c, &c->source, &st) : st.code;
+    scope_close(&s, c);
+    if (rc != RD_OK) {
+        finish(c, rd_status_to_grpc((rd_err)rc), st.msg, NULL);
+        return;
+    }
+    if (!stream_begin(c))
+        finish(c, GRPC_STATUS_INTERNAL, "cannot start the stream", NULL);
+}
+
+/* The call arrived: authorize, then start it the way its method needs. */
+static void on_arrival(rd_call *c)
+{
+    rd_worker *w = c->worker;
+    const rd_method *m = method_of(c);
+    c->started_us = monotonic_us();
+    rd_call_request(w, c->method); /* keep the same number waiting */
+    if (!m) {
+        char *path = grpc_slice_to_c_string(c->details.method);
+        char msg[512];
+        snprintf(msg, sizeof msg, "method %s: not implemented", path);
+        gpr_free(path);
+        finish(c, GRPC_STATUS_UNIMPLEMENTED, msg, NULL);
+        return;
+    }
+    c->snap = rd_live_config_acquire(w->server->svc->config);
+    const char *why = "";
+    grpc_status_code auth = rd_auth_check(m->auth, c->snap->cfg, &c->metadata, &why);
+    if (auth != GRPC_STATUS_OK) {
+        finish(c, auth, why, NULL);
+        return;
+    }
+    if (m->kind == RD_RPC_UNARY) {
+        run_unary(c, m);
+    } else if (m->kind == RD_RPC_SERVER_STREAM) {
+        rd_config_snap_release(c->snap); /* each message takes a fresh one */
+        c->snap = NULL;
+        run_server_stream(c, m);
+    } else if (!stream_begin(c)) {
+        finish(c, GRPC_STATUS_INTERNAL, "cannot start the stream", NULL);
+    }
+}
+
+/* Bidi: one received message -> one response (or the end of the call). */
+static void on_received(rd_call *c, bool success)
+{
+    c->recv_busy = false;
+    grpc_byte_buffer *bb = c->request;
+    c->request = NULL;
+    if (!success || !bb) {
+        c->half_closed = true; /* the client sent its last message */
+        return;
+    }
+    const rd_method *m = method_of(c);
+    rd_status st = {.code = RD_OK, .msg = ""};
+    rpc_scope s;
+    scope_open(&s, c);
+    ProtobufCMessage *req = decode(c, m, bb, &st), *resp = NULL;
+    int rc = req ? m->handle(&s.rpc, req, &resp, &st) : st.code;
+    if (rc == RD_OK)
+        c->pending = encode(resp);
+    scope_close(&s, c);
+    grpc_byte_buffer_destroy(bb);
+    if (rc != RD_OK)
+        finish(c, rd_status_to_grpc((rd_err)rc), st.msg, NULL);
+}
+
+static bool server_closing(const rd_call *c)
+{
+    return atomic_load(&c->worker->server->closing);
+}
+
+static void pump_server_stream(rd_call *c, const rd_method *m)
+{
+    rpc_scope s;
+    scope_open(&s, c);
+    ProtobufCMessage *msg = m->stream->next(c->source, &s.rpc);
+    grpc_byte_buffer *bb = msg ? encode(msg) : NULL;
+    scope_close(&s, c);
+    if (bb)
+        send_message(c, bb);
+    else if (server_closing(c))
+        finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL);
+}
+
+static void pump_bidi(rd_call *c)
+{
+    if (c->pending) {
+        grpc_byte_buffer *bb = c->pending;
+        c->pending = NULL;
+        send_message(c, bb);
+    } else if (server_closing(c)) {
+        finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL);
+    } else if (c->half_closed) {
+        finish(c, GRPC_STATUS_OK, NULL, NULL);
+    } else if (!c->recv_busy) {
+        start_receive(c);
+    }
+}
+
+/* Moves a stream forward as far as it can go without waiting. */
+static void pump(rd_call *c)
+{
+    if (c->state != CALL_STREAMING || c->send_busy)
+        return;
+    const rd_method *m = method_of(c);
+    if (m->kind == RD_RPC_SERVER_STREAM)
+        pump_server_stream(c, m);
+    else
+        pump_bidi(c);
+}
+
+static void on_sent(rd_call *c, bool success)
+{
+    c->send_busy = false;
+    if (c->sending) {
+        grpc_byte_buffer_destroy(c->sending);
+        c->sending = NULL;
+    }
+    if (!success && c->state == CALL_STREAMING) {
+        c->final_code = GRPC_STATUS_CANCELLED; /* the call broke under us */
+        set_state(c, CALL_FINISHING);
+    }
+}
+
+/* The call is over from the client's side. Before our status went out,
+ * that means the client cancelled or disconnected. */
+static void on_closed(rd_call *c)
+{
+    if (c->state == CALL_STREAMING) {
+        c->final_code = GRPC_STATUS_CANCELLED;
+        set_state(c, CALL_FINISHING);
+    }
+}
+
+void rd_call_on_event(rd_worker *w, void *tag, bool success)
+{
+    call_tag *t = tag;
+    rd_call *c = t->call;
+    c->in_flight -= t->kind != TAG_REQUEST;
+    switch (t->kind) {
+    case TAG_REQUEST:
+        if (!success) { /* shutting down: the call will never come */
+            set_state(c, CALL_FINISHING);
+            break;
+        }
+        on_arrival(c);
+        break;
+    case TAG_SEND:
+        on_sent(c, success);
+        break;
+    case TAG_RECV:
+        on_received(c, success);
+        break;
+    case TAG_CLOSE:
+        on_closed(c);
+        break;
+    case TAG_STATUS:
+    case TAG_COUNT:
+        if (c->sending) {
+            grpc_byte_buffer_destroy(c->sending);
+            c->sending = NULL;
+        }
+        break;
+    }
+    (void)w;
+    pump(c);
+    maybe_free(c);
+}
+
+void rd_worker_pump_woken(rd_worker *w)
+{
+    pthread_mutex_lock(&w->wake_lock);
+    rd_call *list = w->woken;
+    w->woken = NULL;
+    for (rd_call *c = list; c; c = c->wake_next)
+        c->wake_queued = false;
+    pthread_mutex_unlock(&w->wake_lock);
+    while (list) {
+        rd_call *c = list;
+        list = c->wake_next;
+        pump(c);
+        maybe_free(c); /* only if a batch could not be started */
+    }
+}
+
+void rd_worker_finish_streams(rd_worker *w)
+{
+    rd_call *c = w->streams;
+    while (c) {
+        rd_call *next = c->stream_next; /* pump may unlink c */
+        pump(c);
+        maybe_free(c);
+        c = next;
+    }
+}

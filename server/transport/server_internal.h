@@ -1,0 +1,55 @@
+/* Shared between server.c (threads, queues, lifecycle) and call.c (one
+ * call's state machine). Not for use outside server/transport. */
+#ifndef RD_TRANSPORT_SERVER_INTERNAL_H
+#define RD_TRANSPORT_SERVER_INTERNAL_H
+
+#include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "core/arena.h"
+#include "core/retry.h"
+#include "transport/server.h"
+
+#define RD_MAX_METHODS 32
+#define RD_GENERIC_METHOD (-1)
+
+typedef struct rd_call rd_call;
+
+typedef struct rd_worker {
+    struct rd_server *server;
+    grpc_completion_queue *cq;
+    pthread_t thread;
+    bool started;
+    rd_arena arena;              /* reset after every unit of work */
+    rd_rng rng;
+    pthread_mutex_t wake_lock;   /* guards `woken` and each call's wake_queued */
+    rd_call *woken;              /* streams whose source has something for them */
+    rd_call *streams;            /* open streaming calls; this thread only */
+    bool closing_seen;
+} rd_worker;
+
+struct rd_server {
+    grpc_server *grpc;
+    grpc_completion_queue *shutdown_cq;
+    const rd_services *svc;
+    void *registered[RD_MAX_METHODS]; /* grpc handle per rd_methods entry */
+    rd_worker *workers;
+    unsigned n_workers;
+    int port;
+    bool grpc_started;
+    bool shut_down;
+    atomic_bool closing;         /* streams must finish */
+};
+
+/* Keeps one more call requested for `method` on w's queue. */
+void rd_call_request(rd_worker *w, int method);
+/* A completion on w's queue. */
+void rd_call_on_event(rd_worker *w, void *tag, bool success);
+/* Lets every stream whose source woke it send what it has. */
+void rd_worker_pump_woken(rd_worker *w);
+/* Lets every open stream of w finish (the server is closing). */
+void rd_worker_finish_streams(rd_worker *w);
+
+#endif
