@@ -1,5 +1,12 @@
 #include "store/factory.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/redis.h"
+#include "store/resilient.h"
+
 static rd_store_limits limits_from_config(const rd_store_config *c)
 {
     return (rd_store_limits){
@@ -13,19 +20,80 @@ static rd_store_limits limits_from_config(const rd_store_config *c)
     };
 }
 
+static rd_store *memory_store(const rd_store_limits *limits, rd_status *st)
+{
+    rd_store *s = rd_store_memory_new(limits);
+    if (!s)
+        rd_status_set(st, RD_ERR_NOMEM, "store: out of memory");
+    return s;
+}
+
+/* "host:port" or "unix:/path" into the options (host points into buf). */
+static int split_address(const char *address, char *buf, size_t cap, rd_redis_options *o,
+                         rd_status *st)
+{
+    if (strncmp(address, "unix:", 5) == 0) {
+        o->unix_socket = address + 5;
+        return RD_OK;
+    }
+    const char *colon = strrchr(address, ':');
+    size_t host_len = colon ? (size_t)(colon - address) : strlen(address);
+    if (host_len == 0 || host_len >= cap)
+        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.address: '%s' is not host:port", address);
+    memcpy(buf, address, host_len);
+    buf[host_len] = '\0';
+    o->host = buf;
+    o->port = colon ? atoi(colon + 1) : RD_REDIS_DEFAULT_PORT;
+    if (o->port <= 0 || o->port > 65535)
+        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.address: bad port in '%s'", address);
+    return RD_OK;
+}
+
+/* Redis shared by every replica, wrapped so a Redis outage degrades to the
+ * local memory store instead of failing calls (docs/REDIS.md). */
+static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits, rd_status *st)
+{
+    const rd_redis_config *r = &cfg->store.redis;
+    char host[256];
+    rd_redis_options o = {
+        .password = r->password,
+        .db = r->db,
+        .key_prefix = r->key_prefix,
+        .command_timeout_ms = (int)r->command_timeout_ms,
+        .connect_timeout_ms = (int)r->connect_timeout_ms,
+        .sentinels = (const char *const *)r->sentinels,
+        .n_sentinels = r->n_sentinels,
+        .master_name = r->master_name,
+        .pool_size = cfg->server.workers + 1,
+        .limits = *limits,
+    };
+    if (r->n_sentinels == 0 && split_address(r->address, host, sizeof host, &o, st) != RD_OK)
+        return NULL;
+    rd_store *shared = rd_store_redis_new(&o, st);
+    if (!shared)
+        return NULL;
+    rd_store *local = memory_store(limits, st);
+    rd_resilience_options ro = {.probe_interval_ms = r->probe_interval_ms};
+    rd_store *wrapped = local ? rd_store_resilient_new(shared, local, &ro) : NULL;
+    if (!wrapped) {
+        rd_store_destroy(local);
+        rd_store_destroy(shared);
+        if (st && st->code == RD_OK)
+            rd_status_set(st, RD_ERR_NOMEM, "store: cannot start the degraded-mode wrapper");
+        return NULL;
+    }
+    return wrapped;
+}
+
 rd_store *rd_store_from_config(const rd_config *cfg, rd_status *st)
 {
     rd_store_limits limits = limits_from_config(&cfg->store);
     switch (cfg->store.backend) {
-    case RD_STORE_MEMORY: {
-        rd_store *s = rd_store_memory_new(&limits);
-        if (!s)
-            rd_status_set(st, RD_ERR_NOMEM, "store: out of memory");
-        return s;
-    }
+    case RD_STORE_MEMORY:
+        return memory_store(&limits, st);
     case RD_STORE_REDIS:
-        break;
+        return redis_store(cfg, &limits, st);
     }
-    rd_status_set(st, RD_ERR_CONFIG, "store.backend: not supported by this build");
+    rd_status_set(st, RD_ERR_CONFIG, "store.backend: unknown backend");
     return NULL;
 }

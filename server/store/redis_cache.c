@@ -1,0 +1,284 @@
+/* The local cache of OPEN breakers and the subscriber that keeps it honest.
+ *
+ * An entry only ever says "this tool's breaker is OPEN until T", learnt
+ * from a Redis reply. While it holds, an admission check is refused here
+ * without a round trip. By the breaker's own rules nothing closes an OPEN
+ * breaker before T (outcomes while OPEN are stale), so the entry can only
+ * be wrong after something outside those rules (eviction, an operator's
+ * reset) changed the record in Redis. Those changes are published on
+ * <prefix>breaker-events as "<version> <generation> <tool_id>"; the
+ * subscriber drops the entry. If a message is lost, the entry still ends
+ * at T: the worst case is refusing calls until T. The cache is only used
+ * while the subscriber is connected, and is emptied whenever it (or any
+ * pool connection) reconnects.
+ *
+ * The table is direct-mapped (a colliding tool simply replaces the entry),
+ * so its size is fixed. One mutex guards it; the critical sections copy a
+ * few hundred bytes. */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/redis_internal.h"
+
+int64_t rd_redis_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static size_t slot_of(const char *tool_id)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)tool_id; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    return (size_t)(h % RD_REDIS_CACHE_SLOTS);
+}
+
+void rd_redis_cache_init(redis_cache *c)
+{
+    pthread_mutex_init(&c->lock, NULL);
+    memset(c->slots, 0, sizeof c->slots);
+    atomic_init(&c->usable, false);
+}
+
+void rd_redis_cache_destroy(redis_cache *c)
+{
+    pthread_mutex_destroy(&c->lock);
+}
+
+void rd_redis_cache_clear(redis_cache *c)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < RD_REDIS_CACHE_SLOTS; i++)
+        c->slots[i].used = false;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Still OPEN at now_ms (caller's time) or at the monotonic clock. */
+static bool entry_holds(const redis_store *r, const cache_entry *e, int64_t now_ms,
+                        int64_t *redis_now)
+{
+    if (r->use_caller_time) {
+        *redis_now = now_ms;
+        return now_ms < e->breaker.open_until_ms;
+    }
+    int64_t left = e->local_deadline_ms - rd_redis_mono_ms();
+    *redis_now = e->breaker.open_until_ms - left;
+    return left > 0;
+}
+
+bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
+                          rd_store_result *out)
+{
+    if (!r->local_cache || !atomic_load(&r->cache.usable))
+        return false;
+    redis_cache *c = &r->cache;
+    cache_entry *e = &c->slots[slot_of(tool_id)];
+    bool hit = false;
+    pthread_mutex_lock(&c->lock);
+    if (e->used && strcmp(e->tool_id, tool_id) == 0) {
+        int64_t redis_now;
+        hit = entry_holds(r, e, now_ms, &redis_now);
+        if (hit)
+            *out = (rd_store_result){
+                .breaker = e->breaker,
+                .transition = RD_TRANSITION_NONE,
+                .admission = RD_ADMIT_NO,
+                .permit_token = 0,
+                .now_ms = redis_now,
+            };
+        else
+            e->used = false; /* T has passed: from now on Redis decides */
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (hit)
+        atomic_fetch_add(&r->cache_hits, 1);
+    return hit;
+}
+
+void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
+                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms)
+{
+    if (!r->local_cache)
+        return;
+    /* Only the breaker's own OPEN period: an operator's hold can end at any
+     * moment by a command elsewhere, so it is always asked of Redis. */
+    bool open = b->stored == RD_BREAKER_OPEN && redis_now_ms < b->open_until_ms &&
+                !rd_breaker_hold_live(b, redis_now_ms);
+    redis_cache *c = &r->cache;
+    cache_entry *e = &c->slots[slot_of(tool_id)];
+    pthread_mutex_lock(&c->lock);
+    bool same_tool = e->used && strcmp(e->tool_id, tool_id) == 0;
+    if (open && (!same_tool || version >= e->version)) {
+        e->used = true;
+        strcpy(e->tool_id, tool_id); /* checked to fit before any command */
+        e->breaker = *b;
+        e->version = version;
+        /* Counted from before the command was sent, so the entry ends no
+         * later than T on this host's clock, whatever the skew to Redis. */
+        e->local_deadline_ms = mono_sent_ms + (b->open_until_ms - redis_now_ms);
+    } else if (!open && same_tool) {
+        e->used = false;
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version)
+{
+    redis_cache *c = &r->cache;
+    cache_entry *e = &c->slots[slot_of(tool_id)];
+    bool dropped = false;
+    pthread_mutex_lock(&c->lock);
+    if (e->used && strcmp(e->tool_id, tool_id) == 0 && version > e->version) {
+        e->used = false;
+        dropped = true;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (dropped)
+        atomic_fetch_add(&r->invalidations, 1);
+}
+
+/* ---- the subscriber thread ---- */
+
+#define RD_SUB_POLL_MS 100
+#define RD_SUB_RETRY_MS 200
+
+/* "<version> <generation> <tool_id>" */
+static void handle_event(redis_store *r, const char *payload, size_t len)
+{
+    char buf[RD_ID_MAX + 64];
+    if (len >= sizeof buf)
+        return;
+    memcpy(buf, payload, len);
+    buf[len] = '\0';
+    char *end;
+    long long version = strtoll(buf, &end, 10);
+    if (*end != ' ')
+        return;
+    char *tool = strchr(end + 1, ' ');
+    if (!tool)
+        return;
+    rd_redis_cache_forget(r, tool + 1, version);
+}
+
+static void handle_reply(redis_store *r, const redisReply *reply)
+{
+    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
+        reply->element[0]->type == REDIS_REPLY_STRING &&
+        strcmp(reply->element[0]->str, "message") == 0 &&
+        reply->element[2]->type == REDIS_REPLY_STRING)
+        handle_event(r, reply->element[2]->str, reply->element[2]->len);
+}
+
+static redisContext *subscribe(redis_store *r)
+{
+    rd_status st;
+    redisContext *c = rd_redis_connect(&r->target, &st);
+    if (!c)
+        return NULL;
+    const char *argv[] = {"SUBSCRIBE", r->channel};
+    redisReply *reply = redisCommandArgv(c, 2, argv, NULL);
+    bool ok = reply && reply->type == REDIS_REPLY_ARRAY;
+    if (reply)
+        freeReplyObject(reply);
+    if (!ok) {
+        redisFree(c);
+        return NULL;
+    }
+    atomic_fetch_add(&r->connects, 1);
+    return c;
+}
+
+#define RD_SENTINEL_CHECK_MS 500
+
+/* Sentinel only: true when the sentinels name a master other than the one
+ * c is connected to. A manual failover leaves the old master writable for
+ * several seconds before Sentinel demotes it, so waiting for READONLY is
+ * not enough to follow it. */
+static bool master_moved(redis_store *r, const redisContext *c)
+{
+    char *host;
+    int port;
+    if (!r->target.n_sentinels || !rd_redis_sentinel_master(&r->target, &host, &port))
+        return false;
+    bool moved = port != c->tcp.port || !c->tcp.host || strcmp(host, c->tcp.host) != 0;
+    free(host);
+    if (moved)
+        atomic_fetch_add(&r->master_epoch, 1);
+    return moved;
+}
+
+/* Reads messages until the connection fails, the master moves or the
+ * store stops. poll() rather than a socket timeout: hiredis treats a
+ * timed-out read as a dead connection. */
+static void listen_until_lost(redis_store *r, redisContext *c)
+{
+    int64_t next_check = rd_redis_mono_ms() + RD_SENTINEL_CHECK_MS;
+    while (!atomic_load(&r->stopping)) {
+        if (rd_redis_mono_ms() >= next_check) {
+            if (master_moved(r, c))
+                return;
+            next_check = rd_redis_mono_ms() + RD_SENTINEL_CHECK_MS;
+        }
+        void *reply = NULL;
+        if (redisGetReplyFromReader(c, &reply) != REDIS_OK)
+            return;
+        if (reply) {
+            handle_reply(r, reply);
+            freeReplyObject(reply);
+            continue;
+        }
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int ready = poll(&pfd, 1, RD_SUB_POLL_MS);
+        if (ready < 0 || (ready > 0 && redisBufferRead(c) != REDIS_OK))
+            return;
+    }
+}
+
+static void pause_unless_stopping(redis_store *r, int ms)
+{
+    for (int waited = 0; waited < ms && !atomic_load(&r->stopping); waited += 20)
+        usleep(20 * 1000);
+}
+
+static void *subscriber_main(void *arg)
+{
+    redis_store *r = arg;
+    while (!atomic_load(&r->stopping)) {
+        redisContext *c = subscribe(r);
+        if (!c) {
+            pause_unless_stopping(r, RD_SUB_RETRY_MS);
+            continue;
+        }
+        /* Events published while we were away are lost: start over. */
+        rd_redis_cache_clear(&r->cache);
+        atomic_store(&r->cache.usable, r->local_cache);
+        listen_until_lost(r, c);
+        atomic_store(&r->cache.usable, false);
+        rd_redis_cache_clear(&r->cache);
+        redisFree(c);
+    }
+    return NULL;
+}
+
+int rd_redis_subscriber_start(redis_store *r, rd_status *st)
+{
+    if (pthread_create(&r->subscriber, NULL, subscriber_main, r) != 0)
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: cannot start the redis subscriber");
+    r->subscriber_started = true;
+    return RD_OK;
+}
+
+void rd_redis_subscriber_stop(redis_store *r)
+{
+    atomic_store(&r->stopping, true);
+    if (r->subscriber_started)
+        pthread_join(r->subscriber, NULL);
+    r->subscriber_started = false;
+}

@@ -1,0 +1,163 @@
+/* Shared between the files of the Redis store (redis.c, redis_conn.c,
+ * redis_cache.c, redis_scripts.c); nothing outside server/store includes it. */
+#ifndef RD_STORE_REDIS_INTERNAL_H
+#define RD_STORE_REDIS_INTERNAL_H
+
+#include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/retry.h"
+#include "store/redis.h"
+
+/* ---- scripts (redis_scripts.c) ---- */
+
+typedef struct rd_script {
+    const char *name;
+    const char *source;      /* the full Lua text sent with EVAL / SCRIPT LOAD */
+    char sha[41];            /* SHA-1 of source, hex */
+} rd_script;
+
+typedef enum {
+    RD_SCRIPT_ADMIT,
+    RD_SCRIPT_RECORD,
+    RD_SCRIPT_FORCE,
+    RD_SCRIPT_READ,
+    RD_SCRIPT_FORGET_TOOL,   /* evict / make room: drops a breaker if a rule allows */
+    RD_SCRIPT_CLAIM,
+    RD_SCRIPT_TURN_APPEND,
+    RD_SCRIPT_TURN_READ,
+    RD_SCRIPT_TURN_EXPIRE,
+    RD_SCRIPT_OUTCOME_EXPIRE,
+    RD_SCRIPT_INDEX_RESERVE, /* max_tools: admit a tool to the index if there is room */
+    RD_SCRIPT_INDEX_TRIM,    /* max_turns / max_outcomes: add, pop the oldest past the cap */
+    RD_SCRIPT_COUNT
+} rd_script_id;
+
+/* The scripts with their SHA-1 filled in; built once, read-only after. */
+const rd_script *rd_redis_scripts(void);
+
+/* SHA-1 of len bytes as 40 hex digits plus NUL. */
+void rd_sha1_hex(const void *data, size_t len, char out[41]);
+
+/* ---- connections (redis_conn.c) ---- */
+
+typedef struct rd_redis_endpoint {
+    char *host;              /* owned */
+    int port;
+} rd_redis_endpoint;
+
+typedef struct rd_redis_target {
+    char *host;              /* owned; NULL with a unix socket */
+    int port;
+    char *unix_socket;       /* owned or NULL */
+    char *password;          /* owned or NULL; never logged */
+    char *sentinel_password; /* owned or NULL */
+    int db;
+    int command_timeout_ms;
+    int connect_timeout_ms;
+    rd_redis_endpoint *sentinels; /* owned array */
+    size_t n_sentinels;
+    char *master_name;       /* owned */
+} rd_redis_target;
+
+int rd_redis_target_init(rd_redis_target *t, const rd_redis_options *o, rd_status *st);
+void rd_redis_target_free(rd_redis_target *t);
+
+/* A connection to the master, authenticated, db selected, command timeout
+ * set. Through the sentinels when there are any (and ROLE checked).
+ * Returns NULL with *st set (RD_ERR_UNAVAILABLE) when none can be had. */
+redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st);
+
+/* The master's address as the first sentinel that answers gives it; *host
+ * is malloc'd (caller frees). False when no sentinel answers. */
+bool rd_redis_sentinel_master(const rd_redis_target *t, char **host, int *port);
+
+/* ---- the store ---- */
+
+typedef struct conn_slot {
+    pthread_mutex_t lock;
+    redisContext *ctx;       /* NULL until first use or after a failure */
+    unsigned master_epoch;   /* r->master_epoch when ctx was connected */
+    rd_rng rng;              /* probe tokens; used under lock */
+} conn_slot;
+
+typedef struct cache_entry {
+    bool used;
+    char tool_id[RD_ID_MAX + 1];
+    rd_breaker breaker;      /* as last seen from Redis: OPEN */
+    int64_t version;         /* the breaker's version in Redis then */
+    int64_t local_deadline_ms; /* monotonic: OPEN until then (Redis time mode) */
+} cache_entry;
+
+#define RD_REDIS_CACHE_SLOTS 1024 /* direct-mapped: a collision is just a miss */
+
+typedef struct redis_cache {
+    pthread_mutex_t lock;
+    cache_entry slots[RD_REDIS_CACHE_SLOTS];
+    atomic_bool usable;      /* the subscriber is connected: events reach us */
+} redis_cache;
+
+typedef struct redis_store {
+    rd_store base;           /* first, so rd_store * converts */
+    rd_redis_target target;
+    char *prefix;            /* owned */
+    char *channel;           /* owned: <prefix>breaker-events */
+    bool use_caller_time;
+    bool evict_sweep;
+    bool local_cache;
+    conn_slot *pool;         /* owned, pool_size entries */
+    size_t pool_size;
+    atomic_uint next_slot;
+    redis_cache cache;
+    pthread_t subscriber;
+    bool subscriber_started;
+    atomic_bool stopping;
+    /* Bumped when the sentinels name a different master: every pool
+     * connection made before is dropped on its next use. */
+    atomic_uint master_epoch;
+    atomic_uint_fast64_t commands, errors, cache_hits, script_reloads, connects,
+        invalidations;
+} redis_store;
+
+/* Runs script `id` with nkeys keys then args (argv/len pairs) on the slot's
+ * connection, connecting first if needed. Returns the reply (caller frees
+ * with freeReplyObject) or NULL with *st set; a Redis error reply becomes
+ * RD_ERR_UNAVAILABLE (LOADING, READONLY, ...) or RD_ERR_INTERNAL. */
+redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int nkeys,
+                          int nargs, const char **argv, const size_t *lens, rd_status *st);
+
+/* Sends n prepared commands in one round trip and collects their replies
+ * into replies[] (each freed by the caller). Same error rules. */
+int rd_redis_pipeline(redis_store *r, conn_slot *slot, size_t n, const int *argcs,
+                      const char ***argvs, const size_t **lens, redisReply **replies,
+                      rd_status *st);
+
+/* Makes sure slot->ctx is connected. */
+int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st);
+
+/* Classifies a failed reply or context; drops the connection when it can no
+ * longer be trusted (I/O error, READONLY after a failover). */
+int rd_redis_fail(redis_store *r, conn_slot *slot, const redisReply *reply, const char *what,
+                  rd_status *st);
+
+conn_slot *rd_redis_slot_take(redis_store *r);
+void rd_redis_slot_give(conn_slot *slot);
+
+/* ---- local cache and event subscriber (redis_cache.c) ---- */
+
+int64_t rd_redis_mono_ms(void);
+void rd_redis_cache_init(redis_cache *c);
+void rd_redis_cache_destroy(redis_cache *c);
+/* A refusal from the cache: true and *out filled when tool_id is known OPEN. */
+bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
+                          rd_store_result *out);
+/* Remembers (OPEN, not yet half-open) or forgets the breaker seen in Redis. */
+void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
+                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms);
+void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version);
+void rd_redis_cache_clear(redis_cache *c);
+int rd_redis_subscriber_start(redis_store *r, rd_status *st);
+void rd_redis_subscriber_stop(redis_store *r);
+
+#endif

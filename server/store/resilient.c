@@ -1,0 +1,414 @@
+/* The resilient store wrapper (see resilient.h): a small breaker of the
+ * service's own around the primary store, the fallback answering while it
+ * is open, and a health-check thread that closes it again. */
+#include "store/resilient.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define RD_RES_DEFAULT_THRESHOLD 2
+#define RD_RES_DEFAULT_PROBE_MS 500
+#define RD_RES_HEALTH_KEY "__recoveryd_health__"
+
+typedef struct resilient_store {
+    rd_store base;               /* first, so rd_store * converts */
+    rd_store *primary;           /* owned */
+    rd_store *fallback;          /* owned */
+    rd_resilience_options opt;
+    atomic_bool degraded;
+    atomic_uint failures_in_row;
+    atomic_uint_fast64_t errors;
+    pthread_mutex_t lock;        /* guards stopping, with wake */
+    pthread_cond_t wake;
+    bool stopping;
+    pthread_t prober;
+} resilient_store;
+
+static const rd_store_ops resilient_ops;
+static __thread bool last_call_degraded;
+
+static resilient_store *as_resilient(rd_store *s)
+{
+    return (resilient_store *)s;
+}
+
+static bool is_outage(int rc)
+{
+    return rc == RD_ERR_UNAVAILABLE || rc == RD_ERR_DEADLINE;
+}
+
+static int64_t unix_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether to try the primary for this call. */
+static bool use_primary(resilient_store *z)
+{
+    return !atomic_load(&z->degraded);
+}
+
+static void primary_answered(resilient_store *z)
+{
+    atomic_store(&z->failures_in_row, 0);
+    last_call_degraded = false;
+}
+
+/* The primary failed this call: count it, maybe trip, and answer from the
+ * fallback. */
+static void primary_failed(resilient_store *z)
+{
+    atomic_fetch_add(&z->errors, 1);
+    if (atomic_fetch_add(&z->failures_in_row, 1) + 1 >= z->opt.failure_threshold)
+        atomic_store(&z->degraded, true);
+    last_call_degraded = true;
+}
+
+static void from_fallback(void)
+{
+    last_call_degraded = true;
+}
+
+/* ---- the operations: primary first, fallback on an outage ---- */
+
+static int rz_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                    int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->admit(z->primary, tool_id, p, now_ms, lease_ms, out, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->admit(z->fallback, tool_id, p, now_ms, lease_ms, out, st);
+}
+
+static int rz_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                     int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
+                     rd_store_result *out, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->record(z->primary, tool_id, p, now_ms, outcome, permit_token,
+                                         out, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->record(z->fallback, tool_id, p, now_ms, outcome, permit_token, out,
+                                    st);
+}
+
+static int rz_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
+                    int64_t ttl_ms, rd_store_result *out, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->force(z->primary, tool_id, mode, now_ms, ttl_ms, out, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->force(z->fallback, tool_id, mode, now_ms, ttl_ms, out, st);
+}
+
+static int rz_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
+                  bool *found, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->get(z->primary, tool_id, now_ms, out, found, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->get(z->fallback, tool_id, now_ms, out, found, st);
+}
+
+typedef struct counting_visit {
+    rd_store_visit visit;
+    void *ctx;
+    size_t visited;
+} counting_visit;
+
+static int count_and_visit(void *arg, const char *tool_id, const rd_breaker *b)
+{
+    counting_visit *c = arg;
+    c->visited++;
+    return c->visit(c->ctx, tool_id, b);
+}
+
+/* A primary failing before its first visit is answered by the fallback;
+ * one failing part-way returns its error (visiting again from the
+ * fallback would show some tools twice). */
+static int rz_list(rd_store *s, int64_t now_ms, rd_store_visit visit, void *ctx, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        counting_visit c = {.visit = visit, .ctx = ctx};
+        int rc = z->primary->ops->list(z->primary, now_ms, count_and_visit, &c, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+        if (c.visited)
+            return rc;
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->list(z->fallback, now_ms, visit, ctx, st);
+}
+
+static int rz_claim_outcome(rd_store *s, const char *outcome_id, int64_t now_ms,
+                            bool *duplicate, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->claim_outcome(z->primary, outcome_id, now_ms, duplicate, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->claim_outcome(z->fallback, outcome_id, now_ms, duplicate, st);
+}
+
+static int rz_turn_append(rd_store *s, const char *turn_id, rd_trace_event *events, size_t n,
+                          int64_t now_ms, int64_t *started_at_ms, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->turn_append(z->primary, turn_id, events, n, now_ms,
+                                              started_at_ms, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->turn_append(z->fallback, turn_id, events, n, now_ms, started_at_ms,
+                                         st);
+}
+
+static int rz_turn_touch(rd_store *s, const char *turn_id, int64_t now_ms,
+                         int64_t *started_at_ms, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->turn_touch(z->primary, turn_id, now_ms, started_at_ms, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            return rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->turn_touch(z->fallback, turn_id, now_ms, started_at_ms, st);
+}
+
+/* A turn unknown to the primary may have been written locally during an
+ * outage: the fallback is asked before answering NOT_FOUND. */
+static int rz_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
+                        rd_trace_event **events, size_t *n, int64_t *started_at_ms,
+                        rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (use_primary(z)) {
+        int rc = z->primary->ops->turn_read(z->primary, turn_id, now_ms, events, n,
+                                            started_at_ms, st);
+        if (!is_outage(rc)) {
+            primary_answered(z);
+            if (rc != RD_ERR_NOT_FOUND)
+                return rc;
+            int local = z->fallback->ops->turn_read(z->fallback, turn_id, now_ms, events, n,
+                                                    started_at_ms, st);
+            return local == RD_OK ? RD_OK : rc;
+        }
+        primary_failed(z);
+    } else {
+        from_fallback();
+    }
+    return z->fallback->ops->turn_read(z->fallback, turn_id, now_ms, events, n, started_at_ms,
+                                       st);
+}
+
+/* Both: the fallback's memory must stay bounded whatever the primary does. */
+static size_t rz_evict(rd_store *s, int64_t now_ms)
+{
+    resilient_store *z = as_resilient(s);
+    size_t dropped = z->fallback->ops->evict(z->fallback, now_ms);
+    if (use_primary(z))
+        dropped += z->primary->ops->evict(z->primary, now_ms);
+    return dropped;
+}
+
+/* ---- the health check ---- */
+
+static bool primary_healthy(resilient_store *z)
+{
+    rd_breaker b;
+    bool found;
+    rd_status st;
+    return z->primary->ops->get(z->primary, RD_RES_HEALTH_KEY, unix_ms(), &b, &found, &st) ==
+           RD_OK;
+}
+
+/* Sleeps probe_interval_ms; false when the store is being destroyed. */
+static bool wait_interval(resilient_store *z)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    int64_t ns = until.tv_nsec + (z->opt.probe_interval_ms % 1000) * 1000000;
+    until.tv_sec += z->opt.probe_interval_ms / 1000 + ns / 1000000000;
+    until.tv_nsec = ns % 1000000000;
+    pthread_mutex_lock(&z->lock);
+    while (!z->stopping && pthread_cond_timedwait(&z->wake, &z->lock, &until) == 0)
+        ;
+    bool go_on = !z->stopping;
+    pthread_mutex_unlock(&z->lock);
+    return go_on;
+}
+
+static void *prober_main(void *arg)
+{
+    resilient_store *z = arg;
+    uint32_t good = 0;
+    while (wait_interval(z)) {
+        if (!atomic_load(&z->degraded)) {
+            good = 0;
+            continue;
+        }
+        if (!primary_healthy(z)) {
+            good = 0;
+            atomic_fetch_add(&z->errors, 1);
+            continue;
+        }
+        if (++good >= z->opt.recover_after) {
+            atomic_store(&z->failures_in_row, 0);
+            atomic_store(&z->degraded, false);
+            good = 0;
+        }
+    }
+    return NULL;
+}
+
+/* ---- lifetime ---- */
+
+static void rz_destroy(rd_store *s)
+{
+    resilient_store *z = as_resilient(s);
+    pthread_mutex_lock(&z->lock);
+    z->stopping = true;
+    pthread_cond_signal(&z->wake);
+    pthread_mutex_unlock(&z->lock);
+    pthread_join(z->prober, NULL);
+    pthread_cond_destroy(&z->wake);
+    pthread_mutex_destroy(&z->lock);
+    rd_store_destroy(z->primary);
+    rd_store_destroy(z->fallback);
+    free(z);
+}
+
+static const rd_store_ops resilient_ops = {
+    .name = "resilient",
+    .admit = rz_admit,
+    .record = rz_record,
+    .force = rz_force,
+    .get = rz_get,
+    .list = rz_list,
+    .claim_outcome = rz_claim_outcome,
+    .turn_append = rz_turn_append,
+    .turn_touch = rz_turn_touch,
+    .turn_read = rz_turn_read,
+    .evict = rz_evict,
+    .destroy = rz_destroy,
+};
+
+static rd_resilience_options with_defaults(const rd_resilience_options *o)
+{
+    rd_resilience_options d = o ? *o : (rd_resilience_options){0};
+    if (d.failure_threshold == 0)
+        d.failure_threshold = RD_RES_DEFAULT_THRESHOLD;
+    if (d.probe_interval_ms <= 0)
+        d.probe_interval_ms = RD_RES_DEFAULT_PROBE_MS;
+    if (d.recover_after == 0)
+        d.recover_after = 1;
+    return d;
+}
+
+rd_store *rd_store_resilient_new(rd_store *primary, rd_store *fallback,
+                                 const rd_resilience_options *o)
+{
+    if (!primary || !fallback)
+        return NULL;
+    resilient_store *z = calloc(1, sizeof *z);
+    if (!z)
+        return NULL;
+    z->base.ops = &resilient_ops;
+    z->base.limits = primary->limits;
+    z->primary = primary;
+    z->fallback = fallback;
+    z->opt = with_defaults(o);
+    atomic_init(&z->degraded, false);
+    atomic_init(&z->failures_in_row, 0);
+    atomic_init(&z->errors, 0);
+    pthread_mutex_init(&z->lock, NULL);
+    pthread_cond_init(&z->wake, NULL);
+    if (pthread_create(&z->prober, NULL, prober_main, z) != 0) {
+        pthread_cond_destroy(&z->wake);
+        pthread_mutex_destroy(&z->lock);
+        free(z);
+        return NULL;
+    }
+    return &z->base;
+}
+
+bool rd_store_degraded(rd_store *s)
+{
+    return s && s->ops == &resilient_ops && atomic_load(&as_resilient(s)->degraded);
+}
+
+uint64_t rd_store_error_count(rd_store *s)
+{
+    if (!s || s->ops != &resilient_ops)
+        return 0;
+    return atomic_load(&as_resilient(s)->errors);
+}
+
+bool rd_store_last_call_degraded(void)
+{
+    return last_call_degraded;
+}
+
+void rd_store_last_call_reset(void)
+{
+    last_call_degraded = false;
+}

@@ -1,0 +1,793 @@
+/* The Redis store: the store conformance suite against a real redis-server,
+ * then what only a shared store shows (several store instances standing in
+ * for replicas), what Redis trouble does (script cache flushed, restart,
+ * outage with the resilient wrapper), Sentinel failover, and the bound on
+ * the local cache's staleness.
+ *
+ * Every test starts from its own key prefix; tests that kill or restart
+ * Redis use a redis-server of their own. Skipped (with a message) when
+ * redis-server is not installed. */
+#include "store_conformance.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "redis_harness.h"
+#include "store/redis.h"
+#include "store/redis_internal.h"
+#include "store/resilient.h"
+
+static rd_redis_proc shared_redis;
+static bool have_redis;
+static atomic_int prefix_seq;
+
+static void skip_without_redis(void)
+{
+    if (!have_redis) {
+        print_message("redis-server is not installed: Redis store tests skipped\n");
+        skip();
+    }
+}
+
+static void fresh_prefix(char *buf, size_t size, const char *what)
+{
+    snprintf(buf, size, "%s%d:", what, atomic_fetch_add(&prefix_seq, 1));
+}
+
+static rd_store_limits test_limits(void)
+{
+    return (rd_store_limits){
+        .tool_idle_ttl_ms = 60000,
+        .turn_ttl_ms = 60000,
+        .max_events_per_turn = 1000,
+        .outcome_ttl_ms = 60000,
+    };
+}
+
+/* A store on 127.0.0.1:port with Redis time (as in production). */
+static rd_store *redis_store_at(int port, const char *prefix)
+{
+    rd_redis_options o = {.port = port, .key_prefix = prefix, .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    if (!s)
+        fail_msg("rd_store_redis_new: %s", st.msg);
+    return s;
+}
+
+/* ---- the conformance suite: caller's time, sweeping evict ---- */
+
+static rd_store *conformance_make(const rd_store_limits *limits)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "conf");
+    rd_redis_options o = {
+        .port = shared_redis.port,
+        .key_prefix = prefix,
+        .use_caller_time = true,
+        .evict_sweep = true,
+        .limits = *limits,
+    };
+    rd_status st = {0};
+    return rd_store_redis_new(&o, &st);
+}
+
+static rd_store_conformance redis_backend = {.make = conformance_make};
+
+/* ---- scripts ---- */
+
+/* EVALSHA only works if our SHA-1 names the script as Redis does. */
+static void test_script_shas_match_redis(void **state)
+{
+    skip_without_redis();
+    const rd_script *sc = rd_redis_scripts();
+    for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
+        redisReply *r = rd_harness_cmd(shared_redis.port, "SCRIPT LOAD %s", sc[i].source);
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STRING)
+            fail_msg("script %s does not load: %s", sc[i].name, r->str ? r->str : "?");
+        assert_string_equal(r->str, sc[i].sha);
+        freeReplyObject(r);
+    }
+}
+
+static const rd_breaker_policy three_strikes = {
+    .failure_threshold = 3, .success_threshold = 1, .open_timeout_ms = 60000};
+
+static rd_store_result must_record(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                                   rd_outcome o, uint64_t token)
+{
+    rd_store_result r;
+    rd_status st = {0};
+    int rc = s->ops->record(s, tool, p, 0, o, token, &r, &st);
+    if (rc != RD_OK)
+        fail_msg("record %s: %s", tool, st.msg);
+    return r;
+}
+
+static rd_store_result must_admit(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                                  int64_t lease_ms)
+{
+    rd_store_result r;
+    rd_status st = {0};
+    int rc = s->ops->admit(s, tool, p, 0, lease_ms, &r, &st);
+    if (rc != RD_OK)
+        fail_msg("admit %s: %s", tool, st.msg);
+    return r;
+}
+
+static void test_noscript_after_script_flush(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "flush");
+    rd_store *s = redis_store_at(shared_redis.port, prefix);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_true(rd_harness_cmd_is(shared_redis.port, "OK", "SCRIPT FLUSH"));
+    rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    rd_redis_stats stats;
+    assert_true(rd_store_redis_stats(s, &stats));
+    assert_true(stats.script_reloads >= 1);
+    /* Redis time was used and reported */
+    assert_true(r.now_ms > 1600000000000LL);
+    rd_store_destroy(s);
+}
+
+/* ---- Redis restarted on the same port ---- */
+
+static int retry_record_until_ok(rd_store *s, const char *tool, int timeout_ms,
+                                 rd_store_result *r)
+{
+    int64_t until = rd_harness_now_ms() + timeout_ms;
+    rd_status st;
+    int rc;
+    do {
+        rc = s->ops->record(s, tool, &three_strikes, 0, RD_OUTCOME_TRANSIENT_FAILURE, 0, r, &st);
+        if (rc == RD_OK)
+            return rc;
+        rd_harness_sleep_ms(20);
+    } while (rd_harness_now_ms() < until);
+    return rc;
+}
+
+static void test_recovers_after_restart(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    assert_int_equal(rd_redis_proc_start(&p, 0, NULL), 0);
+    rd_store *s = redis_store_at(p.port, "restart:");
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+
+    rd_redis_proc_kill(&p);
+    rd_store_result r;
+    rd_status st = {0};
+    int64_t t0 = rd_harness_now_ms();
+    assert_int_equal(s->ops->record(s, "x", &three_strikes, 0, RD_OUTCOME_TRANSIENT_FAILURE, 0,
+                                    &r, &st),
+                     RD_ERR_UNAVAILABLE);
+    assert_true(rd_harness_now_ms() - t0 < 1000);
+    assert_non_null(strstr(st.msg, "redis"));
+
+    assert_int_equal(rd_redis_proc_restart(&p), 0);
+    assert_int_equal(retry_record_until_ok(s, "x", 3000, &r), RD_OK);
+    /* nothing was persisted: the breaker starts over (and scripts reload) */
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    rd_store_destroy(s);
+    rd_redis_proc_stop(&p);
+}
+
+/* ---- several replicas sharing one Redis ---- */
+
+static void test_replicas_share_breaker(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "share");
+    rd_store *a = redis_store_at(shared_redis.port, prefix);
+    rd_store *b = redis_store_at(shared_redis.port, prefix);
+    rd_breaker_policy four = three_strikes;
+    four.failure_threshold = 4;
+    must_record(a, "api", &four, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    must_record(b, "api", &four, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    must_record(a, "api", &four, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_result r = must_record(b, "api", &four, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+
+    assert_int_equal(must_admit(a, "api", &four, 100).admission, RD_ADMIT_NO);
+    assert_int_equal(must_admit(b, "api", &four, 100).admission, RD_ADMIT_NO);
+    rd_breaker ba, bb;
+    bool found;
+    rd_status st;
+    assert_int_equal(a->ops->get(a, "api", 0, &ba, &found, &st), RD_OK);
+    assert_true(found);
+    assert_int_equal(b->ops->get(b, "api", 0, &bb, &found, &st), RD_OK);
+    assert_int_equal(ba.stored, RD_BREAKER_OPEN);
+    assert_int_equal(bb.stored, RD_BREAKER_OPEN);
+    assert_int_equal(ba.generation, bb.generation);
+    assert_int_equal(ba.open_until_ms, bb.open_until_ms);
+    rd_store_destroy(a);
+    rd_store_destroy(b);
+}
+
+#define RACE_THREADS 50
+#define RACE_STORES 3
+#define RACE_TRIALS 50
+
+typedef struct race {
+    rd_store *stores[RACE_STORES];
+    pthread_barrier_t start, done;
+    char tool[32];
+    atomic_int probes, refused, errors;
+    char last_error[RD_STATUS_MSG_MAX]; /* for the failure message only */
+} race;
+
+typedef struct racer {
+    race *shared;
+    int index;
+} racer;
+
+static const rd_breaker_policy half_open_at_once = {
+    .failure_threshold = 1, .success_threshold = 1, .open_timeout_ms = 0};
+
+static void *racer_main(void *arg)
+{
+    racer *me = arg;
+    race *rc = me->shared;
+    rd_store *s = rc->stores[me->index % RACE_STORES];
+    for (int trial = 0; trial < RACE_TRIALS; trial++) {
+        pthread_barrier_wait(&rc->start);
+        rd_store_result r;
+        rd_status st;
+        if (s->ops->admit(s, rc->tool, &half_open_at_once, 0, 10000, &r, &st) != RD_OK) {
+            atomic_fetch_add(&rc->errors, 1);
+            snprintf(rc->last_error, sizeof rc->last_error, "%s", st.msg);
+        }
+        else if (r.admission == RD_ADMIT_PROBE)
+            atomic_fetch_add(&rc->probes, 1);
+        else if (r.admission == RD_ADMIT_NO)
+            atomic_fetch_add(&rc->refused, 1);
+        pthread_barrier_wait(&rc->done);
+    }
+    return NULL;
+}
+
+/* 50 concurrent admission checks on a half-open breaker, spread over three
+ * stores: exactly one probe, every trial. */
+static void test_one_probe_across_replicas(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "race");
+    race *rc = calloc(1, sizeof *rc);
+    /* A generous budget: this is about atomicity, and 50 threads under
+     * the sanitizers can keep a 50 ms budget from being met. */
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .command_timeout_ms = 2000, .limits = test_limits()};
+    rd_status st;
+    for (int i = 0; i < RACE_STORES; i++)
+        assert_non_null(rc->stores[i] = rd_store_redis_new(&o, &st));
+    pthread_barrier_init(&rc->start, NULL, RACE_THREADS + 1);
+    pthread_barrier_init(&rc->done, NULL, RACE_THREADS + 1);
+    pthread_t threads[RACE_THREADS];
+    racer racers[RACE_THREADS];
+    for (int i = 0; i < RACE_THREADS; i++) {
+        racers[i] = (racer){.shared = rc, .index = i};
+        assert_int_equal(pthread_create(&threads[i], NULL, racer_main, &racers[i]), 0);
+    }
+    int bad_trials = 0;
+    for (int trial = 0; trial < RACE_TRIALS; trial++) {
+        snprintf(rc->tool, sizeof rc->tool, "tool_%d", trial);
+        rd_store_result r = must_record(rc->stores[trial % RACE_STORES], rc->tool,
+                                        &half_open_at_once, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+        assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+        atomic_store(&rc->probes, 0);
+        atomic_store(&rc->refused, 0);
+        atomic_store(&rc->errors, 0);
+        pthread_barrier_wait(&rc->start);
+        pthread_barrier_wait(&rc->done);
+        bool bad = atomic_load(&rc->probes) != 1 ||
+                   atomic_load(&rc->refused) != RACE_THREADS - 1 ||
+                   atomic_load(&rc->errors) != 0;
+        if (bad)
+            print_message("trial %d: %d probes, %d refused, %d errors (%s)\n", trial,
+                          atomic_load(&rc->probes), atomic_load(&rc->refused),
+                          atomic_load(&rc->errors), rc->last_error);
+        bad_trials += bad;
+    }
+    for (int i = 0; i < RACE_THREADS; i++)
+        pthread_join(threads[i], NULL);
+    pthread_barrier_destroy(&rc->start);
+    pthread_barrier_destroy(&rc->done);
+    for (int i = 0; i < RACE_STORES; i++)
+        rd_store_destroy(rc->stores[i]);
+    free(rc);
+    assert_int_equal(bad_trials, 0);
+}
+
+/* The executor holding the probe dies: the lease runs out in Redis and the
+ * next caller probes; the dead executor's late outcome is stale. */
+static void test_expired_lease_frees_permit(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "lease");
+    rd_store *a = redis_store_at(shared_redis.port, prefix);
+    rd_store *b = redis_store_at(shared_redis.port, prefix);
+    must_record(a, "db", &half_open_at_once, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_result first = must_admit(a, "db", &half_open_at_once, 150);
+    assert_int_equal(first.admission, RD_ADMIT_PROBE);
+    assert_int_equal(must_admit(b, "db", &half_open_at_once, 150).admission, RD_ADMIT_NO);
+
+    char key[128];
+    snprintf(key, sizeof key, "%s{tool:db}:probe", prefix);
+    redisReply *ttl = rd_harness_cmd(shared_redis.port, "PTTL %s", key);
+    assert_non_null(ttl);
+    assert_true(ttl->integer > 0 && ttl->integer <= 150); /* reclaimed by its TTL */
+    freeReplyObject(ttl);
+
+    rd_harness_sleep_ms(200);
+    rd_store_result second = must_admit(b, "db", &half_open_at_once, 5000);
+    assert_int_equal(second.admission, RD_ADMIT_PROBE);
+    assert_true(second.permit_token != first.permit_token);
+    rd_store_result late = must_record(a, "db", &half_open_at_once, RD_OUTCOME_SUCCESS,
+                                       first.permit_token);
+    assert_int_equal(late.transition, RD_TRANSITION_NONE);
+    assert_int_equal(late.breaker.stored, RD_BREAKER_OPEN);
+    rd_store_result closed = must_record(b, "db", &half_open_at_once, RD_OUTCOME_SUCCESS,
+                                         second.permit_token);
+    assert_int_equal(closed.transition, RD_TRANSITION_CLOSED);
+    rd_store_destroy(a);
+    rd_store_destroy(b);
+}
+
+/* A probe token from an older epoch is refused even if it is presented
+ * while a probe of the new epoch is live. */
+static void test_old_generation_outcome_discarded(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "gen");
+    rd_store *s = redis_store_at(shared_redis.port, prefix);
+    must_record(s, "t", &half_open_at_once, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_result p1 = must_admit(s, "t", &half_open_at_once, 5000);
+    rd_store_result re = must_record(s, "t", &half_open_at_once, RD_OUTCOME_TRANSIENT_FAILURE,
+                                     p1.permit_token);
+    assert_int_equal(re.transition, RD_TRANSITION_REOPENED);
+    assert_int_equal(re.breaker.generation, 2);
+    rd_store_result p2 = must_admit(s, "t", &half_open_at_once, 5000);
+    assert_int_equal(p2.admission, RD_ADMIT_PROBE);
+    rd_store_result stale = must_record(s, "t", &half_open_at_once, RD_OUTCOME_SUCCESS,
+                                        p1.permit_token);
+    assert_int_equal(stale.transition, RD_TRANSITION_NONE);
+    assert_int_equal(stale.breaker.probe_token, p2.permit_token);
+    rd_store_destroy(s);
+}
+
+static void test_outcome_dedup_across_replicas(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "dedup");
+    rd_store *a = redis_store_at(shared_redis.port, prefix);
+    rd_store *b = redis_store_at(shared_redis.port, prefix);
+    bool dup = true;
+    rd_status st;
+    assert_int_equal(a->ops->claim_outcome(a, "out-1", 0, &dup, &st), RD_OK);
+    assert_false(dup);
+    assert_int_equal(b->ops->claim_outcome(b, "out-1", 0, &dup, &st), RD_OK);
+    assert_true(dup);
+    assert_int_equal(b->ops->claim_outcome(b, "out-2", 0, &dup, &st), RD_OK);
+    assert_false(dup);
+    rd_store_destroy(a);
+    rd_store_destroy(b);
+}
+
+static void test_turn_read_from_other_replica(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "turn");
+    rd_store *a = redis_store_at(shared_redis.port, prefix);
+    rd_store *b = redis_store_at(shared_redis.port, prefix);
+    rd_trace_event ev[2] = {conf_event(RD_EV_TOOL_ERROR, "search", 5),
+                            conf_event(RD_EV_RETRY, "search", 6)};
+    snprintf(ev[0].error, sizeof ev[0].error, "tab\there, newline\nthere, 5:colon");
+    ev[0].retryability = RD_TRANSIENT;
+    ev[0].executed = true;
+    ev[1].retry_count = 2;
+    ev[1].timeout_ms = 1234;
+    int64_t started = 0;
+    rd_status st;
+    assert_int_equal(a->ops->turn_append(a, "T1", ev, 2, 0, &started, &st), RD_OK);
+    assert_true(started > 1600000000000LL);
+
+    rd_trace_event *out = NULL;
+    size_t n = 0;
+    int64_t started_b = 0;
+    assert_int_equal(b->ops->turn_read(b, "T1", 0, &out, &n, &started_b, &st), RD_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(started_b, started);
+    assert_string_equal(out[0].error, ev[0].error);
+    assert_int_equal(out[0].retryability, RD_TRANSIENT);
+    assert_true(out[0].executed);
+    assert_int_equal(out[1].retry_count, 2);
+    assert_int_equal(out[1].timeout_ms, 1234);
+    assert_int_equal(out[1].sequence, 2);
+    free(out);
+
+    char key[128];
+    snprintf(key, sizeof key, "%s{turn:T1}:events", prefix);
+    redisReply *ttl = rd_harness_cmd(shared_redis.port, "PTTL %s", key);
+    assert_true(ttl && ttl->integer > 0 && ttl->integer <= 60000); /* the turn TTL */
+    freeReplyObject(ttl);
+    rd_store_destroy(a);
+    rd_store_destroy(b);
+}
+
+/* ---- degraded mode ---- */
+
+static int timed_admit(rd_store *s, const char *tool, int64_t *elapsed_ms)
+{
+    rd_store_result r;
+    rd_status st;
+    int64_t t0 = rd_harness_now_ms();
+    int rc = s->ops->admit(s, tool, &three_strikes, 0, 100, &r, &st);
+    *elapsed_ms = rd_harness_now_ms() - t0;
+    return rc;
+}
+
+static bool wait_until_shared(rd_store *s, int timeout_ms)
+{
+    int64_t until = rd_harness_now_ms() + timeout_ms;
+    while (rd_store_degraded(s) && rd_harness_now_ms() < until)
+        rd_harness_sleep_ms(20);
+    return !rd_store_degraded(s);
+}
+
+#define DEGRADED_TIMEOUT_MS 50
+
+/* Calls made while Redis cannot answer: all succeed, and once the outage
+ * is known each is answered well within the command budget. */
+static void calls_during_outage(rd_store *s)
+{
+    int64_t slowest_after_detection = 0;
+    for (int i = 0; i < 100; i++) {
+        int64_t ms;
+        assert_int_equal(timed_admit(s, "payments", &ms), RD_OK);
+        if (i >= 2 && ms > slowest_after_detection)
+            slowest_after_detection = ms;
+    }
+    assert_true(rd_store_degraded(s));
+    assert_true(rd_store_last_call_degraded());
+    assert_true(slowest_after_detection < 2 * DEGRADED_TIMEOUT_MS);
+}
+
+static void test_degraded_mode_and_return(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    assert_int_equal(rd_redis_proc_start(&p, 0, NULL), 0);
+    rd_redis_options o = {.port = p.port, .key_prefix = "deg:",
+                          .command_timeout_ms = DEGRADED_TIMEOUT_MS, .limits = test_limits()};
+    rd_status st;
+    rd_store *redis = rd_store_redis_new(&o, &st);
+    rd_store_limits lim = test_limits();
+    rd_resilience_options ro = {.failure_threshold = 2, .probe_interval_ms = 100};
+    rd_store *s = rd_store_resilient_new(redis, rd_store_memory_new(&lim), &ro);
+    int64_t ms;
+    assert_int_equal(timed_admit(s, "payments", &ms), RD_OK);
+    assert_false(rd_store_degraded(s));
+    assert_false(rd_store_last_call_degraded());
+
+    kill(p.pid, SIGSTOP); /* hung: every command times out */
+    calls_during_outage(s);
+    uint64_t errors = rd_store_error_count(s);
+    assert_true(errors >= 2);
+    kill(p.pid, SIGCONT);
+    assert_true(wait_until_shared(s, 3000));
+
+    rd_redis_proc_kill(&p); /* gone: connections refused */
+    calls_during_outage(s);
+    assert_true(rd_store_error_count(s) > errors);
+    assert_int_equal(rd_redis_proc_restart(&p), 0);
+    assert_true(wait_until_shared(s, 3000));
+
+    /* shared again: what this replica writes, another one reads */
+    rd_store_result r;
+    assert_int_equal(s->ops->record(s, "payments", &three_strikes, 0,
+                                    RD_OUTCOME_TRANSIENT_FAILURE, 0, &r, &st),
+                     RD_OK);
+    assert_false(rd_store_last_call_degraded());
+    rd_store *other = redis_store_at(p.port, "deg:");
+    rd_breaker b;
+    bool found;
+    assert_int_equal(other->ops->get(other, "payments", 0, &b, &found, &st), RD_OK);
+    assert_true(found);
+    assert_int_equal(b.consecutive_failures, 1);
+    rd_store_destroy(other);
+    rd_store_destroy(s);
+    rd_redis_proc_stop(&p);
+}
+
+/* ---- Sentinel ---- */
+
+static bool wait_for(bool (*cond)(void *), void *arg, int timeout_ms)
+{
+    int64_t until = rd_harness_now_ms() + timeout_ms;
+    while (rd_harness_now_ms() < until) {
+        if (cond(arg))
+            return true;
+        rd_harness_sleep_ms(50);
+    }
+    return false;
+}
+
+static bool sentinel_knows_replica(void *arg)
+{
+    redisReply *r = rd_harness_cmd(*(int *)arg, "SENTINEL replicas mymaster");
+    bool known = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+    if (r)
+        freeReplyObject(r);
+    return known;
+}
+
+/* A sentinel refuses (NOGOODSLAVE) until it has seen the replica healthy
+ * for a while; ask again until it accepts. */
+static bool failover_accepted(void *arg)
+{
+    redisReply *r = rd_harness_cmd(*(int *)arg, "SENTINEL FAILOVER mymaster");
+    bool ok = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+    if (r && !ok && r->type == REDIS_REPLY_ERROR)
+        print_message("sentinel: %s\n", r->str);
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+typedef struct master_check {
+    int sentinel_port;
+    int want_port;
+} master_check;
+
+static bool sentinel_names_master(void *arg)
+{
+    master_check *m = arg;
+    redisReply *r = rd_harness_cmd(m->sentinel_port, "SENTINEL get-master-addr-by-name mymaster");
+    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+              atoi(r->element[1]->str) == m->want_port;
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+static bool replica_linked(void *arg)
+{
+    redisReply *r = rd_harness_cmd(*(int *)arg, "ROLE");
+    bool ok = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 4 &&
+              strcmp(r->element[3]->str, "connected") == 0;
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+typedef struct follow_check {
+    rd_store *store;
+    int new_master_port;
+} follow_check;
+
+/* A write through the store lands on the new master. */
+static bool store_writes_to(void *arg)
+{
+    follow_check *f = arg;
+    rd_store_result r;
+    rd_status st;
+    if (f->store->ops->record(f->store, "after", &three_strikes, 0,
+                              RD_OUTCOME_TRANSIENT_FAILURE, 0, &r, &st) != RD_OK) {
+        print_message("during failover: %s\n", st.msg);
+        return false;
+    }
+    redisReply *cf = rd_harness_cmd(f->new_master_port, "HGET sent:{tool:after}:breaker cf");
+    bool ok = cf && cf->type == REDIS_REPLY_STRING &&
+              atoi(cf->str) == (int)r.breaker.consecutive_failures;
+    if (cf)
+        freeReplyObject(cf);
+    return ok;
+}
+
+static void test_sentinel_follows_failover(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc master, replica, sentinels[3];
+    assert_int_equal(rd_redis_proc_start(&master, 0, NULL), 0);
+    char master_port[16];
+    snprintf(master_port, sizeof master_port, "%d", master.port);
+    const char *replica_args[] = {"--replicaof", "127.0.0.1", master_port, NULL};
+    assert_int_equal(rd_redis_proc_start(&replica, 0, replica_args), 0);
+    assert_true(wait_for(replica_linked, &replica.port, 10000));
+    char spec[3][32];
+    const char *specs[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rd_sentinel_proc_start(&sentinels[i], master.port), 0);
+        snprintf(spec[i], sizeof spec[i], "127.0.0.1:%d", sentinels[i].port);
+        specs[i] = spec[i];
+    }
+    assert_true(wait_for(sentinel_knows_replica, &sentinels[0].port, 10000));
+
+    rd_redis_options o = {.sentinels = specs, .n_sentinels = 3, .master_name = "mymaster",
+                          .key_prefix = "sent:", .limits = test_limits()};
+    rd_status st;
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    rd_store_result r = must_record(s, "before", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    redisReply *on_master = rd_harness_cmd(master.port, "EXISTS sent:{tool:before}:breaker");
+    assert_int_equal(on_master->integer, 1);
+    freeReplyObject(on_master);
+
+    assert_true(wait_for(failover_accepted, &sentinels[0].port, 10000));
+    master_check promoted = {.sentinel_port = sentinels[0].port, .want_port = replica.port};
+    assert_true(wait_for(sentinel_names_master, &promoted, 10000));
+    follow_check follow = {.store = s, .new_master_port = replica.port};
+    assert_true(wait_for(store_writes_to, &follow, 10000));
+
+    rd_store_destroy(s);
+    for (int i = 0; i < 3; i++)
+        rd_redis_proc_stop(&sentinels[i]);
+    rd_redis_proc_stop(&replica);
+    rd_redis_proc_stop(&master);
+}
+
+/* ---- the local cache ---- */
+
+static bool subscribed(void *arg)
+{
+    rd_redis_stats stats;
+    return rd_store_redis_stats(arg, &stats) && stats.subscribed;
+}
+
+static uint64_t cache_hits(rd_store *s)
+{
+    rd_redis_stats stats;
+    rd_store_redis_stats(s, &stats);
+    return stats.cache_hits;
+}
+
+static bool invalidated(void *arg)
+{
+    rd_redis_stats stats;
+    return rd_store_redis_stats(arg, &stats) && stats.invalidations > 0;
+}
+
+/* An OPEN breaker is refused from the cache; a published change drops the
+ * entry at once; a change nobody published is served stale at most until
+ * the open_until the entry holds. */
+static void test_cache_staleness_bound(void **state)
+{
+    skip_without_redis();
+    char prefix[32], key[128], channel[64];
+    fresh_prefix(prefix, sizeof prefix, "cache");
+    snprintf(key, sizeof key, "%s{tool:api}:breaker", prefix);
+    snprintf(channel, sizeof channel, "%sbreaker-events", prefix);
+    rd_store *s = redis_store_at(shared_redis.port, prefix);
+    assert_true(wait_for(subscribed, s, 3000));
+    const rd_breaker_policy p = {.failure_threshold = 1, .success_threshold = 1,
+                                 .open_timeout_ms = 800};
+
+    must_record(s, "api", &p, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    uint64_t hits = cache_hits(s);
+    assert_int_equal(must_admit(s, "api", &p, 100).admission, RD_ADMIT_NO);
+    assert_int_equal(cache_hits(s), hits + 1);
+
+    /* an operator's reset elsewhere, published */
+    redisReply *r = rd_harness_cmd(shared_redis.port, "DEL %s", key);
+    freeReplyObject(r);
+    r = rd_harness_cmd(shared_redis.port, "PUBLISH %s %s", channel, "99 1 api");
+    freeReplyObject(r);
+    assert_true(wait_for(invalidated, s, 2000));
+    assert_int_equal(must_admit(s, "api", &p, 100).admission, RD_ADMIT_YES);
+
+    /* the same reset, unpublished: stale NO until open_until, then Redis */
+    rd_store_result opened = must_record(s, "api", &p, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    int64_t t0 = rd_harness_now_ms();
+    r = rd_harness_cmd(shared_redis.port, "DEL %s", key);
+    freeReplyObject(r);
+    hits = cache_hits(s);
+    assert_int_equal(must_admit(s, "api", &p, 100).admission, RD_ADMIT_NO);
+    assert_int_equal(cache_hits(s), hits + 1);
+    int64_t open_for = opened.breaker.open_until_ms - opened.now_ms;
+    rd_harness_sleep_ms((int)(open_for - (rd_harness_now_ms() - t0)) + 20);
+    assert_int_equal(must_admit(s, "api", &p, 100).admission, RD_ADMIT_YES);
+    rd_store_destroy(s);
+}
+
+/* ---- options ---- */
+
+static void test_password_and_bad_options(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    const char *args[] = {"--requirepass", "s3cret-pw", NULL};
+    assert_int_equal(rd_redis_proc_start(&p, 0, args), 0);
+    rd_redis_options o = {.port = p.port, .password = "s3cret-pw", .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_SUCCESS, 0);
+    rd_store_destroy(s);
+
+    o.password = "wrong-pw";
+    s = rd_store_redis_new(&o, &st);
+    rd_store_result r;
+    assert_int_equal(s->ops->record(s, "x", &three_strikes, 0, RD_OUTCOME_SUCCESS, 0, &r, &st),
+                     RD_ERR_UNAVAILABLE);
+    assert_null(strstr(st.msg, "wrong-pw")); /* never in a message */
+    assert_non_null(strstr(st.msg, "AUTH"));
+    rd_store_destroy(s);
+
+    o.password = NULL;
+    o.key_prefix = "a{b";
+    assert_null(rd_store_redis_new(&o, &st));
+    assert_int_equal(st.code, RD_ERR_CONFIG);
+    assert_non_null(strstr(st.msg, "key_prefix"));
+    o.key_prefix = NULL;
+    const char *bad[] = {"no-port-here"};
+    o.sentinels = bad;
+    o.n_sentinels = 1;
+    assert_null(rd_store_redis_new(&o, &st));
+    assert_non_null(strstr(st.msg, "sentinels"));
+    rd_redis_proc_stop(&p);
+}
+
+static void test_destroy_null_and_name(void **state)
+{
+    skip_without_redis();
+    rd_store_destroy(NULL);
+    rd_store *s = redis_store_at(shared_redis.port, "name:");
+    assert_string_equal(s->ops->name, "redis");
+    rd_redis_stats stats;
+    assert_true(rd_store_redis_stats(s, &stats));
+    assert_false(rd_store_redis_stats(NULL, &stats));
+    assert_false(rd_store_degraded(s));
+    rd_store_destroy(s);
+}
+
+static int start_shared_redis(void **state)
+{
+    have_redis = rd_harness_have_redis();
+    if (have_redis && rd_redis_proc_start(&shared_redis, 0, NULL) != 0) {
+        print_error("redis-server is installed but did not start\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int stop_shared_redis(void **state)
+{
+    rd_redis_proc_stop(&shared_redis);
+    return 0;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN); /* a write to a killed Redis is an error, not death */
+    const struct CMUnitTest tests[] = {
+        RD_STORE_CONFORMANCE_TESTS(&redis_backend),
+        cmocka_unit_test(test_script_shas_match_redis),
+        cmocka_unit_test(test_noscript_after_script_flush),
+        cmocka_unit_test(test_recovers_after_restart),
+        cmocka_unit_test(test_replicas_share_breaker),
+        cmocka_unit_test(test_one_probe_across_replicas),
+        cmocka_unit_test(test_expired_lease_frees_permit),
+        cmocka_unit_test(test_old_generation_outcome_discarded),
+        cmocka_unit_test(test_outcome_dedup_across_replicas),
+        cmocka_unit_test(test_turn_read_from_other_replica),
+        cmocka_unit_test(test_degraded_mode_and_return),
+        cmocka_unit_test(test_sentinel_follows_failover),
+        cmocka_unit_test(test_cache_staleness_bound),
+        cmocka_unit_test(test_password_and_bad_options),
+        cmocka_unit_test(test_destroy_null_and_name),
+    };
+    return cmocka_run_group_tests_name("store_redis", tests, start_shared_redis,
+                                       stop_shared_redis);
+}
