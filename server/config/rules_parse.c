@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "core/err.h"
+#include "core/matcher.h"
 
 /* ---- names ---- */
 
@@ -550,6 +551,18 @@ static int parse_unknown(const rd_yctx *c, const rd_ynode *root, rd_ruleset *rs)
     return rc;
 }
 
+/* The compiled matcher that rd_classify uses; built once here so no call
+ * pays for it. */
+static int compile_rules(const rd_yctx *c, rd_ruleset *rs)
+{
+    int rc = rd_matcher_build(rs, &rs->matcher);
+    if (rc == RD_ERR_NOMEM)
+        return rd_yerr(c, 0, "rules", "out of memory compiling the message patterns");
+    if (rc != RD_OK)
+        return rd_yerr(c, 0, "rules", "too many message patterns to compile");
+    return RD_OK;
+}
+
 int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
 {
     static const char *const keys[] = {"unknown", "suggestions", "rules", NULL};
@@ -568,11 +581,12 @@ int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
     if (rc == RD_OK && rules)
         rc = parse_rules_list(c, rules, rs);
     rd_yaml_free(root);
-    return rc;
+    return rc == RD_OK ? compile_rules(c, rs) : rc;
 }
 
 void rd_ruleset_clear(rd_ruleset *rs)
 {
+    rd_matcher_free(rs->matcher); /* refers to the rules: freed before them */
     for (size_t i = 0; rs->rules && i < rs->n_rules; i++) {
         rd_rule *r = &rs->rules[i];
         free(r->id);

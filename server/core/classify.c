@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "core/matcher.h"
+
 /* Retry hints above one hour are either bogus or useless to an agent turn. */
 #define RETRY_HINT_MAX_MS INT64_C(3600000)
 
@@ -38,15 +40,6 @@ static bool eq_fold_n(const unsigned char *a, const unsigned char *b, size_t n)
         if (fold(a[i]) != fold(b[i]))
             return false;
     return true;
-}
-
-static bool str_eq_fold(const char *a, const char *b)
-{
-    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
-    for (; *x && *y; x++, y++)
-        if (fold(*x) != fold(*y))
-            return false;
-    return *x == *y;
 }
 
 static inline const char *or_empty(const char *s) { return s ? s : ""; }
@@ -94,97 +87,6 @@ static bool pattern_matches(const unsigned char *msg, size_t len, const rd_patte
     return false;
 }
 
-/* ---- condition lists: an empty list matches; otherwise any entry may ---- */
-
-static bool match_ranges(const rd_int_range *r, size_t n, int32_t value)
-{
-    if (n == 0)
-        return true;
-    if (value == 0) /* 0 = not given */
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (value >= r[i].lo && value <= r[i].hi)
-            return true;
-    return false;
-}
-
-static bool match_codes(char *const *codes, size_t n, const char *code)
-{
-    if (n == 0)
-        return true;
-    if (!*code)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (codes[i] && str_eq_fold(codes[i], code))
-            return true;
-    return false;
-}
-
-/* "ConnectTimeout" matches "requests.exceptions.ConnectTimeout". An entry
- * with dots can only match exactly, since a last dotted part has none. */
-static bool exception_type_matches(const char *entry, const char *given)
-{
-    if (!entry || !*entry)
-        return false;
-    if (str_eq_fold(entry, given))
-        return true;
-    const char *last = strrchr(given, '.');
-    return last && str_eq_fold(entry, last + 1);
-}
-
-static bool match_exception_types(char *const *types, size_t n, const char *given)
-{
-    if (n == 0)
-        return true;
-    if (!*given)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (exception_type_matches(types[i], given))
-            return true;
-    return false;
-}
-
-static bool match_kinds(const rd_error_kind *kinds, size_t n, rd_error_kind kind)
-{
-    if (n == 0)
-        return true;
-    for (size_t i = 0; i < n; i++)
-        if (kind != RD_KIND_UNSPECIFIED && kinds[i] == kind)
-            return true;
-    return false;
-}
-
-static bool match_sources(const rd_error_source *sources, size_t n, rd_error_source source)
-{
-    if (n == 0)
-        return true;
-    for (size_t i = 0; i < n; i++)
-        if (source != RD_SOURCE_UNSPECIFIED && sources[i] == source)
-            return true;
-    return false;
-}
-
-/* Tool ids are identifiers: compared exactly; "web_*" is a prefix. */
-static bool tool_matches(const char *entry, const char *tool_id)
-{
-    if (!entry)
-        return false;
-    size_t n = strlen(entry);
-    if (n > 0 && entry[n - 1] == '*')
-        return strncmp(entry, tool_id, n - 1) == 0;
-    return strcmp(entry, tool_id) == 0;
-}
-
-static bool match_tools(char *const *tools, size_t n, const char *tool_id)
-{
-    if (n == 0)
-        return true;
-    for (size_t i = 0; i < n; i++)
-        if (tool_matches(tools[i], tool_id))
-            return true;
-    return false;
-}
-
 static bool match_patterns(const rd_pattern *patterns, size_t n, const rd_tool_error *err)
 {
     if (n == 0)
@@ -197,35 +99,24 @@ static bool match_patterns(const rd_pattern *patterns, size_t n, const rd_tool_e
     return false;
 }
 
+/* Cheap field checks first; the message scan is the only costly one. */
 bool rd_match_error(const rd_match *m, const char *tool_id, const rd_tool_error *err)
 {
-    if (!m || !err)
-        return false;
-    /* Cheap exact checks first; the message scan is the only costly one. */
-    return match_ranges(m->http_status, m->n_http_status, err->http_status)
-        && match_ranges(m->grpc_code, m->n_grpc_code, err->grpc_code)
-        && match_kinds(m->kinds, m->n_kinds, err->kind)
-        && match_sources(m->sources, m->n_sources, err->source)
-        && match_tools(m->tools, m->n_tools, or_empty(tool_id))
-        && match_codes(m->codes, m->n_codes, or_empty(err->code))
-        && match_exception_types(m->exception_types, m->n_exception_types,
-                                 or_empty(err->exception_type))
-        && match_patterns(m->patterns, m->n_patterns, err);
+    return rd_match_fields_hold(m, tool_id, err) && match_patterns(m->patterns, m->n_patterns, err);
 }
 
 /* ---- rule selection ---- */
 
-/* A rule is structured exactly when it has no message condition (the
- * format's definition); deciding from n_patterns keeps hand-built rulesets
- * and loaded ones consistent. */
-static bool rule_is_structured(const rd_rule *r) { return r->when.n_patterns == 0; }
-
-static const rd_rule *first_match(const rd_ruleset *rules, bool structured, const char *tool_id,
-                                  const rd_tool_error *err)
+/* The rules one at a time, for rulesets without a compiled matcher (built
+ * by hand, as in tests): the same order as rd_matcher_winner, with every
+ * pattern searched separately. */
+static const rd_rule *first_match(const rd_ruleset *rules, bool structured_pass,
+                                  const char *tool_id, const rd_tool_error *err)
 {
     for (size_t i = 0; i < rules->n_rules; i++) {
         const rd_rule *r = &rules->rules[i];
-        if (rule_is_structured(r) == structured && rd_match_error(&r->when, tool_id, err))
+        if (rd_match_is_structured(&r->when) == structured_pass
+            && rd_match_error(&r->when, tool_id, err))
             return r;
     }
     return NULL;
@@ -236,6 +127,8 @@ static const rd_rule *winning_rule(const rd_ruleset *rules, const char *tool_id,
 {
     if (!rules || !rules->rules)
         return NULL;
+    if (rules->matcher)
+        return rd_matcher_winner(rules->matcher, rules, tool_id, err);
     const rd_rule *r = first_match(rules, true, tool_id, err);
     return r ? r : first_match(rules, false, tool_id, err);
 }
@@ -261,12 +154,16 @@ static const char *category_suggestion(const rd_ruleset *rules, rd_category c)
 static int64_t cap_hint(int64_t ms) { return ms > RETRY_HINT_MAX_MS ? RETRY_HINT_MAX_MS : ms; }
 
 /* Given hints are capped like extracted ones: the decision core must never
- * be told to wait longer than any turn could last. */
-static int64_t retry_after_of(const rd_tool_error *err)
+ * be told to wait longer than any turn could last. The text is only read
+ * for a hint when the answer is transient: nothing retries a permanent
+ * error, so its hint would be unused work. */
+static int64_t retry_after_of(const rd_tool_error *err, rd_retryability final)
 {
     if (err->retry_after_ms > 0)
         return cap_hint(err->retry_after_ms);
-    return err->message ? rd_retry_hint_from_text(err->message, err->message_len) : 0;
+    if (final != RD_TRANSIENT || !err->message)
+        return 0;
+    return rd_retry_hint_from_text(err->message, err->message_len);
 }
 
 /* The suggestion follows the final answer: the override's own text, else
@@ -315,21 +212,26 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
     out->suggestion = own_suggestion ? own_suggestion : category_suggestion(rules, out->category);
     out->kind = err->kind != RD_KIND_UNSPECIFIED ? err->kind : rule_kind;
     out->executed = rd_kind_executed(out->kind);
-    out->retry_after_ms = retry_after_of(err);
+    out->retry_after_ms = retry_after_of(err, out->retryability);
 }
 
 /* ---- retry hints in text ---- */
 
 typedef struct hint_trigger {
     const char *text;
+    size_t len;
     int64_t unitless_ms;   /* what a bare number after the trigger means */
 } hint_trigger;
 
+#define TRIGGER(text, unitless_ms) {text, sizeof text - 1, unitless_ms}
+
 /* Longer spellings first so "retry-after-ms" is not read as "retry-after". */
 static const hint_trigger HINT_TRIGGERS[] = {
-    {"retry-after-ms", 1},   {"retry_after_ms", 1},   {"retry-after", 1000},
-    {"retry_after", 1000},   {"retry after", 1000},   {"retrydelay", 1000},
-    {"try again in", 1000},  {"try again after", 1000}, {"retry in", 1000},
+    TRIGGER("retry-after-ms", 1),     TRIGGER("retry_after_ms", 1),
+    TRIGGER("retry-after", 1000),     TRIGGER("retry_after", 1000),
+    TRIGGER("retry after", 1000),     TRIGGER("retrydelay", 1000),
+    TRIGGER("try again in", 1000),    TRIGGER("try again after", 1000),
+    TRIGGER("retry in", 1000),
 };
 
 typedef struct time_unit {
@@ -406,7 +308,7 @@ static bool is_hint_separator(unsigned char c)
 static int64_t hint_after_trigger(const unsigned char *msg, size_t len, size_t at,
                                   const hint_trigger *t)
 {
-    size_t i = at + strlen(t->text);
+    size_t i = at + t->len;
     for (int skipped = 0; i < len && skipped < 8 && is_hint_separator(msg[i]); skipped++)
         i++;
     if (i >= len || !is_digit(msg[i]))
@@ -414,23 +316,49 @@ static int64_t hint_after_trigger(const unsigned char *msg, size_t len, size_t a
     return parse_duration_ms(msg + i, len - i, t->unitless_ms);
 }
 
+/* Tries every trigger listed before `*best` at m[at]; a match with a
+ * number there becomes the new best. */
+static void try_triggers_at(const unsigned char *m, size_t len, size_t at, size_t *best,
+                            int64_t *best_ms)
+{
+    for (size_t k = 0; k < *best; k++) {
+        const hint_trigger *t = &HINT_TRIGGERS[k];
+        if (t->len > len - at || !eq_fold_n(m + at, (const unsigned char *)t->text, t->len))
+            continue;
+        int64_t ms = hint_after_trigger(m, len, at, t);
+        if (ms > 0) {
+            *best = k;
+            *best_ms = ms;
+            return;
+        }
+    }
+}
+
+static inline bool folds_to(const unsigned char *s, const char *lower, size_t n)
+{
+    return eq_fold_n(s, (const unsigned char *)lower, n);
+}
+
+/* One pass over the text. Every trigger contains "try", at its start
+ * ("try again in") or after "re" ("retry-after"), and 'y' is rare in
+ * error text, so only the places around a "try" are compared. The answer
+ * is the same as trying the triggers one by one in table order: the first
+ * occurrence, with a number, of the earliest trigger that has one. */
 int64_t rd_retry_hint_from_text(const char *msg, size_t len)
 {
     if (!msg || len == 0)
         return 0;
     const unsigned char *m = (const unsigned char *)msg;
-    for (size_t k = 0; k < sizeof HINT_TRIGGERS / sizeof HINT_TRIGGERS[0]; k++) {
-        const hint_trigger *t = &HINT_TRIGGERS[k];
-        const unsigned char *pat = (const unsigned char *)t->text;
-        size_t plen = strlen(t->text);
-        for (size_t at = find_fold(m, len, 0, pat, plen); at != SIZE_MAX;
-             at = find_fold(m, len, at + 1, pat, plen)) {
-            int64_t ms = hint_after_trigger(m, len, at, t);
-            if (ms > 0)
-                return ms;
-        }
+    size_t best = sizeof HINT_TRIGGERS / sizeof HINT_TRIGGERS[0];
+    int64_t best_ms = 0;
+    for (size_t y = 2; y < len && best > 0; y++) {
+        if ((m[y] | 0x20) != 'y' || !folds_to(m + y - 2, "tr", 2))
+            continue;
+        if (y >= 4 && folds_to(m + y - 4, "re", 2))
+            try_triggers_at(m, len, y - 4, &best, &best_ms);
+        try_triggers_at(m, len, y - 2, &best, &best_ms);
     }
-    return 0;
+    return best_ms;
 }
 
 /* ---- the fixed meaning of kinds (004 decision A) ---- */

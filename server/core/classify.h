@@ -1,14 +1,20 @@
 /* Error classification: one entrance for every error an executor reports.
  *
- * Order (000 section 1.3, 004 decision E):
- *   1. structured rules (no message patterns) over kind, grpc_code,
- *      http_status, code, exception_type: the first matching rule wins and
- *      the message is not parsed;
+ * Order (000 section 1.3, 004 decision E; docs/CLASSIFICATION.md):
+ *   1. the structured pass, in file order, first match wins: rules without
+ *      message patterns over kind, grpc_code, http_status, code,
+ *      exception_type (the message is not read), and mixed rules that add
+ *      message patterns to such conditions (the patterns are looked for
+ *      only once the structured conditions hold, so text refines a status);
  *   2. otherwise message-pattern rules, in file order, first match wins;
  *   3. otherwise the rules file's unknown default (TRANSIENT unless set);
  *   4. then the tool manifest's overrides, first match wins.
+ * A loaded ruleset carries a compiled matcher (core/matcher.h): one pass
+ * over the message finds every pattern. Hand-built rulesets without one
+ * are evaluated rule by rule, with the same result.
  * The result says which rule decided (rule_id) and whether an override
- * applied. Pure: no state, no allocation, safe on any bytes. */
+ * applied. A retry hint is read from the text only when the answer is
+ * transient. Pure: no state, no allocation, safe on any bytes. */
 #ifndef RD_CORE_CLASSIFY_H
 #define RD_CORE_CLASSIFY_H
 

@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "config/config.h"
 #include "core/classify.h"
+#include "core/err.h"
+#include "core/matcher.h"
 
 #ifndef RD_SOURCE_DIR
 #define RD_SOURCE_DIR "."
@@ -681,6 +684,269 @@ static void test_64k_messages(void **state)
     free(big);
 }
 
+
+/* ---- mixed rules: structured conditions refined by message patterns ---- */
+
+static rd_int_range R_403[] = {{403, 403}};
+static rd_pattern P_RATE[] = {{(char *)"rate limit", 10, false, false}};
+static rd_pattern P_SPECIAL[] = {{(char *)"special", 7, false, false}};
+static rd_pattern P_BOOM[] = {{(char *)"boom", 4, false, false}};
+static char *C_E1[] = {(char *)"E1"};
+static rd_error_kind K_TIMEOUT[] = {RD_KIND_TIMEOUT};
+
+/* A message rule first, then a mixed rule before the structured rule it
+ * refines, a mixed rule after a structured rule that already decides, and
+ * a rule qualified only by tool (a message rule). */
+static rd_rule MIXED_RULES[] = {
+    {.id = (char *)"m.rate", .when = {.patterns = P_RATE, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE},
+    {.id = (char *)"x.forbidden_rate",
+     .when = {.http_status = R_403, .n_http_status = 1, .patterns = P_RATE, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_EXTERNAL_SERVICE},
+    {.id = (char *)"s.forbidden", .when = {.http_status = R_403, .n_http_status = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_PERMISSION},
+    {.id = (char *)"s.code", .when = {.codes = C_E1, .n_codes = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_LOGIC},
+    {.id = (char *)"x.code_refined",
+     .when = {.codes = C_E1, .n_codes = 1, .patterns = P_SPECIAL, .n_patterns = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT},
+    {.id = (char *)"m.tool_only",
+     .when = {.tools = T_BASH, .n_tools = 1, .patterns = P_BOOM, .n_patterns = 1},
+     .retryability = RD_PERMANENT, .category = RD_CAT_INPUT_VALIDATION},
+    {.id = (char *)"s.kind", .when = {.kinds = K_TIMEOUT, .n_kinds = 1},
+     .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT},
+};
+
+/* rule_id with the rules evaluated one by one and with the compiled
+ * matcher; both must agree. */
+static const char *mixed_rule_for(const char *tool_id, rd_tool_error e)
+{
+    rd_ruleset rs = {.rules = MIXED_RULES, .n_rules = LEN(MIXED_RULES)};
+    rd_classification plain = classify(&rs, NULL, tool_id, &e);
+    assert_int_equal(rd_matcher_build(&rs, &rs.matcher), RD_OK);
+    rd_classification compiled = classify(&rs, NULL, tool_id, &e);
+    rd_matcher_free(rs.matcher);
+    assert_string_equal(plain.rule_id, compiled.rule_id);
+    return plain.rule_id;
+}
+
+static void test_mixed_rules_refine_structured_signals(void **state)
+{
+    rd_tool_error e = text_error("API rate limit exceeded for 203.0.113.7");
+    e.http_status = 403;
+    /* structured pass first: the mixed rule beats the earlier message rule */
+    assert_string_equal(mixed_rule_for("t", e), "x.forbidden_rate");
+    /* patterns that do not occur: the next structured rule decides */
+    e = text_error("Forbidden");
+    e.http_status = 403;
+    assert_string_equal(mixed_rule_for("t", e), "s.forbidden");
+    /* without the status the same text is a message rule's */
+    e = text_error("API rate limit exceeded");
+    assert_string_equal(mixed_rule_for("t", e), "m.rate");
+    /* file order inside the structured pass: the earlier pure rule wins */
+    e = text_error("something special");
+    e.code = "e1";
+    assert_string_equal(mixed_rule_for("t", e), "s.code");
+    /* tool and source do not make a rule structured */
+    e = text_error("boom");
+    e.kind = RD_KIND_TIMEOUT;
+    assert_string_equal(mixed_rule_for("bash", e), "s.kind");
+    e.kind = RD_KIND_UNSPECIFIED;
+    assert_string_equal(mixed_rule_for("bash", e), "m.tool_only");
+
+    assert_false(rd_match_is_structured(&MIXED_RULES[0].when));
+    assert_true(rd_match_is_structured(&MIXED_RULES[1].when));
+    assert_true(rd_match_is_structured(&MIXED_RULES[2].when));
+    assert_false(rd_match_is_structured(&MIXED_RULES[5].when));
+}
+
+static void test_retry_hint_only_for_transient_answers(void **state)
+{
+    rd_ruleset rs = make_ruleset(RD_TRANSIENT);
+    rd_tool_error e = text_error("invalid request, try again in 5s");
+    rd_classification c = classify(&rs, NULL, "t", &e);
+    assert_string_equal(c.rule_id, "m.invalid");
+    assert_int_equal(c.retry_after_ms, 0); /* permanent: the text is not read for a hint */
+    e.retry_after_ms = 700;                /* a hint the caller gave is passed on */
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 700);
+    e = text_error("read timeout, try again in 5s");
+    assert_int_equal(classify(&rs, NULL, "t", &e).retry_after_ms, 5000);
+}
+
+/* ---- the multi-pattern matcher ---- */
+
+static rd_pattern MP_HERS[] = {{(char *)"hers", 4, false, false}};
+static rd_pattern MP_HIS[] = {{(char *)"his", 3, false, false}};
+static rd_pattern MP_SHE[] = {{(char *)"she", 3, false, false}};
+static rd_pattern MP_HE[] = {{(char *)"he", 2, false, false}};
+static rd_pattern MP_ABC[] = {{(char *)"abc", 3, false, false}};
+static rd_pattern MP_BC[] = {{(char *)"bc", 2, false, false}};
+static rd_pattern MP_CAT[] = {{(char *)"cat", 3, true, true}};
+static rd_pattern MP_429[] = {{(char *)"429", 3, true, true}};
+static rd_pattern MP_END[] = {{(char *)"end", 3, false, true}};
+/* the same text twice in one rule, and shared with another rule */
+static rd_pattern MP_SHARED[] = {{(char *)"bc", 2, false, false}, {(char *)"bc", 2, false, false}};
+
+static rd_rule MATCHER_RULES[] = {
+    {.id = (char *)"hers", .when = {.patterns = MP_HERS, .n_patterns = 1}},
+    {.id = (char *)"his", .when = {.patterns = MP_HIS, .n_patterns = 1}},
+    {.id = (char *)"she", .when = {.patterns = MP_SHE, .n_patterns = 1}},
+    {.id = (char *)"he", .when = {.patterns = MP_HE, .n_patterns = 1}},
+    {.id = (char *)"abc", .when = {.patterns = MP_ABC, .n_patterns = 1}},
+    {.id = (char *)"bc", .when = {.patterns = MP_BC, .n_patterns = 1}},
+    {.id = (char *)"cat", .when = {.patterns = MP_CAT, .n_patterns = 1}},
+    {.id = (char *)"429", .when = {.patterns = MP_429, .n_patterns = 1}},
+    {.id = (char *)"end", .when = {.patterns = MP_END, .n_patterns = 1}},
+    {.id = (char *)"shared", .when = {.patterns = MP_SHARED, .n_patterns = 2}},
+};
+
+typedef struct hit_log {
+    unsigned seen;    /* bit per rule index */
+    size_t visits;
+    size_t bound;     /* what visit returns */
+} hit_log;
+
+static size_t log_hit(void *ctx, size_t rule)
+{
+    hit_log *h = ctx;
+    h->seen |= 1u << rule;
+    h->visits++;
+    return h->bound;
+}
+
+#define BIT(name) (1u << rule_index(name))
+
+static unsigned rule_index(const char *id)
+{
+    for (unsigned i = 0; i < LEN(MATCHER_RULES); i++)
+        if (strcmp(MATCHER_RULES[i].id, id) == 0)
+            return i;
+    fail_msg("no rule %s", id);
+    return 0;
+}
+
+/* Rules hit in bytes[0..len), from a heap copy of exactly len bytes so
+ * ASan sees any read past the end. */
+static hit_log scan_bytes(const rd_matcher *m, const char *bytes, size_t len, size_t bound)
+{
+    char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, bytes, len);
+    hit_log h = {0, 0, bound};
+    rd_matcher_scan(m, copy, len, bound, log_hit, &h);
+    free(copy);
+    return h;
+}
+
+static unsigned hits(const rd_matcher *m, const char *text)
+{
+    return scan_bytes(m, text, strlen(text), SIZE_MAX).seen;
+}
+
+static int build_matcher_rules(void **state)
+{
+    rd_ruleset rs = {.rules = MATCHER_RULES, .n_rules = LEN(MATCHER_RULES)};
+    rd_matcher *m = NULL;
+    if (rd_matcher_build(&rs, &m) != RD_OK)
+        return -1;
+    *state = m;
+    return 0;
+}
+
+static int free_matcher_rules(void **state)
+{
+    rd_matcher_free(*state);
+    return 0;
+}
+
+static void test_matcher_overlapping_and_suffix_patterns(void **state)
+{
+    const rd_matcher *m = *state;
+    assert_int_equal(rd_matcher_pattern_count(m), 9); /* "bc" twice in one rule counts once */
+    /* every overlapping occurrence is found in one pass */
+    assert_int_equal(hits(m, "ushers"), BIT("she") | BIT("he") | BIT("hers"));
+    assert_int_equal(hits(m, "USHERS"), BIT("she") | BIT("he") | BIT("hers"));
+    assert_int_equal(hits(m, "this"), BIT("his"));
+    /* a pattern that is a suffix of another is reported with it */
+    assert_int_equal(hits(m, "abc"), BIT("abc") | BIT("bc") | BIT("shared"));
+    assert_int_equal(hits(m, "xbc"), BIT("bc") | BIT("shared"));
+    assert_int_equal(hits(m, "ab c"), 0);
+    assert_int_equal(hits(m, ""), 0);
+    /* a rule listing the same pattern twice is visited once per occurrence */
+    hit_log h = scan_bytes(m, "bc", 2, SIZE_MAX);
+    assert_int_equal(h.visits, 2); /* rules "bc" and "shared" */
+}
+
+static void test_matcher_boundaries(void **state)
+{
+    const rd_matcher *m = *state;
+    /* at the start and end of the buffer, and between non-token bytes */
+    assert_int_equal(hits(m, "cat"), BIT("cat"));
+    assert_int_equal(hits(m, "a cat."), BIT("cat"));
+    assert_int_equal(hits(m, "(CAT)"), BIT("cat"));
+    assert_int_equal(hits(m, "concat"), 0);
+    assert_int_equal(hits(m, "cats"), 0);
+    assert_int_equal(hits(m, "_cat"), 0);
+    assert_int_equal(hits(m, "cat9"), 0);
+    /* a rejected occurrence does not hide a later one */
+    assert_int_equal(hits(m, "cats and a cat"), BIT("cat"));
+    assert_int_equal(hits(m, "x4290 or 429"), BIT("429"));
+    assert_int_equal(hits(m, "4290"), 0);
+    /* boundary at one end only */
+    assert_int_equal(hits(m, "weekend"), BIT("end"));
+    assert_int_equal(hits(m, "endless"), 0);
+    /* bytes >= 0x80 and NUL are not token bytes */
+    assert_int_equal(scan_bytes(m, "\xC3" "cat\xA9", 5, SIZE_MAX).seen, BIT("cat"));
+    assert_int_equal(scan_bytes(m, "\0cat\0", 5, SIZE_MAX).seen, BIT("cat"));
+    /* NUL inside a would-be match breaks it; text after NUL is read */
+    assert_int_equal(scan_bytes(m, "he\0rs", 5, SIZE_MAX).seen, BIT("he"));
+    assert_int_equal(scan_bytes(m, "\0\0\0his", 6, SIZE_MAX).seen, BIT("his"));
+    /* only len bytes are read */
+    assert_int_equal(scan_bytes(m, "hers", 3, SIZE_MAX).seen, BIT("he"));
+}
+
+static void test_matcher_bound_limits_visits(void **state)
+{
+    const rd_matcher *m = *state;
+    /* rules at or past the bound are not visited */
+    hit_log h = scan_bytes(m, "ushers abc", 10, rule_index("he"));
+    assert_int_equal(h.seen, BIT("she") | BIT("hers"));
+}
+
+static void test_matcher_64k_is_linear(void **state)
+{
+    const rd_matcher *m = *state;
+    size_t len = 65536;
+    char *big = malloc(len);
+    assert_non_null(big);
+    /* a hit at every other byte: each occurrence visits its rules once */
+    for (size_t i = 0; i < len; i += 2)
+        memcpy(big + i, "he", 2);
+    hit_log h = scan_bytes(m, big, len, SIZE_MAX);
+    assert_int_equal(h.seen, BIT("he"));
+    assert_int_equal(h.visits, len / 2);
+    /* the pattern at the very end of the buffer */
+    memset(big, 'x', len);
+    memcpy(big + len - 3, "cat", 3);
+    big[len - 4] = ' ';
+    assert_int_equal(scan_bytes(m, big, len, SIZE_MAX).seen, BIT("cat"));
+    free(big);
+}
+
+/* rd_matcher_build on an empty ruleset and on rules without patterns */
+static void test_matcher_without_patterns(void **state)
+{
+    rd_ruleset empty = {0};
+    rd_matcher *m = NULL;
+    assert_int_equal(rd_matcher_build(&empty, &m), RD_OK);
+    assert_int_equal(rd_matcher_pattern_count(m), 0);
+    hit_log h = {0, 0, SIZE_MAX};
+    rd_matcher_scan(m, "anything", 8, SIZE_MAX, log_hit, &h);
+    assert_int_equal(h.visits, 0);
+    rd_matcher_free(m);
+    rd_matcher_free(NULL);
+}
+
 /* ======================================================================
  * Part B: the shipped rules (config/recovery.yaml and what it references)
  * ====================================================================== */
@@ -828,7 +1094,7 @@ static void test_shipped_002_pattern_groups(void **state)
         {.message = "read ECONNRESET", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
          .want_rule = "text.network"},
         {.message = "getaddrinfo EAI_AGAIN api.example.com", .want_retryability = T,
-         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.dns"},
         {.message = "connect: Network is unreachable", .want_retryability = T,
          .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
         /* timeouts */
@@ -859,8 +1125,9 @@ static void test_shipped_002_pattern_groups(void **state)
         /* files, directories, disk, memory */
         {.message = "No such file or directory (os error 2)", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE, .want_rule = "text.file_not_found"},
+        /* convention: the wrong kind of path is input, not a missing resource */
         {.message = "Not a directory: /etc/passwd/x", .want_retryability = P,
-         .want_category = RD_CAT_RESOURCE, .want_rule = "text.directory"},
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.wrong_file_type"},
         {.message = "write failed: No space left on device", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE, .want_rule = "text.disk_full"},
         {.message = "Disk quota exceeded", .want_retryability = P,
@@ -915,8 +1182,12 @@ static void test_shipped_002_per_tool_rules(void **state)
         {.tool_id = "web_fetch", .message = "certificate verify failed: unable to get local issuer",
          .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
          .want_rule = "text.certificate_invalid"},
+        /* a redirect loop is the server's doing (corpus convention) */
         {.tool_id = "web_fetch", .message = "Too many redirects", .want_retryability = P,
-         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.web_redirect"},
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.redirect_loop"},
+        {.tool_id = "web_fetch", .message = "301 Moved Permanently: redirect to https://new.example",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "text.web_redirect"},
     };
     check_cases(cfg, cases, LEN(cases));
 }
@@ -937,17 +1208,31 @@ static void test_shipped_004_llm_and_mcp_additions(void **state)
         {.source = L,
          .message = "429 You exceeded your current quota, please check your plan and billing "
                     "details. rate limit",
-         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
          .want_rule = "text.quota_exhausted"},
+        /* convention: billing exhaustion is the provider refusing service */
         {.source = L, .message = "Your credit balance is too low to access the API",
-         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
          .want_rule = "text.quota_exhausted"},
         {.source = L, .message = "402 Payment Required", .want_retryability = P,
-         .want_category = RD_CAT_RESOURCE, .want_rule = "text.quota_exhausted"},
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.quota_exhausted"},
+        /* Google's per-minute RESOURCE_EXHAUSTED borrows the billing words */
+        {.source = L,
+         .message = "429 RESOURCE_EXHAUSTED. You exceeded your current quota, please check "
+                    "your plan and billing details.",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.resource_exhausted_status"},
+        /* convention: an unknown model is a missing resource */
         {.source = L, .message = "model_not_found: unknown model 'gpt-9'", .want_retryability = P,
-         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.model_unknown"},
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.model_unknown"},
         {.source = L, .message = "The requested model is not available", .want_retryability = P,
-         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.llm_model_unavailable"},
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.llm_model_unavailable"},
+        /* Bedrock throttling says "tokens" but is not a context limit */
+        {.source = L,
+         .message = "An error occurred (ThrottlingException) when calling the Converse "
+                    "operation: Too many tokens, please wait before trying again.",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.aws_throttled"},
         {.source = L, .message = "context deadline exceeded", .want_retryability = T,
          .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
         {.source = L, .message = "This model's maximum context length is 8192 tokens",
@@ -989,8 +1274,9 @@ static void test_shipped_structured_tables(void **state)
         {.http_status = 413, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
         {.http_status = 422, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
         {.http_status = 501, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        /* convention: UNAVAILABLE means the channel reached no server */
         {.grpc_code = 14, .message = msg, .want_retryability = T,
-         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "grpc.unavailable"},
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "grpc.unavailable"},
         {.grpc_code = 4, .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
          .want_rule = "grpc.deadline_exceeded"},
         {.grpc_code = 8, .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE},
@@ -1012,8 +1298,9 @@ static void test_shipped_structured_tables(void **state)
         {.code = "EAI_AGAIN", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
         {.code = "EPIPE", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
         {.code = "EHOSTUNREACH", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
-        {.code = "ENOTFOUND", .want_retryability = P, .want_category = RD_CAT_RESOURCE,
-         .want_rule = "errno.enotfound"},
+        /* convention: every DNS resolution failure is transient */
+        {.code = "ENOTFOUND", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.dns"},
         {.code = "ENOENT", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
         {.code = "EACCES", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
         {.code = "EPERM", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
@@ -1028,7 +1315,7 @@ static void test_shipped_structured_tables(void **state)
          .want_category = RD_CAT_EXTERNAL_SERVICE},
         /* OpenAI sends insufficient_quota with HTTP 429: the code decides */
         {.code = "insufficient_quota", .http_status = 429, .want_retryability = P,
-         .want_category = RD_CAT_RESOURCE, .want_rule = "code.quota_exhausted"},
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "code.quota_exhausted"},
         {.code = "context_length_exceeded", .http_status = 400, .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION},
         {.code = "invalid_api_key", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
@@ -1046,14 +1333,16 @@ static void test_shipped_structured_tables(void **state)
          .want_category = RD_CAT_PERMISSION},
         {.exception_type = "FileNotFoundError", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE},
-        {.kind = RD_KIND_UNKNOWN_TOOL, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        /* conventions: a made-up tool name is input; cancellation is logic */
+        {.kind = RD_KIND_UNKNOWN_TOOL, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
         {.kind = RD_KIND_NOT_PERMITTED, .want_retryability = P,
          .want_category = RD_CAT_PERMISSION},
         {.kind = RD_KIND_INVALID_PARAMETERS, .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION},
         {.kind = RD_KIND_LIMIT_EXCEEDED, .want_retryability = P,
          .want_category = RD_CAT_RESOURCE},
-        {.kind = RD_KIND_CANCELED, .want_retryability = P, .want_category = RD_CAT_UNKNOWN},
+        {.kind = RD_KIND_CANCELED, .want_retryability = P, .want_category = RD_CAT_LOGIC},
         {.kind = RD_KIND_TIMEOUT, .message = msg, .want_retryability = T,
          .want_category = RD_CAT_TRANSIENT, .want_rule = "kind.timeout"},
         {.kind = RD_KIND_TRANSPORT_ERROR, .want_retryability = T,
@@ -1075,6 +1364,186 @@ static void test_shipped_structured_tables(void **state)
     c = classify_shipped(cfg, &k);
     assert_int_equal(c.kind, RD_KIND_TIMEOUT);
     assert_true(c.executed);
+}
+
+
+static void test_shipped_mixed_rules(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        /* GitHub sends rate limits as 403 */
+        {.http_status = 403,
+         .message = "API rate limit exceeded for 203.0.113.7. (But here's the good news: ...)",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.forbidden_rate_limited"},
+        {.http_status = 403, .message = "Resource not accessible by integration",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "http.forbidden"},
+        /* Google sends a bad API key as 400 INVALID_ARGUMENT */
+        {.http_status = 400, .message = "400 INVALID_ARGUMENT. API key not valid. Please pass a "
+                                        "valid API key.",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "http.bad_request_auth"},
+        {.http_status = 400, .message = "contents is not specified", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "http.bad_request"},
+        /* RESOURCE_EXHAUSTED as a size limit, and as a quota */
+        {.grpc_code = 8,
+         .message = "rpc error: code = ResourceExhausted desc = grpc: received message larger "
+                    "than max (8653241 vs. 4194304)",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "grpc.message_too_large"},
+        {.grpc_code = 8, .message = "Quota exceeded for quota metric 'Read requests'",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "grpc.resource_exhausted"},
+        /* a generic exception type carrying a server status */
+        {.exception_type = "ValueError", .message = "Search API error: 503",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "exception.generic_with_server_status"},
+        {.exception_type = "ValueError", .message = "Bad query", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "exception.invalid_input"},
+        /* MCP's -32602 for a tool the server switched off */
+        {.code = "-32602", .message = "MCP error -32602: Tool delete_repository disabled",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "jsonrpc.tool_disabled"},
+        /* a cancellation fired by a timeout is a timeout */
+        {.kind = RD_KIND_CANCELED, .message = "The operation was aborted due to timeout",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "kind.canceled_by_timeout"},
+        {.kind = RD_KIND_CANCELED, .message = "This operation was aborted",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "kind.canceled"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+/* The misfires of generic words, each fixed by ordering or boundaries. */
+static void test_shipped_generic_words_do_not_misfire(void **state)
+{
+    const rd_config *cfg = *state;
+    const rd_error_source L = RD_SOURCE_LLM;
+    const shipped_case cases[] = {
+        {.message = "LOADING Redis is loading the dataset in memory", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.redis_not_ready"},
+        {.message = "('Connection broken: IncompleteRead(0 bytes read, 512 more expected)', "
+                    "IncompleteRead(0 bytes read, 512 more expected))",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.source = L, .message = "Too many tokens, please wait before trying again.",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.message = "The security token included in the request is invalid.",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "text.aws_credentials"},
+        {.message = "WRONGPASS invalid username-password pair or user is disabled.",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "text.auth"},
+        {.message = "column \"emial\" does not exist", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.sql_bad_statement"},
+        {.message = "Message: stale element reference: stale element not found",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "text.browser_page_changed"},
+        {.message = "Message: no such window: target window already closed",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "text.closed_handle"},
+        {.tool_id = "bash",
+         .message = "sudo: a terminal is required to read the password; either use the -S "
+                    "option to read from standard input or configure an askpass helper",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "text.permission"},
+        /* errno names are tokens: "FileNotFoundException" is not ENOTFOUND */
+        {.message = "java.io.FileNotFoundException: config.properties (No such file or directory)",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.file_not_found"},
+        /* the timeout wins over "canceling" */
+        {.message = "canceling statement due to statement timeout", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.timeout"},
+        {.message = "Post \"https://api.example.com/v1/events\": context canceled",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "text.canceled"},
+        /* DNS failures are transient by convention */
+        {.message = "dial tcp: lookup api.example.com on 127.0.0.53:53: no such host",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "text.dns"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+/* xorshift: a fixed, portable sequence */
+static uint32_t next_random(uint32_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 17;
+    *s ^= *s << 5;
+    return *s;
+}
+
+/* Messages stitched from the shipped patterns, cased at random, joined by
+ * token and non-token bytes, with random structured fields: the compiled
+ * matcher and the rule-by-rule evaluation must pick the same rule. */
+static void test_shipped_matcher_agrees_with_rule_by_rule(void **state)
+{
+    const rd_config *cfg = *state;
+    const rd_ruleset *rules = &cfg->rules;
+    assert_non_null(rules->matcher);
+    rd_ruleset plain = *rules;
+    plain.matcher = NULL;
+    static const char *const tools[] = {"bash", "read_file", "web_fetch", "flight_search"};
+    static const char *const codes[] = {"", "-32602", "ECONNRESET", "E1", "insufficient_quota"};
+    static const char *const excs[] = {"", "ValueError", "requests.exceptions.ReadTimeout"};
+    static const char separators[] = " _x9.\0:\xC3";
+    uint32_t seed = 12345;
+    char msg[512];
+    for (int round = 0; round < 20000; round++) {
+        size_t len = 0;
+        int parts = 1 + (int)(next_random(&seed) % 4);
+        for (int k = 0; k < parts; k++) {
+            const rd_rule *r = &rules->rules[next_random(&seed) % rules->n_rules];
+            if (r->when.n_patterns == 0)
+                continue;
+            const rd_pattern *p = &r->when.patterns[next_random(&seed) % r->when.n_patterns];
+            if (len + p->len + 2 > sizeof msg)
+                break;
+            msg[len++] = separators[next_random(&seed) % (sizeof separators - 1)];
+            for (size_t i = 0; i < p->len; i++) {
+                char c = p->text[i];
+                msg[len++] = (next_random(&seed) & 1) && c >= 'a' && c <= 'z' ? (char)(c - 32) : c;
+            }
+            if (next_random(&seed) & 1)
+                msg[len++] = separators[next_random(&seed) % (sizeof separators - 1)];
+        }
+        static const int32_t statuses[] = {0, 0, 400, 403, 429, 503};
+        static const int32_t grpc_codes[] = {0, 0, 8, 14};
+        rd_tool_error e = {.message = msg, .message_len = len,
+                           .http_status = statuses[next_random(&seed) % LEN(statuses)],
+                           .grpc_code = grpc_codes[next_random(&seed) % LEN(grpc_codes)],
+                           .code = codes[next_random(&seed) % LEN(codes)],
+                           .exception_type = excs[next_random(&seed) % LEN(excs)],
+                           .kind = (rd_error_kind)(next_random(&seed) % RD_KIND_COUNT),
+                           .source = (rd_error_source)(next_random(&seed) % RD_SOURCE_COUNT)};
+        const char *tool = tools[next_random(&seed) % LEN(tools)];
+        rd_classification a, b;
+        rd_classify(rules, NULL, tool, &e, &a);
+        rd_classify(&plain, NULL, tool, &e, &b);
+        if (strcmp(a.rule_id, b.rule_id) != 0)
+            fail_msg("round %d: matcher %s, rule by rule %s, message \"%.*s\"", round, a.rule_id,
+                     b.rule_id, (int)len, msg);
+        assert_int_equal(a.retry_after_ms, b.retry_after_ms);
+    }
+}
+
+static void test_shipped_64k_message_is_fast(void **state)
+{
+    const rd_config *cfg = *state;
+    size_t len = 65536;
+    char *big = malloc(len);
+    assert_non_null(big);
+    for (size_t i = 0; i < len; i++)
+        big[i] = "timeout rate limit 503 not found invalid \0\xFF"[i % 44];
+    rd_tool_error e = {.message = big, .message_len = len, .code = "", .exception_type = ""};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rd_classification c;
+    for (int i = 0; i < 20; i++)
+        rd_classify(&cfg->rules, NULL, "t", &e, &c);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 20;
+    assert_string_equal(c.rule_id, "text.timeout");
+    /* linear: far below this even under sanitizers; a quadratic scan of
+     * 64 KiB would take seconds */
+    assert_true(ms < 200.0);
+    free(big);
 }
 
 static void test_shipped_suggestions_never_empty(void **state)
@@ -1119,6 +1588,17 @@ int main(void)
         cmocka_unit_test(test_llm_message_replaces_nul_and_invalid_utf8),
         cmocka_unit_test(test_hostile_messages),
         cmocka_unit_test(test_64k_messages),
+        cmocka_unit_test(test_mixed_rules_refine_structured_signals),
+        cmocka_unit_test(test_retry_hint_only_for_transient_answers),
+        cmocka_unit_test_setup_teardown(test_matcher_overlapping_and_suffix_patterns,
+                                        build_matcher_rules, free_matcher_rules),
+        cmocka_unit_test_setup_teardown(test_matcher_boundaries, build_matcher_rules,
+                                        free_matcher_rules),
+        cmocka_unit_test_setup_teardown(test_matcher_bound_limits_visits, build_matcher_rules,
+                                        free_matcher_rules),
+        cmocka_unit_test_setup_teardown(test_matcher_64k_is_linear, build_matcher_rules,
+                                        free_matcher_rules),
+        cmocka_unit_test(test_matcher_without_patterns),
     };
     const struct CMUnitTest shipped[] = {
         cmocka_unit_test(test_shipped_003_section_1),
@@ -1127,6 +1607,10 @@ int main(void)
         cmocka_unit_test(test_shipped_002_per_tool_rules),
         cmocka_unit_test(test_shipped_004_llm_and_mcp_additions),
         cmocka_unit_test(test_shipped_structured_tables),
+        cmocka_unit_test(test_shipped_mixed_rules),
+        cmocka_unit_test(test_shipped_generic_words_do_not_misfire),
+        cmocka_unit_test(test_shipped_matcher_agrees_with_rule_by_rule),
+        cmocka_unit_test(test_shipped_64k_message_is_fast),
         cmocka_unit_test(test_shipped_suggestions_never_empty),
     };
     int failed = cmocka_run_group_tests_name("classify engine", engine, NULL, NULL);
