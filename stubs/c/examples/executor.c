@@ -1,0 +1,87 @@
+/* A small tool executor that runs one tool call through recoveryd and prints
+ * the result as one JSON line. The cross-language conformance run drives it;
+ * it doubles as a complete usage example.
+ *
+ *   rdc_executor --addr 127.0.0.1:50051 --turn t1 --tool search --mode fail
+ *
+ * Modes choose the tool's behaviour: fail (always a connection reset),
+ * succeed, flaky (fails twice, then succeeds), hold (prints HOLDING, then
+ * waits until the --release file exists and succeeds). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <recoveryd_client.h>
+
+typedef struct {
+    const char *mode;
+    const char *release;
+    int calls;
+} search_tool;
+
+static int search(void *user, int64_t timeout_ms, rdc_tool_error *err)
+{
+    search_tool *t = user;
+    t->calls++;
+    if (strcmp(t->mode, "fail") == 0) {
+        snprintf(err->message, sizeof err->message, "read tcp: connection reset by peer");
+        snprintf(err->code, sizeof err->code, "ECONNRESET");
+        err->kind = RECOVERY__V1__ERROR_KIND__ERROR_KIND_TRANSPORT_ERROR;
+        return -1;
+    }
+    if (strcmp(t->mode, "flaky") == 0 && t->calls <= 2) {
+        snprintf(err->message, sizeof err->message, "503 Service Unavailable");
+        err->http_status = 503;
+        return -1;
+    }
+    if (strcmp(t->mode, "hold") == 0) {
+        printf("HOLDING\n");
+        fflush(stdout);
+        int64_t waited = 0;
+        while (access(t->release, F_OK) != 0 && waited < timeout_ms && waited < 20000) {
+            struct timespec ts = {0, 20 * 1000000};
+            nanosleep(&ts, NULL);
+            waited += 20;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *addr = "127.0.0.1:50051", *turn = "", *tool = "search";
+    search_tool st = {.mode = "succeed", .release = ""};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--addr") == 0) addr = argv[i + 1];
+        else if (strcmp(argv[i], "--turn") == 0) turn = argv[i + 1];
+        else if (strcmp(argv[i], "--tool") == 0) tool = argv[i + 1];
+        else if (strcmp(argv[i], "--mode") == 0) st.mode = argv[i + 1];
+        else if (strcmp(argv[i], "--release") == 0) st.release = argv[i + 1];
+    }
+
+    rdc_options opts = {.executor_id = "c-executor"};
+    rdc_client *client = rdc_client_new(addr, &opts);
+    if (client == NULL) {
+        fprintf(stderr, "out of memory\n");
+        return 2;
+    }
+    rdc_tool tools[] = {{.tool_id = tool, .fn = search, .user = &st}};
+    rdc_run_options run = {.turn_id = turn};
+    rdc_result res;
+    rdc_run_tool(client, tool, tools, 1, &run, &res);
+
+    printf("{\"lang\":\"c\",\"status\":\"%s\",\"attempts\":%d,\"tool_calls\":%d,\"fallback\":%s,"
+           "\"permit\":%s,\"recorded\":%s,\"reason\":\"%s\",\"actions\":[",
+           rdc_status_name(res.status), res.attempts, st.calls, res.fallback ? "true" : "false",
+           res.permit_id[0] ? "true" : "false", res.outcome_recorded ? "true" : "false", res.reason);
+    for (size_t i = 0; i < res.n_actions; i++) {
+        const ProtobufCEnumValue *v =
+            protobuf_c_enum_descriptor_get_value(&recovery__v1__action__descriptor, (int)res.actions[i]);
+        printf("%s\"%s\"", i ? "," : "", v != NULL ? v->name : "?");
+    }
+    printf("]}\n");
+    rdc_result_clear(&res);
+    rdc_client_free(client);
+    return 0;
+}

@@ -1,0 +1,142 @@
+/* recoveryd-client: a C client of the recoveryd service on the gRPC core
+ * client API and protobuf-c.
+ *
+ * Two levels:
+ *  - rdc_call(): one unary RPC with the client's deadline, protobuf-c
+ *    messages in and out (the plain client, for callers with their own loop);
+ *  - rdc_run_tool(): a tool call run under the service's decisions (admission
+ *    check, call with the returned timeout, Decide on every failure, sleep and
+ *    retry, alternatives, typed stop, RecordOutcome with outcome_id and probe
+ *    permit), with a local fallback policy when the service is unreachable.
+ *
+ * Threads: an rdc_client may be used from several threads at once. */
+#ifndef RECOVERYD_CLIENT_H
+#define RECOVERYD_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <grpc/status.h>
+
+#include "recovery/v1/recovery.pb-c.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RDC_DEFAULT_RPC_TIMEOUT_MS 200
+#define RDC_MAX_FALLBACK_DELAYS 8
+#define RDC_MAX_DECISIONS 64
+
+typedef struct rdc_client rdc_client;
+
+typedef struct {
+    int64_t rpc_timeout_ms;      /* deadline of every service call; 0 = 200 */
+    const char *executor_id;     /* sent with Decide and RecordOutcome; NULL = "" */
+    /* Local fallback while the service is unreachable or slow: every failure
+     * counts as retryable, nothing is classified, no breaker is kept. */
+    int fallback_max_attempts;   /* attempts in total, first included; 0 = 3 */
+    int64_t fallback_delays_ms[RDC_MAX_FALLBACK_DELAYS]; /* before attempt 2, 3...; all 0 = 100, 200 */
+    size_t n_fallback_delays;    /* the last delay repeats */
+    int64_t fallback_timeout_ms; /* per call when the service gave none; 0 = 30000 */
+} rdc_options;
+
+/* Connects (lazily) to target "host:port" without TLS. opts may be NULL.
+ * Returns NULL only when out of memory. The caller frees with rdc_client_free. */
+rdc_client *rdc_client_new(const char *target, const rdc_options *opts);
+/* Accepts NULL. */
+void rdc_client_free(rdc_client *client);
+
+/* One unary RPC. method is a full name such as
+ * "/recovery.v1.RecoveryService/Decide"; resp_desc the response descriptor.
+ * On GRPC_STATUS_OK *resp is the decoded answer, owned by the caller
+ * (protobuf_c_message_free_unpacked(*resp, NULL)); otherwise *resp is NULL and
+ * details (if given) holds the status message, truncated to details_len. */
+grpc_status_code rdc_call(rdc_client *client, const char *method, const ProtobufCMessage *req,
+                          const ProtobufCMessageDescriptor *resp_desc, ProtobufCMessage **resp,
+                          char *details, size_t details_len);
+
+/* Typed shorthands of rdc_call. */
+grpc_status_code rdc_decide(rdc_client *client, const Recovery__V1__DecideRequest *req,
+                            Recovery__V1__DecideResponse **resp, char *details, size_t details_len);
+grpc_status_code rdc_record_outcome(rdc_client *client, const Recovery__V1__RecordOutcomeRequest *req,
+                                    Recovery__V1__RecordOutcomeResponse **resp, char *details,
+                                    size_t details_len);
+grpc_status_code rdc_get_turn_trace(rdc_client *client, const char *turn_id,
+                                    Recovery__V1__GetTurnTraceResponse **resp, char *details,
+                                    size_t details_len);
+
+/* What a failing tool reports; fields left zero/empty are "not given". */
+typedef struct {
+    char message[1024];
+    int32_t http_status;
+    int32_t grpc_code;
+    char code[64];             /* ECONNRESET, insufficient_quota, -32602 */
+    char exception_type[128];
+    Recovery__V1__ErrorKind kind;
+    Recovery__V1__ErrorSource source;
+    int64_t retry_after_ms;
+} rdc_tool_error;
+
+/* One tool call. It must return within timeout_ms (the helper cannot
+ * preempt C code). Returns 0 on success; non-zero on failure, with *err
+ * filled in (it arrives zeroed). */
+typedef int (*rdc_tool_fn)(void *user, int64_t timeout_ms, rdc_tool_error *err);
+
+typedef struct {
+    const char *tool_id;
+    rdc_tool_fn fn;
+    void *user;
+} rdc_tool;
+
+typedef struct {
+    const char *turn_id;                 /* NULL = "" */
+    bool has_turn_remaining;             /* false: the service keeps the turn clock */
+    int64_t turn_remaining_ms;
+    Recovery__V1__PlanStep **plan;       /* NULL: the manifests' graph; borrowed */
+    size_t n_plan;
+} rdc_run_options;
+
+typedef enum {
+    RDC_SUCCEEDED = 0,
+    RDC_FAIL_FAST,      /* circuit open: the tool was not called (again) */
+    RDC_ESCALATE,       /* permanent error: a person or the model must act */
+    RDC_GIVE_UP,        /* attempts or time used up (also: local fallback exhausted) */
+    RDC_PARTIAL,        /* turn deadline reached */
+    RDC_NO_ALTERNATIVE  /* the service named a tool the caller gave no function for */
+} rdc_status;
+
+typedef struct {
+    rdc_status status;
+    char tool_id[257];          /* the tool that succeeded, or the one the run stopped on */
+    int attempts;               /* tool invocations over the whole run */
+    char reason[512];
+    rdc_tool_error last_error;  /* the last tool failure */
+    char permit_id[256];        /* probe permit the successful call held */
+    bool outcome_recorded;      /* false when a success could not be reported */
+    bool fallback;              /* the local policy decided: the service was unreachable */
+    char fallback_reason[512];
+    Recovery__V1__Action actions[RDC_MAX_DECISIONS]; /* the decisions, in order */
+    size_t n_actions;
+    /* The answer that stopped the run (cascade, classification, trace), or
+     * NULL. Owned by the result: release with rdc_result_clear. */
+    Recovery__V1__DecideResponse *last_decision;
+} rdc_result;
+
+/* Runs tool_id (and any alternative named by the service, looked up in
+ * tools) under the service's decisions. opts may be NULL. Always fills *out;
+ * returns 0, or -1 on bad arguments (NULL client, tool_id or out). */
+int rdc_run_tool(rdc_client *client, const char *tool_id, const rdc_tool *tools, size_t n_tools,
+                 const rdc_run_options *opts, rdc_result *out);
+
+/* Frees what the result owns. Accepts NULL. */
+void rdc_result_clear(rdc_result *result);
+
+/* "succeeded", "fail_fast", ... */
+const char *rdc_status_name(rdc_status status);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,89 @@
+// Package recoveryd runs tool calls under the decisions of a recoveryd
+// service: admission check, call with the returned timeout, Decide on every
+// failure, sleep and retry, switch to alternatives, stop with a typed result,
+// and report the outcome. When the service cannot be reached it falls back to
+// a small local policy instead of failing the executor.
+//
+// The plain generated client is in package recoveryv1 for callers who want
+// their own loop; Client.RPC exposes it on the same connection.
+package recoveryd
+
+import (
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
+)
+
+// FallbackPolicy is what Run does on its own when the service is unreachable
+// or too slow: every failure counts as retryable, nothing is classified, no
+// breaker is kept.
+type FallbackPolicy struct {
+	MaxAttempts int             // attempts in total for a tool, the first included (default 3)
+	Delays      []time.Duration // delay before attempt 2, 3, ...; the last repeats (default 100 ms, 200 ms)
+	Timeout     time.Duration   // per-call timeout when the service gave none (default 30 s)
+}
+
+// Options tune a Client. The zero value is usable.
+type Options struct {
+	// RPCTimeout bounds every call to the service (default 200 ms). A call
+	// that takes longer puts Run into the local fallback.
+	RPCTimeout time.Duration
+	// ExecutorID is sent with every Decide and RecordOutcome.
+	ExecutorID string
+	Fallback   FallbackPolicy
+}
+
+// DefaultRPCTimeout is the deadline of each service call when Options leave it 0.
+const DefaultRPCTimeout = 200 * time.Millisecond
+
+func (o Options) withDefaults() Options {
+	if o.RPCTimeout <= 0 {
+		o.RPCTimeout = DefaultRPCTimeout
+	}
+	if o.Fallback.MaxAttempts <= 0 {
+		o.Fallback.MaxAttempts = 3
+	}
+	if len(o.Fallback.Delays) == 0 {
+		o.Fallback.Delays = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}
+	}
+	if o.Fallback.Timeout <= 0 {
+		o.Fallback.Timeout = 30 * time.Second
+	}
+	return o
+}
+
+// Client holds a connection to recoveryd. It is safe for concurrent use.
+type Client struct {
+	// RPC is the generated client, for callers who run their own loop.
+	RPC  recoveryv1.RecoveryServiceClient
+	conn *grpc.ClientConn // nil when the caller supplied the connection
+	opts Options
+}
+
+// Dial connects to target ("host:port") without TLS. The connection is made
+// lazily; Dial does not block on it.
+func Dial(target string, opts Options) (*Client, error) {
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	c := New(conn, opts)
+	c.conn = conn
+	return c, nil
+}
+
+// New wraps a connection the caller owns (and closes).
+func New(conn grpc.ClientConnInterface, opts Options) *Client {
+	return &Client{RPC: recoveryv1.NewRecoveryServiceClient(conn), opts: opts.withDefaults()}
+}
+
+// Close closes the connection when Dial made it.
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}

@@ -1,0 +1,379 @@
+package recoveryd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
+)
+
+// ToolFunc performs one tool call. It must give up when ctx is done; ctx
+// carries the hard timeout the service returned. The returned value is handed
+// back in Result.Value.
+type ToolFunc func(ctx context.Context) (any, error)
+
+// ToolError is an error a ToolFunc may return to give the service structured
+// signals (HTTP status, errno name, typed kind ...) beside the message.
+// Any other error is sent as its message and Go type.
+type ToolError struct {
+	Message       string
+	HTTPStatus    int32
+	GRPCCode      int32
+	Code          string // errno or API code: ECONNRESET, insufficient_quota
+	ExceptionType string
+	Kind          recoveryv1.ErrorKind
+	Source        recoveryv1.ErrorSource
+	RetryAfter    time.Duration
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// Call describes one logical tool call.
+type Call struct {
+	ToolID string
+	// Tools maps every tool id Run may call (the tool and its alternatives)
+	// to its implementation.
+	Tools  map[string]ToolFunc
+	TurnID string
+	// TurnDeadline, when set, is sent as the turn's remaining budget;
+	// otherwise the service keeps the turn clock.
+	TurnDeadline time.Time
+	// Plan lists the turn's tools for cascade decisions; nil: the service
+	// uses its manifests' dependency graph.
+	Plan []*recoveryv1.PlanStep
+}
+
+// Status is how Run ended.
+type Status string
+
+const (
+	StatusSucceeded     Status = "succeeded"
+	StatusFailFast      Status = "fail_fast"      // circuit open: the tool was not called (again)
+	StatusEscalate      Status = "escalate"       // permanent error: a person or the model must act
+	StatusGiveUp        Status = "give_up"        // attempts or time used up (also: local fallback exhausted)
+	StatusPartial       Status = "partial"        // turn deadline reached
+	StatusNoAlternative Status = "no_alternative" // the service named a tool Call.Tools lacks
+	StatusCanceled      Status = "canceled"       // ctx ended first
+)
+
+// Decision is one answer that steered the run (or a local fallback step).
+type Decision struct {
+	ToolID  string
+	Action  recoveryv1.Action
+	DelayMs int64
+	Reason  string
+}
+
+// Result is the typed end of a run. Run never panics and never returns an
+// error: everything is in here.
+type Result struct {
+	Status Status
+	Value  any    // with StatusSucceeded
+	ToolID string // the tool that succeeded, or the one the run stopped on
+	// Attempts counts tool invocations over the whole run.
+	Attempts       int
+	Reason         string
+	Err            error // the last tool error, if any
+	Classification *recoveryv1.Classification
+	Cascade        []*recoveryv1.CascadeStep // dependents to skip, default or escalate
+	Trace          []*recoveryv1.TraceEvent
+	Decisions      []Decision
+	PermitID       string // probe permit the successful call held
+	// OutcomeRecorded is false when a success could not be reported.
+	OutcomeRecorded bool
+	// Fallback is set when the service could not be asked and the local
+	// policy decided; FallbackReason says which call failed and why.
+	Fallback       bool
+	FallbackReason string
+}
+
+// errServiceUnusable marks a failed service RPC (unreachable, deadline,
+// refused); the run continues on the local policy.
+type errServiceUnusable struct {
+	rpc string
+	err error
+}
+
+func (e *errServiceUnusable) Error() string { return e.rpc + ": " + e.err.Error() }
+
+type runner struct {
+	c    *Client
+	call Call
+	res  Result
+}
+
+// Run performs call under the service's decisions. See the package comment.
+func (c *Client) Run(ctx context.Context, call Call) Result {
+	r := &runner{c: c, call: call}
+	r.run(ctx)
+	return r.res
+}
+
+func (r *runner) run(ctx context.Context) {
+	tool := r.call.ToolID
+	visited := map[string]bool{tool: true}
+	resp, err := r.decide(ctx, tool, nil, 0, 0, "", "")
+	if err != nil {
+		r.fallback(ctx, tool, 0, 0, err)
+		return
+	}
+	permit, timeout := resp.GetPermitId(), resp.GetTimeoutMs()
+	switch resp.GetAction() {
+	case recoveryv1.Action_ACTION_PROCEED:
+	case recoveryv1.Action_ACTION_USE_ALTERNATIVE:
+		if tool = resp.GetAlternativeToolId(); !r.switchTo(tool, visited) {
+			return
+		}
+	default:
+		r.stop(tool, resp)
+		return
+	}
+
+	attempt, toolStart := 0, time.Now()
+	for {
+		fn := r.call.Tools[tool]
+		if fn == nil {
+			r.end(StatusNoAlternative, tool, "no callable for tool "+tool)
+			return
+		}
+		attempt++
+		outcomeID := newOutcomeID()
+		value, callErr := r.invoke(ctx, fn, tool, timeout)
+		if callErr == nil {
+			r.succeed(ctx, tool, value, attempt, time.Since(toolStart), outcomeID, permit)
+			return
+		}
+		r.res.Err = callErr
+		if ctx.Err() != nil {
+			r.end(StatusCanceled, tool, ctx.Err().Error())
+			return
+		}
+		elapsed := time.Since(toolStart).Milliseconds()
+		resp, err := r.decide(ctx, tool, toProto(callErr), attempt, elapsed, outcomeID, permit)
+		if err != nil {
+			r.fallback(ctx, tool, attempt, timeout, err)
+			return
+		}
+		r.res.Classification = resp.GetClassification()
+		permit, timeout = resp.GetPermitId(), resp.GetTimeoutMs()
+		switch resp.GetAction() {
+		case recoveryv1.Action_ACTION_RETRY:
+			if !sleep(ctx, time.Duration(resp.GetDelayMs())*time.Millisecond) {
+				r.end(StatusCanceled, tool, ctx.Err().Error())
+				return
+			}
+		case recoveryv1.Action_ACTION_USE_ALTERNATIVE:
+			if tool = resp.GetAlternativeToolId(); !r.switchTo(tool, visited) {
+				return
+			}
+			attempt, toolStart = 0, time.Now()
+		default:
+			r.stop(tool, resp)
+			return
+		}
+	}
+}
+
+// switchTo refuses a tool the run already left: two tools failing over to
+// each other would otherwise loop.
+func (r *runner) switchTo(tool string, visited map[string]bool) bool {
+	if visited[tool] {
+		r.end(StatusGiveUp, tool, "alternative "+tool+" was already tried in this run")
+		return false
+	}
+	visited[tool] = true
+	return true
+}
+
+func (r *runner) stop(tool string, resp *recoveryv1.DecideResponse) {
+	r.res.Cascade = resp.GetCascade()
+	if resp.GetClassification() != nil {
+		r.res.Classification = resp.GetClassification()
+	}
+	status := StatusGiveUp
+	switch resp.GetAction() {
+	case recoveryv1.Action_ACTION_FAIL_FAST:
+		status = StatusFailFast
+	case recoveryv1.Action_ACTION_ESCALATE:
+		status = StatusEscalate
+	case recoveryv1.Action_ACTION_PARTIAL:
+		status = StatusPartial
+	case recoveryv1.Action_ACTION_GIVE_UP:
+	default:
+		r.end(StatusGiveUp, tool, "unexpected action "+resp.GetAction().String())
+		return
+	}
+	r.end(status, tool, resp.GetReason())
+}
+
+func (r *runner) end(status Status, tool, reason string) {
+	r.res.Status, r.res.ToolID, r.res.Reason = status, tool, reason
+}
+
+func (r *runner) succeed(ctx context.Context, tool string, value any, attempt int,
+	latency time.Duration, outcomeID, permit string) {
+	r.res.Value, r.res.PermitID, r.res.Err = value, permit, nil
+	r.end(StatusSucceeded, tool, "")
+	req := &recoveryv1.RecordOutcomeRequest{
+		ToolId: tool, Success: true, LatencyMs: latency.Milliseconds(),
+		Attempt: int32(attempt), TurnId: r.call.TurnID, OutcomeId: outcomeID,
+		PermitId: permit, ExecutorId: r.c.opts.ExecutorID,
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.c.opts.RPCTimeout)
+	defer cancel()
+	_, err := r.c.RPC.RecordOutcome(rctx, req)
+	r.res.OutcomeRecorded = err == nil
+}
+
+func (r *runner) decide(ctx context.Context, tool string, toolErr *recoveryv1.ToolError,
+	attempt int, elapsedMs int64, outcomeID, permit string) (*recoveryv1.DecideResponse, error) {
+	req := &recoveryv1.DecideRequest{
+		ToolId: tool, Error: toolErr, Attempt: int32(attempt), ElapsedMs: elapsedMs,
+		TurnId: r.call.TurnID, Plan: r.call.Plan, ExecutorId: r.c.opts.ExecutorID,
+		OutcomeId: outcomeID, PermitId: permit,
+	}
+	if !r.call.TurnDeadline.IsZero() {
+		req.TurnBudget = &recoveryv1.DecideRequest_TurnRemainingMs{
+			TurnRemainingMs: time.Until(r.call.TurnDeadline).Milliseconds()}
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.c.opts.RPCTimeout)
+	defer cancel()
+	resp, err := r.c.RPC.Decide(rctx, req)
+	if err != nil {
+		return nil, &errServiceUnusable{rpc: "Decide", err: err}
+	}
+	r.res.Trace = append(r.res.Trace, resp.GetTrace()...)
+	r.res.Decisions = append(r.res.Decisions, Decision{
+		ToolID: tool, Action: resp.GetAction(), DelayMs: resp.GetDelayMs(), Reason: resp.GetReason()})
+	return resp, nil
+}
+
+// fallback finishes the run on the local policy after attemptsMade attempts
+// of tool: every failure is retried until Fallback.MaxAttempts.
+func (r *runner) fallback(ctx context.Context, tool string, attemptsMade int, timeoutMs int64, cause error) {
+	p := r.c.opts.Fallback
+	r.res.Fallback, r.res.FallbackReason = true, cause.Error()
+	timeout := p.Timeout
+	if timeoutMs > 0 {
+		timeout = time.Duration(timeoutMs) * time.Millisecond
+	}
+	fn := r.call.Tools[tool]
+	if fn == nil {
+		r.end(StatusNoAlternative, tool, "no callable for tool "+tool)
+		return
+	}
+	for attempt := attemptsMade; attempt < p.MaxAttempts; attempt++ {
+		if attempt > 0 {
+			delay := p.Delays[min(attempt-1, len(p.Delays)-1)]
+			r.res.Decisions = append(r.res.Decisions, Decision{ToolID: tool,
+				Action: recoveryv1.Action_ACTION_RETRY, DelayMs: delay.Milliseconds(), Reason: "local fallback"})
+			if !sleep(ctx, delay) {
+				r.end(StatusCanceled, tool, ctx.Err().Error())
+				return
+			}
+		}
+		value, err := r.invoke(ctx, fn, tool, timeout.Milliseconds())
+		if err == nil {
+			r.res.Value, r.res.Err = value, nil
+			r.end(StatusSucceeded, tool, "local fallback")
+			return
+		}
+		r.res.Err = err
+		if ctx.Err() != nil {
+			r.end(StatusCanceled, tool, ctx.Err().Error())
+			return
+		}
+	}
+	r.end(StatusGiveUp, tool, fmt.Sprintf("local fallback: %d attempts failed", p.MaxAttempts))
+}
+
+// errToolTimeout is what a call that overran its hard timeout fails with.
+type errToolTimeout struct {
+	tool      string
+	timeoutMs int64
+}
+
+func (e *errToolTimeout) Error() string {
+	return fmt.Sprintf("tool %s timed out after %d ms", e.tool, e.timeoutMs)
+}
+
+// invoke calls fn under a hard timeout. A tool that ignores its context is
+// abandoned (its goroutine finishes on its own) so the run never hangs; a
+// panicking tool becomes an internal error.
+func (r *runner) invoke(ctx context.Context, fn ToolFunc, tool string, timeoutMs int64) (any, error) {
+	if timeoutMs <= 0 {
+		timeoutMs = r.c.opts.Fallback.Timeout.Milliseconds()
+	}
+	r.res.Attempts++
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMs)*time.Millisecond)
+	defer cancel()
+	type outcome struct {
+		value any
+		err   error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: &ToolError{Message: fmt.Sprintf("tool panicked: %v", p),
+					Kind: recoveryv1.ErrorKind_ERROR_KIND_INTERNAL_ERROR, ExceptionType: "panic"}}
+			}
+		}()
+		v, err := fn(cctx)
+		done <- outcome{v, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil && errors.Is(o.err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, &errToolTimeout{tool, timeoutMs}
+		}
+		return o.value, o.err
+	case <-cctx.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &errToolTimeout{tool, timeoutMs}
+	}
+}
+
+// toProto turns a tool's error into the wire form.
+func toProto(err error) *recoveryv1.ToolError {
+	var te *ToolError
+	if errors.As(err, &te) {
+		return &recoveryv1.ToolError{
+			Message: te.Message, HttpStatus: te.HTTPStatus, GrpcCode: te.GRPCCode, Code: te.Code,
+			ExceptionType: te.ExceptionType, Kind: te.Kind, Source: te.Source,
+			RetryAfterMs: te.RetryAfter.Milliseconds(),
+		}
+	}
+	var to *errToolTimeout
+	if errors.As(err, &to) {
+		return &recoveryv1.ToolError{Message: to.Error(), Kind: recoveryv1.ErrorKind_ERROR_KIND_TIMEOUT,
+			ExceptionType: "context.DeadlineExceeded"}
+	}
+	return &recoveryv1.ToolError{Message: err.Error(), ExceptionType: fmt.Sprintf("%T", err)}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func newOutcomeID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,118 @@
+package io.recoveryd.client;
+
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.recoveryd.v1.RecoveryServiceGrpc;
+import io.recoveryd.v1.RecoveryServiceGrpc.RecoveryServiceBlockingStub;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A connection to recoveryd: the plain generated stub with a per-call deadline
+ * ({@link #stub()}) and {@link #runTool}, a retry loop that follows the
+ * service's decisions and falls back to a local policy when the service cannot
+ * be reached. Thread-safe.
+ */
+public final class RecoveryClient implements AutoCloseable {
+    public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofMillis(200);
+    /**
+     * How long the first service call of a run may wait for the channel's
+     * first connection: a cold JVM needs longer than the RPC deadline to set up
+     * its transport. A refused connection ends the wait at once.
+     */
+    public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+
+    private final ManagedChannel channel;
+    private final ManagedChannel ownedChannel;
+    private volatile boolean connectedOnce;
+    private final RecoveryServiceBlockingStub rawStub;
+    final Duration rpcTimeout;
+    final String executorId;
+    final FallbackPolicy fallback;
+
+    /** Connects to {@code target} ("host:port") without TLS, with the defaults. */
+    public RecoveryClient(String target) {
+        this(target, DEFAULT_RPC_TIMEOUT, "", FallbackPolicy.DEFAULT);
+    }
+
+    public RecoveryClient(String target, Duration rpcTimeout, String executorId, FallbackPolicy fallback) {
+        this(ManagedChannelBuilder.forTarget(target).usePlaintext().build(), true, rpcTimeout, executorId, fallback);
+    }
+
+    /** Uses a channel the caller owns (and shuts down). */
+    public RecoveryClient(ManagedChannel channel, Duration rpcTimeout, String executorId, FallbackPolicy fallback) {
+        this(channel, false, rpcTimeout, executorId, fallback);
+    }
+
+    private RecoveryClient(ManagedChannel channel, boolean owned, Duration rpcTimeout, String executorId,
+                           FallbackPolicy fallback) {
+        this.channel = channel;
+        this.ownedChannel = owned ? channel : null;
+        this.rawStub = RecoveryServiceGrpc.newBlockingStub(channel);
+        this.rpcTimeout = rpcTimeout;
+        this.executorId = executorId == null ? "" : executorId;
+        this.fallback = fallback;
+    }
+
+    /** The generated blocking stub with this client's deadline applied; take a fresh one per call. */
+    public RecoveryServiceBlockingStub stub() {
+        return rawStub.withDeadlineAfter(rpcTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Waits (at most {@link #CONNECT_TIMEOUT}) until the channel is connected
+     * or has failed to connect; later calls return at once. The runner calls
+     * it before its first service call.
+     */
+    public void awaitConnection() {
+        if (connectedOnce) {
+            return;
+        }
+        long deadline = System.nanoTime() + CONNECT_TIMEOUT.toNanos();
+        ConnectivityState state = channel.getState(true);
+        try {
+            while (state != ConnectivityState.READY && state != ConnectivityState.TRANSIENT_FAILURE
+                    && state != ConnectivityState.SHUTDOWN) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                CountDownLatch changed = new CountDownLatch(1);
+                channel.notifyWhenStateChanged(state, changed::countDown);
+                changed.await(left, TimeUnit.NANOSECONDS);
+                state = channel.getState(false);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        connectedOnce = state == ConnectivityState.READY;
+    }
+
+    /**
+     * Runs one logical tool call under the service's decisions.
+     *
+     * @param tools the tool and every alternative the service may name
+     */
+    public <T> RunResult<T> runTool(String toolId, Map<String, ToolFunction<T>> tools, RunOptions options) {
+        return new ToolRun<>(this, toolId, tools, options).run();
+    }
+
+    @Override
+    public void close() {
+        if (ownedChannel == null) {
+            return;
+        }
+        ownedChannel.shutdown();
+        try {
+            if (!ownedChannel.awaitTermination(1, TimeUnit.SECONDS)) {
+                ownedChannel.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            ownedChannel.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+}

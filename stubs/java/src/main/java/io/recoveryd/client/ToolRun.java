@@ -1,0 +1,280 @@
+package io.recoveryd.client;
+
+import io.grpc.StatusRuntimeException;
+import io.recoveryd.v1.Action;
+import io.recoveryd.v1.DecideRequest;
+import io.recoveryd.v1.DecideResponse;
+import io.recoveryd.v1.ErrorKind;
+import io.recoveryd.v1.RecordOutcomeRequest;
+import io.recoveryd.v1.ToolError;
+import java.net.SocketTimeoutException;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/** One run of {@link RecoveryClient#runTool}; not reused. */
+final class ToolRun<T> {
+    /** Tool calls run here so a call that overruns can be abandoned. */
+    private static final ExecutorService TOOL_THREADS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "recoveryd-tool");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** A failed service call: unreachable, deadline, refused. */
+    private static final class ServiceUnusable extends Exception {
+        ServiceUnusable(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The call was interrupted; the run ends at once. */
+    private static final class Interrupted extends Exception {
+        Interrupted() {
+            super("interrupted", null, false, false);
+        }
+    }
+
+    private final RecoveryClient client;
+    private final Map<String, ToolFunction<T>> tools;
+    private final RunOptions options;
+    private final RunResult<T> res;
+
+    ToolRun(RecoveryClient client, String toolId, Map<String, ToolFunction<T>> tools, RunOptions options) {
+        this.client = client;
+        this.tools = tools == null ? Map.of() : tools;
+        this.options = options == null ? RunOptions.turn("") : options;
+        this.res = new RunResult<>(toolId);
+    }
+
+    RunResult<T> run() {
+        try {
+            loop();
+        } catch (Interrupted e) {
+            Thread.currentThread().interrupt();
+            end(RunResult.Status.INTERRUPTED, res.toolId, "interrupted");
+        } catch (RuntimeException e) {
+            // Only a bug in this loop gets here; the executor still gets a result.
+            end(RunResult.Status.GIVE_UP, res.toolId, "internal error: " + e);
+        }
+        return res;
+    }
+
+    private void loop() throws Interrupted {
+        String tool = res.toolId;
+        Set<String> visited = new HashSet<>(Set.of(tool));
+        client.awaitConnection();
+        DecideResponse resp;
+        try {
+            resp = decide(tool, null, 0, 0, "", "");
+        } catch (ServiceUnusable e) {
+            fallback(tool, 0, 0, e.getMessage());
+            return;
+        }
+        String permit = resp.getPermitId();
+        long timeoutMs = resp.getTimeoutMs();
+        if (resp.getAction() == Action.ACTION_USE_ALTERNATIVE) {
+            tool = resp.getAlternativeToolId();
+            if (!switchTo(tool, visited)) {
+                return;
+            }
+        } else if (resp.getAction() != Action.ACTION_PROCEED) {
+            stop(tool, resp);
+            return;
+        }
+
+        int attempt = 0;
+        long toolStart = System.nanoTime();
+        while (true) {
+            ToolFunction<T> fn = tools.get(tool);
+            if (fn == null) {
+                end(RunResult.Status.NO_ALTERNATIVE, tool, "no function for tool " + tool);
+                return;
+            }
+            attempt++;
+            String outcomeId = UUID.randomUUID().toString();
+            if (invoke(fn, timeoutMs)) {
+                succeed(tool, attempt, millisSince(toolStart), outcomeId, permit);
+                return;
+            }
+            try {
+                resp = decide(tool, toProto(res.error), attempt, millisSince(toolStart), outcomeId, permit);
+            } catch (ServiceUnusable e) {
+                fallback(tool, attempt, timeoutMs, e.getMessage());
+                return;
+            }
+            res.classification = resp.getClassification();
+            permit = resp.getPermitId();
+            timeoutMs = resp.getTimeoutMs();
+            switch (resp.getAction()) {
+                case ACTION_RETRY -> sleep(resp.getDelayMs());
+                case ACTION_USE_ALTERNATIVE -> {
+                    tool = resp.getAlternativeToolId();
+                    if (!switchTo(tool, visited)) {
+                        return;
+                    }
+                    attempt = 0;
+                    toolStart = System.nanoTime();
+                }
+                default -> {
+                    stop(tool, resp);
+                    return;
+                }
+            }
+        }
+    }
+
+    /** Two tools failing over to each other would otherwise loop. */
+    private boolean switchTo(String tool, Set<String> visited) {
+        if (!visited.add(tool)) {
+            end(RunResult.Status.GIVE_UP, tool, "alternative " + tool + " was already tried in this run");
+            return false;
+        }
+        return true;
+    }
+
+    private void end(RunResult.Status status, String tool, String reason) {
+        res.status = status;
+        res.toolId = tool;
+        res.reason = reason;
+    }
+
+    private void stop(String tool, DecideResponse resp) {
+        res.cascade = resp.getCascadeList();
+        if (resp.hasClassification()) {
+            res.classification = resp.getClassification();
+        }
+        RunResult.Status status = switch (resp.getAction()) {
+            case ACTION_FAIL_FAST -> RunResult.Status.FAIL_FAST;
+            case ACTION_ESCALATE -> RunResult.Status.ESCALATE;
+            case ACTION_GIVE_UP -> RunResult.Status.GIVE_UP;
+            case ACTION_PARTIAL -> RunResult.Status.PARTIAL;
+            default -> null;
+        };
+        if (status == null) {
+            end(RunResult.Status.GIVE_UP, tool, "unexpected action " + resp.getAction());
+        } else {
+            end(status, tool, resp.getReason());
+        }
+    }
+
+    private DecideResponse decide(String tool, ToolError error, int attempt, long elapsedMs, String outcomeId,
+                                  String permit) throws ServiceUnusable {
+        DecideRequest.Builder req = DecideRequest.newBuilder()
+                .setToolId(tool).setAttempt(attempt).setElapsedMs(elapsedMs)
+                .setTurnId(options.turnId()).addAllPlan(options.plan())
+                .setExecutorId(client.executorId).setOutcomeId(outcomeId).setPermitId(permit);
+        if (error != null) {
+            req.setError(error);
+        }
+        if (options.turnDeadlineEpochMs() > 0) {
+            req.setTurnRemainingMs(options.turnDeadlineEpochMs() - System.currentTimeMillis());
+        }
+        DecideResponse resp;
+        try {
+            resp = client.stub().decide(req.build());
+        } catch (StatusRuntimeException e) {
+            throw new ServiceUnusable("Decide: " + e.getStatus().getCode() + ": " + e.getStatus().getDescription());
+        }
+        res.trace.addAll(resp.getTraceList());
+        res.decisions.add(new RunResult.Decision(tool, resp.getAction(), resp.getDelayMs(), resp.getReason()));
+        return resp;
+    }
+
+    private void succeed(String tool, int attempt, long latencyMs, String outcomeId, String permit) {
+        res.permitId = permit;
+        res.error = null;
+        end(RunResult.Status.SUCCEEDED, tool, "");
+        RecordOutcomeRequest req = RecordOutcomeRequest.newBuilder()
+                .setToolId(tool).setSuccess(true).setLatencyMs(latencyMs).setAttempt(attempt)
+                .setTurnId(options.turnId()).setOutcomeId(outcomeId).setPermitId(permit)
+                .setExecutorId(client.executorId).build();
+        try {
+            client.stub().recordOutcome(req);
+            res.outcomeRecorded = true;
+        } catch (StatusRuntimeException e) {
+            res.outcomeRecorded = false; // the tool succeeded; a lost report must not undo that
+        }
+    }
+
+    private void fallback(String tool, int attemptsMade, long timeoutMs, String cause) throws Interrupted {
+        FallbackPolicy p = client.fallback;
+        res.fallback = true;
+        res.fallbackReason = cause;
+        ToolFunction<T> fn = tools.get(tool);
+        if (fn == null) {
+            end(RunResult.Status.NO_ALTERNATIVE, tool, "no function for tool " + tool);
+            return;
+        }
+        long timeout = timeoutMs > 0 ? timeoutMs : p.timeoutMs();
+        for (int attempt = attemptsMade + 1; attempt <= p.maxAttempts(); attempt++) {
+            if (attempt > 1) {
+                long delay = p.delayBefore(attempt);
+                res.decisions.add(new RunResult.Decision(tool, Action.ACTION_RETRY, delay, "local fallback"));
+                sleep(delay);
+            }
+            if (invoke(fn, timeout)) {
+                end(RunResult.Status.SUCCEEDED, tool, "local fallback");
+                return;
+            }
+        }
+        end(RunResult.Status.GIVE_UP, tool, "local fallback: " + p.maxAttempts() + " attempts failed");
+    }
+
+    /** Calls fn under a hard timeout; a call that overruns is interrupted and abandoned. */
+    private boolean invoke(ToolFunction<T> fn, long timeoutMs) throws Interrupted {
+        long timeout = timeoutMs > 0 ? timeoutMs : client.fallback.timeoutMs();
+        res.attempts++;
+        Future<T> future = TOOL_THREADS.submit(() -> fn.call(timeout));
+        try {
+            res.value = future.get(timeout, TimeUnit.MILLISECONDS);
+            res.error = null;
+            return true;
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            res.error = new ToolTimeout(timeout);
+        } catch (ExecutionException e) {
+            res.error = e.getCause() == null ? e : e.getCause();
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            throw new Interrupted();
+        }
+        res.value = null;
+        return false;
+    }
+
+    private static void sleep(long ms) throws Interrupted {
+        try {
+            Thread.sleep(Math.max(0, ms));
+        } catch (InterruptedException e) {
+            throw new Interrupted();
+        }
+    }
+
+    private static long millisSince(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1_000_000;
+    }
+
+    /** The wire form of a tool's exception. */
+    static ToolError toProto(Throwable e) {
+        if (e instanceof ToolFailure tf) {
+            return tf.toolError();
+        }
+        if (e == null) {
+            return ToolError.newBuilder().setMessage("tool failed").build();
+        }
+        String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        ToolError.Builder b = ToolError.newBuilder().setMessage(message).setExceptionType(e.getClass().getName());
+        if (e instanceof ToolTimeout || e instanceof SocketTimeoutException || e instanceof TimeoutException) {
+            b.setKind(ErrorKind.ERROR_KIND_TIMEOUT);
+        }
+        return b.build();
+    }
+}

@@ -1,0 +1,74 @@
+package io.recoveryd.client.example;
+
+import io.recoveryd.client.FallbackPolicy;
+import io.recoveryd.client.RecoveryClient;
+import io.recoveryd.client.RunOptions;
+import io.recoveryd.client.RunResult;
+import io.recoveryd.client.ToolFailure;
+import io.recoveryd.client.ToolFunction;
+import io.recoveryd.v1.ErrorKind;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * A small tool executor that runs one tool call through recoveryd and prints the
+ * result as one JSON line. The cross-language conformance run drives it; it
+ * doubles as a complete usage example.
+ *
+ * <pre>java ... io.recoveryd.client.example.Executor --addr 127.0.0.1:50051 --turn t1 --tool search --mode fail</pre>
+ *
+ * Modes choose the tool's behaviour: fail (always a connection reset), succeed,
+ * flaky (fails twice, then succeeds), hold (prints HOLDING, then waits until
+ * the --release file exists and succeeds).
+ */
+public final class Executor {
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = new HashMap<>(Map.of(
+                "addr", "127.0.0.1:50051", "turn", "", "tool", "search", "mode", "succeed", "release", ""));
+        for (int i = 0; i + 1 < argv.length; i += 2) {
+            args.put(argv[i].replaceFirst("^--", ""), argv[i + 1]);
+        }
+        String tool = args.get("tool");
+        String mode = args.get("mode");
+        int[] calls = {0};
+        ToolFunction<String> search = timeoutMs -> {
+            calls[0]++;
+            switch (mode) {
+                case "fail" -> throw ToolFailure.code("read tcp: connection reset by peer", "ECONNRESET",
+                        ErrorKind.ERROR_KIND_TRANSPORT_ERROR);
+                case "flaky" -> {
+                    if (calls[0] <= 2) {
+                        throw ToolFailure.http("503 Service Unavailable", 503);
+                    }
+                }
+                case "hold" -> {
+                    System.out.println("HOLDING");
+                    System.out.flush();
+                    long end = System.currentTimeMillis() + Math.min(timeoutMs, 20_000);
+                    while (!Files.exists(Path.of(args.get("release"))) && System.currentTimeMillis() < end) {
+                        Thread.sleep(20);
+                    }
+                }
+                default -> { }
+            }
+            return "results for " + tool;
+        };
+
+        RunResult<String> res;
+        try (RecoveryClient client = new RecoveryClient(args.get("addr"), Duration.ofMillis(200),
+                "java-executor", FallbackPolicy.DEFAULT)) {
+            res = client.runTool(tool, Map.of(tool, search), RunOptions.turn(args.get("turn")));
+        }
+        String actions = res.decisions().stream().map(d -> "\"" + d.action().name() + "\"")
+                .collect(Collectors.joining(","));
+        System.out.println("{\"lang\":\"java\",\"status\":\"" + res.status().name().toLowerCase()
+                + "\",\"attempts\":" + res.attempts() + ",\"tool_calls\":" + calls[0]
+                + ",\"fallback\":" + res.fallback() + ",\"permit\":" + !res.permitId().isEmpty()
+                + ",\"recorded\":" + res.outcomeRecorded() + ",\"reason\":\"" + res.reason().replace("\"", "'")
+                + "\",\"fallback_reason\":\"" + res.fallbackReason().replace("\"", "'") + "\",\"actions\":[" + actions + "]}");
+    }
+}

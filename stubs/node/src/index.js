@@ -1,0 +1,323 @@
+'use strict';
+// Client for the recoveryd recovery-decision service: the plain service
+// calls (with a per-call deadline) and runTool, a retry loop that follows the
+// service's decisions and falls back to a local policy when the service
+// cannot be reached.
+
+const path = require('node:path');
+const crypto = require('node:crypto');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+// Must match the options scripts/gen-stubs.sh gives proto-loader-gen-types,
+// or the shipped types would describe other objects.
+const LOADER_OPTIONS = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [path.join(__dirname, '..', 'proto')],
+};
+
+let cachedPackage = null;
+/** The loaded recovery.v1 package (service constructor and message types). */
+function loadPackage() {
+  if (!cachedPackage) {
+    const def = protoLoader.loadSync('recovery/v1/recovery.proto', LOADER_OPTIONS);
+    cachedPackage = grpc.loadPackageDefinition(def).recovery.v1;
+  }
+  return cachedPackage;
+}
+
+const Status = Object.freeze({
+  SUCCEEDED: 'succeeded',
+  FAIL_FAST: 'fail_fast', // circuit open: the tool was not called (again)
+  ESCALATE: 'escalate', // permanent error: a person or the model must act
+  GIVE_UP: 'give_up', // attempts or time used up (also: local fallback exhausted)
+  PARTIAL: 'partial', // turn deadline reached
+  NO_ALTERNATIVE: 'no_alternative', // the service named a tool the caller gave no function for
+});
+
+const STOP_STATUS = {
+  ACTION_FAIL_FAST: Status.FAIL_FAST,
+  ACTION_ESCALATE: Status.ESCALATE,
+  ACTION_GIVE_UP: Status.GIVE_UP,
+  ACTION_PARTIAL: Status.PARTIAL,
+};
+
+const DEFAULT_RPC_TIMEOUT_MS = 200;
+const DEFAULT_FALLBACK = Object.freeze({ maxAttempts: 3, delaysMs: [100, 200], timeoutMs: 30000 });
+
+/** Throw from a tool to hand the service structured signals beside the message. */
+class ToolFailure extends Error {
+  constructor(message, fields = {}) {
+    super(message);
+    this.name = 'ToolFailure';
+    this.httpStatus = fields.httpStatus || 0;
+    this.grpcCode = fields.grpcCode || 0;
+    this.code = fields.code || '';
+    this.exceptionType = fields.exceptionType || '';
+    this.kind = fields.kind || 'ERROR_KIND_UNSPECIFIED';
+    this.source = fields.source || 'ERROR_SOURCE_UNSPECIFIED';
+    this.retryAfterMs = fields.retryAfterMs || 0;
+  }
+}
+
+/** A tool call overran its hard timeout; runTool stopped waiting for it. */
+class ToolTimeout extends Error {
+  constructor(timeoutMs) {
+    super(`tool call timed out after ${timeoutMs} ms`);
+    this.name = 'TimeoutError';
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+class ServiceUnusable extends Error {}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+class RecoveryClient {
+  /**
+   * @param {string} target host:port of recoveryd
+   * @param {object} [options] rpcTimeoutMs (200), executorId, fallback
+   *   {maxAttempts, delaysMs, timeoutMs}, credentials, channelOptions
+   */
+  constructor(target = '127.0.0.1:50051', options = {}) {
+    const Service = loadPackage().RecoveryService;
+    this.rpc = new Service(target, options.credentials || grpc.credentials.createInsecure(),
+      options.channelOptions || {});
+    this.rpcTimeoutMs = options.rpcTimeoutMs || DEFAULT_RPC_TIMEOUT_MS;
+    this.executorId = options.executorId || '';
+    this.fallback = { ...DEFAULT_FALLBACK, ...(options.fallback || {}) };
+  }
+
+  close() {
+    this.rpc.close();
+  }
+
+  #unary(method, request) {
+    return new Promise((resolve, reject) => {
+      const deadline = new Date(Date.now() + this.rpcTimeoutMs);
+      this.rpc[method](request, { deadline }, (err, resp) => (err ? reject(err) : resolve(resp)));
+    });
+  }
+
+  classify(request) { return this.#unary('Classify', request); }
+  decide(request) { return this.#unary('Decide', request); }
+  recordOutcome(request) { return this.#unary('RecordOutcome', request); }
+  getBreakerState(request = {}) { return this.#unary('GetBreakerState', request); }
+  getTurnTrace(request) { return this.#unary('GetTurnTrace', request); }
+
+  /**
+   * Runs one logical tool call under the service's decisions. Never rejects:
+   * tool and service trouble end up in the result.
+   * @param {string} toolId
+   * @param {Record<string, (ctx: {signal: AbortSignal, timeoutMs: number}) => any>} tools
+   *   the tool and every alternative the service may name
+   * @param {object} [options] turnId, turnDeadline (epoch ms), plan
+   */
+  async runTool(toolId, tools, options = {}) {
+    const run = new Run(this, toolId, tools, options);
+    try {
+      return await run.run();
+    } catch (err) {
+      // Only a bug in this loop gets here; the executor still gets a result.
+      return run.end(Status.GIVE_UP, run.res.toolId, `internal error: ${err && err.message}`);
+    }
+  }
+}
+
+class Run {
+  constructor(client, toolId, tools, options) {
+    this.c = client;
+    this.tools = tools || {};
+    this.turnId = options.turnId || '';
+    this.turnDeadline = options.turnDeadline;
+    this.plan = options.plan || [];
+    this.res = {
+      status: Status.GIVE_UP, toolId, value: undefined, attempts: 0, reason: '', error: undefined,
+      classification: null, cascade: [], trace: [], decisions: [], permitId: '',
+      outcomeRecorded: false, fallback: false, fallbackReason: '',
+    };
+  }
+
+  async run() {
+    let tool = this.res.toolId;
+    const visited = new Set([tool]);
+    let resp;
+    try {
+      resp = await this.decide(tool, null, 0, 0, '', '');
+    } catch (e) {
+      if (!(e instanceof ServiceUnusable)) throw e;
+      return this.fallback(tool, 0, 0, e.message);
+    }
+    let permit = resp.permit_id;
+    let timeoutMs = resp.timeout_ms;
+    if (resp.action === 'ACTION_USE_ALTERNATIVE') {
+      tool = resp.alternative_tool_id;
+      if (!this.switchTo(tool, visited)) return this.res;
+    } else if (resp.action !== 'ACTION_PROCEED') {
+      return this.stop(tool, resp);
+    }
+
+    let attempt = 0;
+    let toolStart = Date.now();
+    for (;;) {
+      const fn = this.tools[tool];
+      if (typeof fn !== 'function') return this.end(Status.NO_ALTERNATIVE, tool, `no function for tool ${tool}`);
+      attempt += 1;
+      const outcomeId = crypto.randomUUID();
+      const r = await this.invoke(fn, timeoutMs);
+      if (r.ok) return this.succeed(tool, r.value, attempt, toolStart, outcomeId, permit);
+      try {
+        resp = await this.decide(tool, toProto(r.error), attempt, Date.now() - toolStart, outcomeId, permit);
+      } catch (e) {
+        if (!(e instanceof ServiceUnusable)) throw e;
+        return this.fallback(tool, attempt, timeoutMs, e.message);
+      }
+      this.res.classification = resp.classification;
+      permit = resp.permit_id;
+      timeoutMs = resp.timeout_ms;
+      if (resp.action === 'ACTION_RETRY') {
+        await sleep(resp.delay_ms);
+      } else if (resp.action === 'ACTION_USE_ALTERNATIVE') {
+        tool = resp.alternative_tool_id;
+        if (!this.switchTo(tool, visited)) return this.res;
+        attempt = 0;
+        toolStart = Date.now();
+      } else {
+        return this.stop(tool, resp);
+      }
+    }
+  }
+
+  // Two tools failing over to each other would otherwise loop.
+  switchTo(tool, visited) {
+    if (visited.has(tool)) {
+      this.end(Status.GIVE_UP, tool, `alternative ${tool} was already tried in this run`);
+      return false;
+    }
+    visited.add(tool);
+    return true;
+  }
+
+  end(status, tool, reason) {
+    Object.assign(this.res, { status, toolId: tool, reason });
+    return this.res;
+  }
+
+  stop(tool, resp) {
+    this.res.cascade = resp.cascade || [];
+    if (resp.classification) this.res.classification = resp.classification;
+    const status = STOP_STATUS[resp.action];
+    if (!status) return this.end(Status.GIVE_UP, tool, `unexpected action ${resp.action}`);
+    return this.end(status, tool, resp.reason);
+  }
+
+  async decide(tool, error, attempt, elapsedMs, outcomeId, permit) {
+    const req = {
+      tool_id: tool, attempt, elapsed_ms: elapsedMs, turn_id: this.turnId, plan: this.plan,
+      executor_id: this.c.executorId, outcome_id: outcomeId, permit_id: permit,
+    };
+    if (error) req.error = error;
+    if (this.turnDeadline !== undefined && this.turnDeadline !== null) {
+      req.turn_remaining_ms = Number(this.turnDeadline) - Date.now();
+    }
+    let resp;
+    try {
+      resp = await this.c.decide(req);
+    } catch (e) {
+      throw new ServiceUnusable(`Decide: ${describeRpcError(e)}`);
+    }
+    this.res.trace.push(...(resp.trace || []));
+    this.res.decisions.push({ toolId: tool, action: resp.action, delayMs: resp.delay_ms, reason: resp.reason });
+    return resp;
+  }
+
+  async succeed(tool, value, attempt, toolStart, outcomeId, permit) {
+    Object.assign(this.res, { value, permitId: permit, error: undefined });
+    this.end(Status.SUCCEEDED, tool, '');
+    try {
+      await this.c.recordOutcome({
+        tool_id: tool, success: true, latency_ms: Date.now() - toolStart, attempt,
+        turn_id: this.turnId, outcome_id: outcomeId, permit_id: permit, executor_id: this.c.executorId,
+      });
+      this.res.outcomeRecorded = true;
+    } catch (e) {
+      // The tool succeeded; a lost report must not undo that.
+      this.res.outcomeRecorded = false;
+    }
+    return this.res;
+  }
+
+  async fallback(tool, attemptsMade, timeoutMs, cause) {
+    const p = this.c.fallback;
+    Object.assign(this.res, { fallback: true, fallbackReason: cause });
+    const fn = this.tools[tool];
+    if (typeof fn !== 'function') return this.end(Status.NO_ALTERNATIVE, tool, `no function for tool ${tool}`);
+    const timeout = timeoutMs > 0 ? timeoutMs : p.timeoutMs;
+    const delays = p.delaysMs.length ? p.delaysMs : [0];
+    for (let attempt = attemptsMade; attempt < p.maxAttempts; attempt += 1) {
+      if (attempt > 0) {
+        const delay = delays[Math.min(attempt - 1, delays.length - 1)];
+        this.res.decisions.push({ toolId: tool, action: 'ACTION_RETRY', delayMs: delay, reason: 'local fallback' });
+        await sleep(delay);
+      }
+      const r = await this.invoke(fn, timeout);
+      if (r.ok) {
+        Object.assign(this.res, { value: r.value, error: undefined });
+        return this.end(Status.SUCCEEDED, tool, 'local fallback');
+      }
+    }
+    return this.end(Status.GIVE_UP, tool, `local fallback: ${p.maxAttempts} attempts failed`);
+  }
+
+  // Calls fn under a hard timeout: the signal aborts, and a tool that ignores
+  // it is no longer waited for, so the run never hangs.
+  async invoke(fn, timeoutMs) {
+    const timeout = timeoutMs > 0 ? timeoutMs : this.c.fallback.timeoutMs;
+    this.res.attempts += 1;
+    const controller = new AbortController();
+    let timer;
+    const timedOut = new Promise((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve({ ok: false, error: new ToolTimeout(timeout) });
+      }, timeout);
+    });
+    const called = (async () => fn({ signal: controller.signal, timeoutMs: timeout }))().then(
+      (value) => ({ ok: true, value }),
+      (error) => ({ ok: false, error }),
+    );
+    const r = await Promise.race([called, timedOut]);
+    clearTimeout(timer);
+    if (!r.ok) this.res.error = r.error;
+    return r;
+  }
+}
+
+function describeRpcError(e) {
+  if (e && typeof e.code === 'number') {
+    const name = Object.keys(grpc.status).find((k) => grpc.status[k] === e.code) || e.code;
+    return `${name}: ${e.details || e.message}`;
+  }
+  return String(e && e.message ? e.message : e);
+}
+
+/** The wire form of a tool's error. */
+function toProto(err) {
+  if (err instanceof ToolFailure) {
+    return {
+      message: err.message, http_status: err.httpStatus, grpc_code: err.grpcCode, code: err.code,
+      exception_type: err.exceptionType, kind: err.kind, source: err.source, retry_after_ms: err.retryAfterMs,
+    };
+  }
+  if (!(err instanceof Error)) return { message: String(err === undefined ? 'tool failed' : err) };
+  const out = { message: err.message || err.name, exception_type: err.name || err.constructor.name };
+  if (typeof err.code === 'string') out.code = err.code; // ECONNRESET, ETIMEDOUT ...
+  if (err.name === 'TimeoutError') out.kind = 'ERROR_KIND_TIMEOUT';
+  return out;
+}
+
+module.exports = { RecoveryClient, ToolFailure, ToolTimeout, Status, loadPackage, grpc, DEFAULT_RPC_TIMEOUT_MS };

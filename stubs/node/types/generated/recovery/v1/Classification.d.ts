@@ -1,0 +1,26 @@
+import type { Retryability as _recovery_v1_Retryability, Retryability__Output as _recovery_v1_Retryability__Output } from '../../recovery/v1/Retryability';
+import type { Category as _recovery_v1_Category, Category__Output as _recovery_v1_Category__Output } from '../../recovery/v1/Category';
+import type { ErrorKind as _recovery_v1_ErrorKind, ErrorKind__Output as _recovery_v1_ErrorKind__Output } from '../../recovery/v1/ErrorKind';
+import type { Long } from '@grpc/proto-loader';
+export interface Classification {
+    'retryability'?: (_recovery_v1_Retryability);
+    'category'?: (_recovery_v1_Category);
+    'kind'?: (_recovery_v1_ErrorKind);
+    'executed'?: (boolean);
+    'retry_after_ms'?: (number | string | Long);
+    'suggestion'?: (string);
+    'rule_id'?: (string);
+    'overridden'?: (boolean);
+    'llm_message'?: (string);
+}
+export interface Classification__Output {
+    'retryability': (_recovery_v1_Retryability__Output);
+    'category': (_recovery_v1_Category__Output);
+    'kind': (_recovery_v1_ErrorKind__Output);
+    'executed': (boolean);
+    'retry_after_ms': (number);
+    'suggestion': (string);
+    'rule_id': (string);
+    'overridden': (boolean);
+    'llm_message': (string);
+}

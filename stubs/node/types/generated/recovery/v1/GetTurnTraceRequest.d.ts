@@ -1,0 +1,6 @@
+export interface GetTurnTraceRequest {
+    'turn_id'?: (string);
+}
+export interface GetTurnTraceRequest__Output {
+    'turn_id': (string);
+}

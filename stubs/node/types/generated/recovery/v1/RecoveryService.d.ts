@@ -1,0 +1,76 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { MethodDefinition } from '@grpc/proto-loader';
+import type { BreakerChange as _recovery_v1_BreakerChange, BreakerChange__Output as _recovery_v1_BreakerChange__Output } from '../../recovery/v1/BreakerChange';
+import type { ClassifyRequest as _recovery_v1_ClassifyRequest, ClassifyRequest__Output as _recovery_v1_ClassifyRequest__Output } from '../../recovery/v1/ClassifyRequest';
+import type { ClassifyResponse as _recovery_v1_ClassifyResponse, ClassifyResponse__Output as _recovery_v1_ClassifyResponse__Output } from '../../recovery/v1/ClassifyResponse';
+import type { DecideRequest as _recovery_v1_DecideRequest, DecideRequest__Output as _recovery_v1_DecideRequest__Output } from '../../recovery/v1/DecideRequest';
+import type { DecideResponse as _recovery_v1_DecideResponse, DecideResponse__Output as _recovery_v1_DecideResponse__Output } from '../../recovery/v1/DecideResponse';
+import type { GetBreakerStateRequest as _recovery_v1_GetBreakerStateRequest, GetBreakerStateRequest__Output as _recovery_v1_GetBreakerStateRequest__Output } from '../../recovery/v1/GetBreakerStateRequest';
+import type { GetBreakerStateResponse as _recovery_v1_GetBreakerStateResponse, GetBreakerStateResponse__Output as _recovery_v1_GetBreakerStateResponse__Output } from '../../recovery/v1/GetBreakerStateResponse';
+import type { GetTurnTraceRequest as _recovery_v1_GetTurnTraceRequest, GetTurnTraceRequest__Output as _recovery_v1_GetTurnTraceRequest__Output } from '../../recovery/v1/GetTurnTraceRequest';
+import type { GetTurnTraceResponse as _recovery_v1_GetTurnTraceResponse, GetTurnTraceResponse__Output as _recovery_v1_GetTurnTraceResponse__Output } from '../../recovery/v1/GetTurnTraceResponse';
+import type { RecordOutcomeRequest as _recovery_v1_RecordOutcomeRequest, RecordOutcomeRequest__Output as _recovery_v1_RecordOutcomeRequest__Output } from '../../recovery/v1/RecordOutcomeRequest';
+import type { RecordOutcomeResponse as _recovery_v1_RecordOutcomeResponse, RecordOutcomeResponse__Output as _recovery_v1_RecordOutcomeResponse__Output } from '../../recovery/v1/RecordOutcomeResponse';
+import type { WatchBreakersRequest as _recovery_v1_WatchBreakersRequest, WatchBreakersRequest__Output as _recovery_v1_WatchBreakersRequest__Output } from '../../recovery/v1/WatchBreakersRequest';
+export interface RecoveryServiceClient extends grpc.Client {
+    Classify(argument: _recovery_v1_ClassifyRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    Classify(argument: _recovery_v1_ClassifyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    Classify(argument: _recovery_v1_ClassifyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    Classify(argument: _recovery_v1_ClassifyRequest, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    classify(argument: _recovery_v1_ClassifyRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    classify(argument: _recovery_v1_ClassifyRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    classify(argument: _recovery_v1_ClassifyRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    classify(argument: _recovery_v1_ClassifyRequest, callback: grpc.requestCallback<_recovery_v1_ClassifyResponse__Output>): grpc.ClientUnaryCall;
+    Decide(argument: _recovery_v1_DecideRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    Decide(argument: _recovery_v1_DecideRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    Decide(argument: _recovery_v1_DecideRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    Decide(argument: _recovery_v1_DecideRequest, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    decide(argument: _recovery_v1_DecideRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    decide(argument: _recovery_v1_DecideRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    decide(argument: _recovery_v1_DecideRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    decide(argument: _recovery_v1_DecideRequest, callback: grpc.requestCallback<_recovery_v1_DecideResponse__Output>): grpc.ClientUnaryCall;
+    GetBreakerState(argument: _recovery_v1_GetBreakerStateRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    GetBreakerState(argument: _recovery_v1_GetBreakerStateRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    GetBreakerState(argument: _recovery_v1_GetBreakerStateRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    GetBreakerState(argument: _recovery_v1_GetBreakerStateRequest, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    getBreakerState(argument: _recovery_v1_GetBreakerStateRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    getBreakerState(argument: _recovery_v1_GetBreakerStateRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    getBreakerState(argument: _recovery_v1_GetBreakerStateRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    getBreakerState(argument: _recovery_v1_GetBreakerStateRequest, callback: grpc.requestCallback<_recovery_v1_GetBreakerStateResponse__Output>): grpc.ClientUnaryCall;
+    GetTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    GetTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    GetTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    GetTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    getTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    getTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    getTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    getTurnTrace(argument: _recovery_v1_GetTurnTraceRequest, callback: grpc.requestCallback<_recovery_v1_GetTurnTraceResponse__Output>): grpc.ClientUnaryCall;
+    RecordOutcome(argument: _recovery_v1_RecordOutcomeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    RecordOutcome(argument: _recovery_v1_RecordOutcomeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    RecordOutcome(argument: _recovery_v1_RecordOutcomeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    RecordOutcome(argument: _recovery_v1_RecordOutcomeRequest, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    recordOutcome(argument: _recovery_v1_RecordOutcomeRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    recordOutcome(argument: _recovery_v1_RecordOutcomeRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    recordOutcome(argument: _recovery_v1_RecordOutcomeRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    recordOutcome(argument: _recovery_v1_RecordOutcomeRequest, callback: grpc.requestCallback<_recovery_v1_RecordOutcomeResponse__Output>): grpc.ClientUnaryCall;
+    WatchBreakers(argument: _recovery_v1_WatchBreakersRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_recovery_v1_BreakerChange__Output>;
+    WatchBreakers(argument: _recovery_v1_WatchBreakersRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_recovery_v1_BreakerChange__Output>;
+    watchBreakers(argument: _recovery_v1_WatchBreakersRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_recovery_v1_BreakerChange__Output>;
+    watchBreakers(argument: _recovery_v1_WatchBreakersRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_recovery_v1_BreakerChange__Output>;
+}
+export interface RecoveryServiceHandlers extends grpc.UntypedServiceImplementation {
+    Classify: grpc.handleUnaryCall<_recovery_v1_ClassifyRequest__Output, _recovery_v1_ClassifyResponse>;
+    Decide: grpc.handleUnaryCall<_recovery_v1_DecideRequest__Output, _recovery_v1_DecideResponse>;
+    GetBreakerState: grpc.handleUnaryCall<_recovery_v1_GetBreakerStateRequest__Output, _recovery_v1_GetBreakerStateResponse>;
+    GetTurnTrace: grpc.handleUnaryCall<_recovery_v1_GetTurnTraceRequest__Output, _recovery_v1_GetTurnTraceResponse>;
+    RecordOutcome: grpc.handleUnaryCall<_recovery_v1_RecordOutcomeRequest__Output, _recovery_v1_RecordOutcomeResponse>;
+    WatchBreakers: grpc.handleServerStreamingCall<_recovery_v1_WatchBreakersRequest__Output, _recovery_v1_BreakerChange>;
+}
+export interface RecoveryServiceDefinition extends grpc.ServiceDefinition {
+    Classify: MethodDefinition<_recovery_v1_ClassifyRequest, _recovery_v1_ClassifyResponse, _recovery_v1_ClassifyRequest__Output, _recovery_v1_ClassifyResponse__Output>;
+    Decide: MethodDefinition<_recovery_v1_DecideRequest, _recovery_v1_DecideResponse, _recovery_v1_DecideRequest__Output, _recovery_v1_DecideResponse__Output>;
+    GetBreakerState: MethodDefinition<_recovery_v1_GetBreakerStateRequest, _recovery_v1_GetBreakerStateResponse, _recovery_v1_GetBreakerStateRequest__Output, _recovery_v1_GetBreakerStateResponse__Output>;
+    GetTurnTrace: MethodDefinition<_recovery_v1_GetTurnTraceRequest, _recovery_v1_GetTurnTraceResponse, _recovery_v1_GetTurnTraceRequest__Output, _recovery_v1_GetTurnTraceResponse__Output>;
+    RecordOutcome: MethodDefinition<_recovery_v1_RecordOutcomeRequest, _recovery_v1_RecordOutcomeResponse, _recovery_v1_RecordOutcomeRequest__Output, _recovery_v1_RecordOutcomeResponse__Output>;
+    WatchBreakers: MethodDefinition<_recovery_v1_WatchBreakersRequest, _recovery_v1_BreakerChange, _recovery_v1_WatchBreakersRequest__Output, _recovery_v1_BreakerChange__Output>;
+}

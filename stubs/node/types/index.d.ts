@@ -1,0 +1,158 @@
+// Types of recoveryd-client. The message types come from the generated
+// declarations in ./generated (scripts/gen-stubs.sh); the helper is typed here.
+import type * as grpc from '@grpc/grpc-js';
+import type { RecoveryServiceClient } from './generated/recovery/v1/RecoveryService';
+import type { ClassifyRequest } from './generated/recovery/v1/ClassifyRequest';
+import type { ClassifyResponse__Output } from './generated/recovery/v1/ClassifyResponse';
+import type { DecideRequest } from './generated/recovery/v1/DecideRequest';
+import type { DecideResponse__Output } from './generated/recovery/v1/DecideResponse';
+import type { RecordOutcomeRequest } from './generated/recovery/v1/RecordOutcomeRequest';
+import type { RecordOutcomeResponse__Output } from './generated/recovery/v1/RecordOutcomeResponse';
+import type { GetBreakerStateRequest } from './generated/recovery/v1/GetBreakerStateRequest';
+import type { GetBreakerStateResponse__Output } from './generated/recovery/v1/GetBreakerStateResponse';
+import type { GetTurnTraceRequest } from './generated/recovery/v1/GetTurnTraceRequest';
+import type { GetTurnTraceResponse__Output } from './generated/recovery/v1/GetTurnTraceResponse';
+import type { Action__Output } from './generated/recovery/v1/Action';
+import type { ErrorKind } from './generated/recovery/v1/ErrorKind';
+import type { ErrorSource } from './generated/recovery/v1/ErrorSource';
+import type { PlanStep } from './generated/recovery/v1/PlanStep';
+import type { Classification__Output } from './generated/recovery/v1/Classification';
+import type { CascadeStep__Output } from './generated/recovery/v1/CascadeStep';
+import type { TraceEvent__Output } from './generated/recovery/v1/TraceEvent';
+
+export type * from './generated/recovery/v1/ToolError';
+export type * from './generated/recovery/v1/Classification';
+export type * from './generated/recovery/v1/ClassifyRequest';
+export type * from './generated/recovery/v1/ClassifyResponse';
+export type * from './generated/recovery/v1/PlanStep';
+export type * from './generated/recovery/v1/DecideRequest';
+export type * from './generated/recovery/v1/DecideResponse';
+export type * from './generated/recovery/v1/BreakerState';
+export type * from './generated/recovery/v1/CascadeStep';
+export type * from './generated/recovery/v1/TraceEvent';
+export type * from './generated/recovery/v1/RecordOutcomeRequest';
+export type * from './generated/recovery/v1/RecordOutcomeResponse';
+export type * from './generated/recovery/v1/GetBreakerStateRequest';
+export type * from './generated/recovery/v1/GetBreakerStateResponse';
+export type * from './generated/recovery/v1/GetTurnTraceRequest';
+export type * from './generated/recovery/v1/GetTurnTraceResponse';
+export type * from './generated/recovery/v1/TurnSummary';
+export type { RecoveryServiceClient } from './generated/recovery/v1/RecoveryService';
+export type { ProtoGrpcType } from './generated/recovery';
+
+export declare const Status: {
+  readonly SUCCEEDED: 'succeeded';
+  readonly FAIL_FAST: 'fail_fast';
+  readonly ESCALATE: 'escalate';
+  readonly GIVE_UP: 'give_up';
+  readonly PARTIAL: 'partial';
+  readonly NO_ALTERNATIVE: 'no_alternative';
+};
+export type RunStatus = typeof Status[keyof typeof Status];
+
+export declare const DEFAULT_RPC_TIMEOUT_MS: number;
+export { grpc };
+
+export interface FallbackPolicy {
+  /** attempts in total, the first included (3) */
+  maxAttempts: number;
+  /** delay before attempt 2, 3, ...; the last repeats ([100, 200]) */
+  delaysMs: number[];
+  /** per-call timeout when the service gave none (30000) */
+  timeoutMs: number;
+}
+
+export interface ClientOptions {
+  /** deadline of every service call (200 ms) */
+  rpcTimeoutMs?: number;
+  executorId?: string;
+  fallback?: Partial<FallbackPolicy>;
+  credentials?: grpc.ChannelCredentials;
+  channelOptions?: grpc.ChannelOptions;
+}
+
+export interface ToolContext {
+  /** aborted when the hard timeout passes */
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export type ToolFunction<T = unknown> = (ctx: ToolContext) => T | Promise<T>;
+
+export interface RunOptions {
+  turnId?: string;
+  /** epoch ms; sent as the turn's remaining budget. Absent: the service's turn clock */
+  turnDeadline?: number;
+  /** the turn's tools for cascade decisions. Absent: the manifests' graph */
+  plan?: PlanStep[];
+}
+
+export interface Decision {
+  toolId: string;
+  action: Action__Output;
+  delayMs: number;
+  reason: string;
+}
+
+export interface RunResult<T = unknown> {
+  status: RunStatus;
+  /** the tool that succeeded, or the one the run stopped on */
+  toolId: string;
+  value: T | undefined;
+  /** tool invocations over the whole run */
+  attempts: number;
+  reason: string;
+  /** the last tool error */
+  error: unknown;
+  classification: Classification__Output | null;
+  cascade: CascadeStep__Output[];
+  trace: TraceEvent__Output[];
+  decisions: Decision[];
+  /** probe permit the successful call held */
+  permitId: string;
+  /** false when a success could not be reported */
+  outcomeRecorded: boolean;
+  /** the local policy decided because the service was unreachable */
+  fallback: boolean;
+  fallbackReason: string;
+}
+
+export declare class ToolFailure extends Error {
+  constructor(message: string, fields?: {
+    httpStatus?: number; grpcCode?: number; code?: string; exceptionType?: string;
+    kind?: ErrorKind; source?: ErrorSource; retryAfterMs?: number;
+  });
+  httpStatus: number;
+  grpcCode: number;
+  code: string;
+  exceptionType: string;
+  kind: ErrorKind;
+  source: ErrorSource;
+  retryAfterMs: number;
+}
+
+export declare class ToolTimeout extends Error {
+  constructor(timeoutMs: number);
+  timeoutMs: number;
+}
+
+export declare class RecoveryClient {
+  constructor(target?: string, options?: ClientOptions);
+  /** the generated client, for callers who run their own loop */
+  readonly rpc: RecoveryServiceClient;
+  readonly rpcTimeoutMs: number;
+  readonly executorId: string;
+  readonly fallback: FallbackPolicy;
+  close(): void;
+  classify(request: ClassifyRequest): Promise<ClassifyResponse__Output>;
+  decide(request: DecideRequest): Promise<DecideResponse__Output>;
+  recordOutcome(request: RecordOutcomeRequest): Promise<RecordOutcomeResponse__Output>;
+  getBreakerState(request?: GetBreakerStateRequest): Promise<GetBreakerStateResponse__Output>;
+  getTurnTrace(request: GetTurnTraceRequest): Promise<GetTurnTraceResponse__Output>;
+  runTool<T = unknown>(toolId: string, tools: Record<string, ToolFunction<T>>,
+    options?: RunOptions): Promise<RunResult<T>>;
+}
+
+/** The loaded recovery.v1 package of @grpc/proto-loader. */
+export declare function loadPackage(): ProtoGrpcTypeV1;
+type ProtoGrpcTypeV1 = import('./generated/recovery').ProtoGrpcType['recovery']['v1'];

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test of the client stubs, in one go: installs their dependencies
+# (scripts/install-stub-deps.sh; skip with RD_STUBS_SKIP_INSTALL=1), checks
+# the committed stubs are fresh, runs each language's unit tests (pytest, go
+# test, node --test + tsc type check, Maven Surefire), then the
+# cross-language conformance run against a live recoveryd (RECOVERYD=path to
+# use an existing binary). Exits non-zero on the first failing part.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+tools="${RD_STUB_TOOLS:-$root/build-stubs-tools}"
+export RD_STUB_TOOLS="$tools" PATH="/usr/local/go/bin:$PATH"
+cd "$root"
+
+[ "${RD_STUBS_SKIP_INSTALL:-0}" = 1 ] || scripts/install-stub-deps.sh
+
+tests/stubs/test_stubs_fresh.sh
+"$tools/venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./stubs/python >/dev/null
+(cd stubs/python && "$tools/venv/bin/python" -m pytest -q tests)
+(cd stubs/go && go vet ./... && go test ./...)
+(cd stubs/node && node --test test/ && node_modules/.bin/tsc -p test/tsconfig.json && echo "node types: ok")
+(cd stubs/java && mvn -B -o test | grep -E "Tests run:|BUILD|ERROR")
+RD_STUBS_SKIP_INSTALL=1 tests/stubs/run_conformance.sh
