@@ -1,0 +1,310 @@
+"""deploy/k8s renders offline, and what it renders agrees with the service:
+ports with the listen addresses in the ConfigMap, probes with the health
+service names, the config mount with --config, shutdown timings with the
+drain settings, replicas with the disruption budget, and each overlay's
+store with its purpose. The rendered recovery.yaml is also loaded by the
+real recoveryd (--check-config)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+import deployutil as du
+from deployutil import one, all_of, container
+
+
+@pytest.fixture(params=du.LAYERS)
+def layer(request):
+    return request.param
+
+
+@pytest.fixture(params=du.OVERLAYS)
+def overlay(request):
+    return request.param
+
+
+def deployment_of(objects):
+    return one(objects, "Deployment", "recoveryd")
+
+
+def test_generated_recovery_yaml_is_current():
+    proc = subprocess.run([sys.executable, str(du.K8S / "gen-config.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_every_layer_renders(rendered, layer):
+    kinds = {o["kind"] for o in rendered(layer)}
+    assert {"Deployment", "ConfigMap", "Service", "NetworkPolicy"} <= kinds, kinds
+
+
+def test_container_ports_match_listen_addresses(rendered, layer):
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    cfg = du.recovery_yaml(objects, dep)
+    ports = {p["name"]: p["containerPort"] for p in container(dep)["ports"]}
+    assert ports["grpc"] == du.port_of(cfg["server"]["listen"])
+    assert ports["metrics"] == du.port_of(cfg["metrics"]["listen"])
+    annotations = dep["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) == ports["metrics"]
+
+
+def test_probes_ask_the_health_service_for_the_api_and_the_server(rendered, layer):
+    c = container(deployment_of(rendered(layer)))
+    grpc_port = next(p["containerPort"] for p in c["ports"] if p["name"] == "grpc")
+    ready, live = c["readinessProbe"]["grpc"], c["livenessProbe"]["grpc"]
+    assert ready == {"port": grpc_port, "service": du.api_service_name()}
+    assert live == {"port": grpc_port, "service": ""}
+
+
+def test_config_is_a_directory_mount_holding_all_of_config(rendered, layer):
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    for c in dep["spec"]["template"]["spec"]["containers"]:
+        for m in c.get("volumeMounts", []):
+            assert "subPath" not in m and "subPathExpr" not in m, (
+                f"{c['name']} mounts {m['name']} with subPath: ConfigMap updates "
+                "never reach a subPath mount, so hot reload would not see them")
+    volume, mount = du.config_volume(dep)
+    assert mount["readOnly"] is True
+    cm = one(objects, "ConfigMap", volume["configMap"]["name"])
+    items = {i["key"]: i["path"] for i in volume["configMap"]["items"]}
+    assert set(items) == set(cm["data"]), (
+        f"ConfigMap keys not projected into the pod: {set(cm['data']) - set(items)}; "
+        f"items naming missing keys: {set(items) - set(cm['data'])}")
+    main = Path(du.config_path_arg(container(dep))).name
+    cfg = yaml.safe_load(cm["data"][next(k for k, p in items.items() if p == main)])
+    shipped_tools = sorted(p.name for p in (du.REPO / "config/tools.d").glob("*.y*ml"))
+    tools_dir = cfg["tools"]["directory"]
+    assert sorted(Path(p).name for p in items.values()
+                  if Path(p).parent == Path(tools_dir)) == shipped_tools
+    rules = cfg["classification"]["rules_file"]
+    assert rules in items.values()
+    assert cm["data"][next(k for k, p in items.items() if p == rules)] == \
+        (du.REPO / "config/rules.yaml").read_text()
+
+
+def test_shutdown_fits_in_the_termination_grace_period(rendered, layer):
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    cfg = du.recovery_yaml(objects, dep)
+    command = container(dep)["lifecycle"]["preStop"]["exec"]["command"]
+    assert Path(command[0]).name == "sleep", command
+    pre_stop_ms = du.millis(command[1])
+    drain_ms = cfg["server"]["drain_delay_ms"]
+    grace_ms = cfg["server"]["shutdown_grace_ms"]
+    assert drain_ms > 0
+    assert drain_ms < pre_stop_ms <= drain_ms + 2000, (
+        f"preStop {pre_stop_ms} ms should be slightly over drain_delay_ms {drain_ms}")
+    period_ms = du.millis(dep["spec"]["template"]["spec"]["terminationGracePeriodSeconds"])
+    assert period_ms > pre_stop_ms + drain_ms + grace_ms, (
+        f"terminationGracePeriodSeconds {period_ms} ms <= preStop {pre_stop_ms} + "
+        f"drain {drain_ms} + grace {grace_ms}: the kubelet would SIGKILL in-flight calls")
+
+
+def test_connections_age_out_so_new_replicas_get_traffic(rendered, layer):
+    objects = rendered(layer)
+    server = du.recovery_yaml(objects, deployment_of(objects))["server"]
+    assert 1000 <= server["max_connection_age_ms"] <= 3600000
+    assert 0 < server["max_connection_age_grace_ms"] <= server["shutdown_grace_ms"]
+
+
+def test_pods_run_locked_down(rendered, layer):
+    objects = rendered(layer)
+    workloads = all_of(objects, "Deployment") + all_of(objects, "StatefulSet")
+    for w in workloads:
+        pod = w["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        assert pod.get("automountServiceAccountToken") is False
+        for c in pod.get("initContainers", []) + pod["containers"]:
+            sc = c["securityContext"]
+            where = f"{w['metadata']['name']}/{c['name']}"
+            assert sc["readOnlyRootFilesystem"] is True, where
+            assert sc["allowPrivilegeEscalation"] is False, where
+            assert sc["capabilities"]["drop"] == ["ALL"], where
+            assert "add" not in sc["capabilities"], where
+
+
+def test_recoveryd_runs_as_the_image_user(rendered, layer):
+    dockerfile = (du.REPO / "deploy/Dockerfile").read_text()
+    uid = int(re.findall(r"^USER\s+(\d+)", dockerfile, re.M)[-1])
+    pod = deployment_of(rendered(layer))["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsUser"] == uid
+
+
+def test_every_container_has_requests_and_limits(rendered, layer):
+    objects = rendered(layer)
+    for w in all_of(objects, "Deployment") + all_of(objects, "StatefulSet"):
+        for c in w["spec"]["template"]["spec"]["containers"]:
+            res = c.get("resources", {})
+            for part in ("requests", "limits"):
+                assert {"cpu", "memory"} <= set(res.get(part, {})), (
+                    f"{w['metadata']['name']}/{c['name']} lacks {part}: {res}")
+
+
+def test_image_tag_is_the_source_version(rendered, layer):
+    image = container(deployment_of(rendered(layer)))["image"]
+    assert image.rsplit(":", 1)[1] == du.source_version(), image
+
+
+def test_services_select_the_pods_and_expose_the_api(rendered, layer):
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    ports = {p["name"]: p["containerPort"] for p in container(dep)["ports"]}
+    services = [s for s in all_of(objects, "Service")
+                if s["metadata"]["name"].startswith("recoveryd")
+                and s["spec"]["selector"].items() <= pod_labels.items()]
+    by_kind = {("headless" if s["spec"].get("clusterIP") == "None" else "clusterip"): s
+               for s in services}
+    assert set(by_kind) == {"clusterip", "headless"}
+    for s in services:
+        grpc = next(p for p in s["spec"]["ports"] if p["name"] == "grpc")
+        assert grpc["targetPort"] in ("grpc", ports["grpc"])
+    assert not by_kind["headless"]["spec"].get("publishNotReadyAddresses", False), (
+        "a draining (NOT_SERVING) pod must leave the headless Service's DNS")
+    policy = one(objects, "NetworkPolicy", "recoveryd")
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    allowed = {p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]}
+    assert {ports["grpc"], ports["metrics"]} <= allowed
+
+
+def test_disruption_budget_and_autoscaler_agree_with_replicas(rendered, overlay):
+    objects = rendered(overlay)
+    replicas = deployment_of(objects)["spec"]["replicas"]
+    pdbs = [p for p in all_of(objects, "PodDisruptionBudget")
+            if p["metadata"]["name"] == "recoveryd"]
+    hpas = all_of(objects, "HorizontalPodAutoscaler")
+    if replicas == 1:
+        assert not pdbs, "one replica with a PDB would block every node drain"
+        assert not hpas, "the single overlay must not scale out its in-memory store"
+        return
+    assert len(pdbs) == 1 and len(hpas) == 1
+    min_available = pdbs[0]["spec"]["minAvailable"]
+    assert 1 <= min_available < replicas, (
+        f"minAvailable {min_available} with {replicas} replicas: drains would block")
+    hpa = hpas[0]["spec"]
+    assert hpa["scaleTargetRef"]["name"] == "recoveryd"
+    assert hpa["minReplicas"] == replicas and hpa["maxReplicas"] > replicas
+    assert hpa["minReplicas"] > min_available
+
+
+def test_single_uses_the_memory_store(rendered):
+    objects = rendered("overlays/single")
+    dep = deployment_of(objects)
+    assert dep["spec"]["replicas"] == 1
+    assert du.recovery_yaml(objects, dep)["store"]["backend"] == "memory"
+
+
+def test_production_shares_state_through_redis_sentinel(rendered):
+    objects = rendered("overlays/production")
+    dep = deployment_of(objects)
+    assert dep["spec"]["replicas"] >= 3
+    store = du.recovery_yaml(objects, dep)["store"]
+    assert store["backend"] == "redis"
+    redis = store["redis"]
+    assert redis["master_name"]
+    sts = one(objects, "StatefulSet", "recoveryd-redis")
+    service = sts["spec"]["serviceName"]
+    headless = one(objects, "Service", service)
+    assert headless["spec"]["clusterIP"] == "None"
+    sentinel_port = next(p["containerPort"] for c in sts["spec"]["template"]["spec"]["containers"]
+                         for p in c["ports"] if p["name"] == "sentinel")
+    expected = {f"{sts['metadata']['name']}-{i}.{service}:{sentinel_port}"
+                for i in range(sts["spec"]["replicas"])}
+    assert set(redis["sentinels"]) == expected
+    init = (du.K8S / "components/redis-sentinel/redis-init.sh").read_text()
+    assert f"MASTER_NAME=${{MASTER_NAME:-{redis['master_name']}}}" in init
+    # The password file is a mounted Secret item, and the Secret is not in
+    # the repository: the operator creates it.
+    pw = Path(redis["password_file"])
+    mount = next(m for m in container(dep)["volumeMounts"] if m["mountPath"] == str(pw.parent))
+    volume = next(v for v in dep["spec"]["template"]["spec"]["volumes"]
+                  if v["name"] == mount["name"])
+    assert pw.name in {i["path"] for i in volume["secret"]["items"]}
+    redis_secret = {v["secret"]["secretName"] for v in sts["spec"]["template"]["spec"]["volumes"]
+                    if "secret" in v}
+    assert {volume["secret"]["secretName"]} == redis_secret
+    assert not all_of(objects, "Secret"), "no Secret may be rendered from the repository"
+    # recoveryd may reach Redis and the Sentinels, and they accept it.
+    egress_ports = {p["port"] for r in one(objects, "NetworkPolicy", "recoveryd")["spec"]["egress"]
+                    for p in r["ports"]}
+    assert {6379, sentinel_port} <= egress_ports
+    redis_policy = one(objects, "NetworkPolicy", "recoveryd-redis")
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    assert any(f["podSelector"]["matchLabels"].items() <= pod_labels.items()
+               for r in redis_policy["spec"]["ingress"] for f in r["from"])
+
+
+def test_servicemonitor_component_scrapes_the_metrics_port(kustomize, tmp_path):
+    kdir = tmp_path / "with-monitoring"
+    kdir.mkdir()
+    (kdir / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        # kustomize takes only relative paths to other kustomizations
+        "resources": [os.path.relpath(du.K8S / "overlays/production", kdir)],
+        "components": [os.path.relpath(du.K8S / "components/servicemonitor", kdir)]}))
+    objects = du.render(kustomize, kdir)
+    monitor = one(objects, "ServiceMonitor", "recoveryd")
+    selected = [s for s in all_of(objects, "Service") if
+                monitor["spec"]["selector"]["matchLabels"].items()
+                <= s["metadata"]["labels"].items()]
+    assert len(selected) == 1
+    port_names = {p["name"] for p in selected[0]["spec"]["ports"]}
+    assert {e["port"] for e in monitor["spec"]["endpoints"]} <= port_names
+
+
+# ---------------------------------------------------------------- the real loader
+
+# Keys of the operations and Redis work (issue 5 and 6) that the loader is
+# gaining; until it knows them, their rejection is expected, not a failure.
+PENDING_KEYS = {"metrics", "log", "reload", "drain_delay_ms", "max_connection_age_ms",
+                "max_connection_age_grace_ms", "keepalive_time_ms", "keepalive_timeout_ms",
+                "tls", "auth", "admin", "redis"}
+
+
+def pending_key(output: str) -> str | None:
+    """The key the loader rejected when it is one it does not know yet."""
+    m = re.search(r":\d+: ([\w.]+): unknown key", output)
+    if m and m.group(1).rsplit(".", 1)[-1] in PENDING_KEYS:
+        return m.group(1)
+    if re.search(r"backend.*redis.*not built yet|backend.*not built yet", output):
+        return "store.backend: redis"
+    return None
+
+
+def test_rendered_config_passes_check_config(rendered, layer, recoveryd_binary, tmp_path):
+    """The ConfigMap as the pod sees it, loaded by the real recoveryd. A
+    rejection of a key the loader does not know yet (PENDING_KEYS) is an
+    expected failure that names the key; any other rejection fails."""
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    main = du.materialize_config(objects, dep, tmp_path / "etc-recoveryd")
+    text = main.read_text()
+    # The pod reads the password from a mounted Secret; point at a stand-in.
+    cfg = yaml.safe_load(text)
+    redis = cfg.get("store", {}).get("redis", {})
+    if redis.get("password_file"):
+        stand_in = tmp_path / "redis-password"
+        stand_in.write_text("not-a-real-password\n")
+        redis["password_file"] = str(stand_in)
+        main.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    proc = subprocess.run([str(recoveryd_binary), "--config", str(main), "--check-config"],
+                          capture_output=True, text=True, timeout=60)
+    if proc.returncode == 0:
+        return
+    output = (proc.stdout + proc.stderr).strip()
+    pending = pending_key(output)
+    if pending:
+        pytest.xfail(f"recoveryd --check-config rejects the {layer} config at {pending!r}, a "
+                     f"key this recoveryd's loader does not know yet (issue 5/6 work); "
+                     f"its output: {output}")
+    pytest.fail(f"recoveryd --check-config rejected the rendered {layer} config:\n{output}")
