@@ -176,12 +176,35 @@ void rd_config_watch_free(rd_config_watch *w)
     free(w);
 }
 
+/* Only configuration files and Kubernetes' ConfigMap swaps ("..data",
+ * "..2024_..." directories) matter; a log or editor file written next to
+ * the config must not trigger a reload. */
+static bool relevant_name(const char *name)
+{
+    if (strncmp(name, "..", 2) == 0)
+        return true;
+    const char *dot = strrchr(name, '.');
+    return dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0);
+}
+
+static bool any_relevant_event(const char *buf, ssize_t n)
+{
+    for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+        const struct inotify_event *ev = (const struct inotify_event *)(buf + off);
+        if (ev->len == 0 || relevant_name(ev->name))
+            return true;
+        off += (ssize_t)sizeof *ev + ev->len;
+    }
+    return false;
+}
+
 bool rd_config_watch_due(rd_config_watch *w, int64_t now_ms)
 {
     char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
     ssize_t n;
     while ((n = read(w->fd, buf, sizeof buf)) > 0)
-        w->due_ms = now_ms + DEBOUNCE_MS; /* every event restarts the quiet period */
+        if (any_relevant_event(buf, n))
+            w->due_ms = now_ms + DEBOUNCE_MS; /* every event restarts the quiet period */
     if (w->due_ms == 0 || now_ms < w->due_ms)
         return false;
     w->due_ms = 0;

@@ -88,3 +88,15 @@ def test_reload_under_load_fails_no_call(ops_launcher):
     assert load.codes() == {"OK"}, load.codes()
     assert len(load.results) > 100
     assert server.log_text().count("configuration reloaded") >= 5
+
+
+def test_unrelated_file_in_the_config_directory_does_not_reload(ops_launcher):
+    """Only *.yaml/*.yml files and ConfigMap swaps count: a log or editor
+    file written next to the config must not trigger a reload."""
+    server = ops_launcher.start(top={"reload": {"watch": True}})
+    (server.config.parent / "notes.log").write_text("operator notes\n")
+    (server.config.parent / ".recovery.yaml.swp").write_text("x")
+    assert not wait_for_log(server, "configuration reloaded", timeout=1.5), server.log_text()
+    manifest = server.config.parent / "tools.d" / "late.yaml"
+    manifest.write_text(yaml.safe_dump({"tool": {"id": "late"}}))
+    assert wait_for_log(server, "configuration reloaded"), server.log_text()
