@@ -38,6 +38,7 @@
 #include "ops/reload.h"
 #include "ops/watch.h"
 #include "store/factory.h"
+#include "store/resilient.h"
 #include "transport/server.h"
 
 #define VERSION "0.1.0"
@@ -110,6 +111,8 @@ typedef struct runtime {
     rd_metrics_http *metrics_http;
     rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
     const char *config_path;
+    bool degraded;               /* last seen state of the shared store */
+    uint64_t store_errors;       /* store errors already counted in the metrics */
 } runtime;
 
 /* The endpoint lists breakers through the store at scrape time. */
@@ -120,8 +123,27 @@ static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, 
     return store->ops->list(store, now_ms, visit, visit_ctx, &st);
 }
 
+/* Carries the shared store's health into the metrics and the log; the
+ * store itself knows nothing of either. Only a resilient (Redis) store ever
+ * reports degraded or errors. */
+static void sync_store_health(runtime *rt)
+{
+    bool degraded = rd_store_degraded(rt->svc.store);
+    uint64_t errors = rd_store_error_count(rt->svc.store);
+    for (; rt->store_errors < errors; rt->store_errors++)
+        rd_metrics_store_error(rt->svc.metrics);
+    if (degraded == rt->degraded)
+        return;
+    rt->degraded = degraded;
+    rd_metrics_set_degraded(rt->svc.metrics, degraded);
+    if (degraded)
+        rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)", "");
+    else
+        rd_log(RD_LOG_INFO, "shared store reachable again: shared state resumed", "");
+}
+
 /* Waits for SIGTERM/SIGINT; meanwhile reloads on SIGHUP or a config
- * directory change, and evicts idle store entries. */
+ * directory change, evicts idle store entries and reports store health. */
 static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_interval_ms)
 {
     int64_t next_evict = monotonic_ms() + evict_interval_ms;
@@ -136,6 +158,7 @@ static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_int
             return SIGTERM;
         if (rt->watch && rd_config_watch_due(rt->watch, monotonic_ms()))
             rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "file change");
+        sync_store_health(rt);
         if (monotonic_ms() >= next_evict) {
             rt->svc.store->ops->evict(rt->svc.store, unix_ms());
             next_evict = monotonic_ms() + evict_interval_ms;
