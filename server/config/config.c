@@ -41,7 +41,7 @@ static int set_defaults(rd_config *cfg, const char *path)
     cfg->server.max_receive_bytes = 1048576;
     cfg->store = (rd_store_config){
         .backend = RD_STORE_MEMORY, .max_tools = 100000, .tool_idle_ttl_ms = 3600000,
-        .turn_ttl_ms = 3600000, .max_turns = 100000, .max_events_per_turn = 1000,
+        .turn_ttl_ms = 900000, .max_turns = 10000, .max_events_per_turn = 200,
         .outcome_ttl_ms = 600000, .max_outcomes = 1000000, .evict_interval_ms = 10000};
     cfg->defaults.id = strdup("*");
     cfg->defaults.timeout_ms = 30000;

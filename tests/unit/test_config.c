@@ -165,9 +165,9 @@ static void assert_doc_defaults(const rd_config *cfg)
     assert_int_equal(cfg->store.backend, RD_STORE_MEMORY);
     assert_int_equal(cfg->store.max_tools, 100000);
     assert_int_equal(cfg->store.tool_idle_ttl_ms, 3600000);
-    assert_int_equal(cfg->store.turn_ttl_ms, 3600000);
-    assert_int_equal(cfg->store.max_turns, 100000);
-    assert_int_equal(cfg->store.max_events_per_turn, 1000);
+    assert_int_equal(cfg->store.turn_ttl_ms, 900000);
+    assert_int_equal(cfg->store.max_turns, 10000);
+    assert_int_equal(cfg->store.max_events_per_turn, 200);
     assert_int_equal(cfg->store.outcome_ttl_ms, 600000);
     assert_int_equal(cfg->store.max_outcomes, 1000000);
     assert_int_equal(cfg->store.evict_interval_ms, 10000);
