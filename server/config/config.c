@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config/config_fleet.h"
 #include "config/config_ops.h"
 #include "config/rules_parse.h"
 #include "config/yaml_util.h"
@@ -29,8 +30,20 @@ static const rd_retry_policy DEFAULT_RETRY = {
     .initial_delay_ms = 100, .multiplier = 2.0, .max_delay_ms = 800,
     .jitter_percent = 10.0, .max_attempts = 5, .max_total_time_ms = 2000};
 
+/* The fleet keys (docs/FLEET.md) default to what changes nothing: the
+ * consecutive mode, quorum off, budget disabled. */
 static const rd_breaker_policy DEFAULT_BREAKER = {
-    .failure_threshold = 5, .success_threshold = 1, .open_timeout_ms = 30000};
+    .failure_threshold = 5, .success_threshold = 1, .open_timeout_ms = 30000,
+    .mode = RD_BREAKER_MODE_CONSECUTIVE, .failure_rate_threshold = 50, .minimum_calls = 10,
+    .window_ms = 60000, .slow_call_ms = 0, .slow_call_rate_threshold = 100,
+    .quorum_min_executors = 1, .quorum_window_ms = 60000};
+
+static const rd_retry_budget_policy DEFAULT_RETRY_BUDGET = {
+    .enabled = false, .budget_percent = 20.0, .min_retries_per_window = 10,
+    .window_ms = 10000};
+
+static const rd_learning_policy DEFAULT_LEARNING = {
+    .enabled = false, .min_samples = 20, .max_signatures = 10000, .ttl_ms = DAY_MS};
 
 static int set_defaults(rd_config *cfg, const char *path)
 {
@@ -47,6 +60,9 @@ static int set_defaults(rd_config *cfg, const char *path)
     cfg->defaults.timeout_ms = 30000;
     cfg->defaults.retry = DEFAULT_RETRY;
     cfg->defaults.breaker = DEFAULT_BREAKER;
+    cfg->defaults.retry_budget = DEFAULT_RETRY_BUDGET;
+    cfg->defaults.alternatives_ranking = RD_RANKING_LIVE;
+    cfg->learning = DEFAULT_LEARNING;
     cfg->turn_timeout_ms = 300000;
     cfg->reject_unknown_tools = false;
     if (rd_config_ops_defaults(cfg) != RD_OK)
@@ -130,8 +146,9 @@ static int parse_retry(const rd_yctx *c, const rd_ynode *map, const char *path,
     return rc == RD_OK ? check_delay_order(c, map, path, r) : rc;
 }
 
-static const char *const BREAKER_KEYS[] = {"failure_threshold", "success_threshold",
-                                           "timeout_ms", NULL};
+static const char *const BREAKER_KEYS[] = {
+    "failure_threshold", "success_threshold", "timeout_ms", "mode", "failure_rate_threshold",
+    "minimum_calls", "window_ms", "slow_call_ms", "slow_call_rate_threshold", "quorum", NULL};
 
 static int parse_breaker(const rd_yctx *c, const rd_ynode *map, const char *path,
                          rd_breaker_policy *b)
@@ -143,7 +160,7 @@ static int parse_breaker(const rd_yctx *c, const rd_ynode *map, const char *path
         rc = get_u32(c, map, path, "success_threshold", 1, 10000, &b->success_threshold);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "timeout_ms", 1, DAY_MS, &b->open_timeout_ms);
-    return rc;
+    return rc == RD_OK ? rd_config_parse_breaker_fleet(c, map, path, b) : rc;
 }
 
 /* timeout_ms, retry_policy and circuit_breaker of a defaults section or a
@@ -159,7 +176,7 @@ static int parse_policies(const rd_yctx *c, const rd_ynode *map, const char *pat
     const rd_ynode *breaker = rd_ymap_get(map, "circuit_breaker");
     if (rc == RD_OK && breaker)
         rc = parse_breaker(c, breaker, rd_ypath(p, path, "circuit_breaker"), &t->breaker);
-    return rc;
+    return rc == RD_OK ? rd_config_parse_tool_fleet(c, map, path, t) : rc;
 }
 
 /* ---- the main file ---- */
@@ -249,7 +266,7 @@ static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s
 }
 
 static const char *const DEFAULTS_KEYS[] = {"timeout_ms", "retry_policy", "circuit_breaker",
-                                            NULL};
+                                            "retry_budget", "alternatives_ranking", NULL};
 static const char *const TURN_KEYS[] = {"timeout_ms", NULL};
 static const char *const TOOLS_KEYS[] = {"directory", "reject_unknown", NULL};
 static const char *const CLASSIFICATION_KEYS[] = {"rules_file", NULL};
@@ -282,7 +299,8 @@ static int parse_classification(const rd_yctx *c, const rd_ynode *root, main_ref
 }
 
 static const char *const MAIN_KEYS[] = {"server", "store", "defaults", "turn", "tools",
-                                        "classification", "metrics", "log", "reload", NULL};
+                                        "classification", "metrics", "log", "reload",
+                                        "learning", NULL};
 
 static int parse_main(const rd_yctx *c, const rd_ynode *root, rd_config *cfg, main_refs *refs)
 {
@@ -308,6 +326,8 @@ static int parse_main(const rd_yctx *c, const rd_ynode *root, rd_config *cfg, ma
         rc = parse_classification(c, root, refs);
     if (rc == RD_OK)
         rc = rd_config_parse_ops_sections(c, root, cfg);
+    if (rc == RD_OK && (v = rd_ymap_get(root, "learning")))
+        rc = rd_config_parse_learning(c, v, &cfg->learning);
     return rc;
 }
 
@@ -468,6 +488,7 @@ static int parse_default_value(const rd_yctx *c, const rd_ynode *tool, rd_tool_c
 }
 
 static const char *const TOOL_KEYS[] = {"id", "timeout_ms", "retry_policy", "circuit_breaker",
+                                        "retry_budget", "alternatives_ranking",
                                         "classification", "alternatives", "depends_on",
                                         "optional", "default", NULL};
 
@@ -616,6 +637,8 @@ static int load_manifest(tool_loader *l, const char *file, char *err, size_t err
     t->timeout_ms = d->timeout_ms;
     t->retry = d->retry;
     t->breaker = d->breaker;
+    t->retry_budget = d->retry_budget;
+    t->alternatives_ranking = d->alternatives_ranking;
     if (!(t->file = strdup(file)))
         return rd_yerr(&c, 0, "(file)", "out of memory");
     rd_ynode *root;

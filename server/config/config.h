@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/budget.h"
+#include "core/signature.h"
 #include "core/types.h"
 
 #define RD_CONFIG_ERR_MAX 1024
@@ -91,11 +93,20 @@ typedef struct rd_override {
     int line;
 } rd_override;
 
+/* How USE_ALTERNATIVE picks among a tool's alternatives (docs/FLEET.md). */
+typedef enum {
+    RD_RANKING_LIVE = 0,         /* CLOSED before HALF_OPEN, then recent success rate,
+                                    then manifest order */
+    RD_RANKING_MANIFEST = 1,     /* the first admitted in manifest order */
+} rd_alternatives_ranking;
+
 typedef struct rd_tool_config {
     char *id;
     int64_t timeout_ms;          /* per-call hard timeout handed to the executor */
     rd_retry_policy retry;
     rd_breaker_policy breaker;
+    rd_retry_budget_policy retry_budget;
+    rd_alternatives_ranking alternatives_ranking;
     rd_override *overrides;   size_t n_overrides;
     char **alternatives;      size_t n_alternatives; /* in order of preference */
     char **depends_on;        size_t n_depends_on;
@@ -185,6 +196,7 @@ typedef struct rd_config {
     rd_tool_config defaults;     /* id = "*": what a tool without a manifest gets */
     int64_t turn_timeout_ms;     /* per-turn budget when the caller sends none */
     bool reject_unknown_tools;   /* true: a tool without a manifest is NOT_FOUND */
+    rd_learning_policy learning; /* learning from outcomes (docs/FLEET.md) */
     rd_ruleset rules;
     rd_tool_config *tools;       /* sorted by id for bsearch */
     size_t n_tools;

@@ -113,23 +113,63 @@ rd_admission rd_breaker_admit(rd_breaker *b, const rd_breaker_policy *p, int64_t
     }
 }
 
-static rd_breaker_transition record_closed(rd_breaker *b, const rd_breaker_policy *p,
-                                           int64_t now_ms, rd_outcome outcome)
+bool rd_breaker_counts_calls(const rd_breaker *b, int64_t now_ms)
 {
-    switch (outcome) {
-    case RD_OUTCOME_TRANSIENT_FAILURE:
+    return !rd_breaker_hold_live(b, now_ms) &&
+           rd_breaker_status_at(b, now_ms) == RD_BREAKER_CLOSED;
+}
+
+/* a >= pct % of total, in integers. */
+static bool at_least_percent(uint64_t a, uint64_t total, uint32_t pct)
+{
+    return total > 0 && a * 100 >= (uint64_t)pct * total;
+}
+
+bool rd_breaker_rate_tripped(const rd_breaker_policy *p, const rd_breaker_evidence *ev)
+{
+    if (!ev || ev->calls == 0 || ev->calls < p->minimum_calls)
+        return false;
+    if (p->failure_rate_threshold > 0 &&
+        at_least_percent(ev->failures, ev->calls, p->failure_rate_threshold))
+        return true;
+    return p->slow_call_ms > 0 && p->slow_call_rate_threshold > 0 &&
+           at_least_percent(ev->slow, ev->calls, p->slow_call_rate_threshold);
+}
+
+static bool quorum_met(const rd_breaker_policy *p, const rd_breaker_evidence *ev)
+{
+    return !ev || p->quorum_min_executors <= 1 ||
+           ev->failing_executors >= p->quorum_min_executors;
+}
+
+/* Whether the mode's own rule says "open" after this outcome. */
+static bool mode_tripped(const rd_breaker *b, const rd_breaker_policy *p, rd_outcome outcome,
+                         const rd_breaker_evidence *ev)
+{
+    if (p->mode == RD_BREAKER_MODE_FAILURE_RATE)
+        return rd_breaker_rate_tripped(p, ev); /* any outcome may tip a rate */
+    return outcome == RD_OUTCOME_TRANSIENT_FAILURE &&
+           b->consecutive_failures >= at_least_one(p->failure_threshold);
+}
+
+static rd_breaker_transition record_closed(rd_breaker *b, const rd_breaker_policy *p,
+                                           int64_t now_ms, rd_outcome outcome,
+                                           rd_breaker_evidence *ev)
+{
+    if (outcome == RD_OUTCOME_TRANSIENT_FAILURE)
         b->consecutive_failures = increment_saturating(b->consecutive_failures);
-        if (b->consecutive_failures < at_least_one(p->failure_threshold))
-            return RD_TRANSITION_NONE;
-        open_now(b, p, now_ms);
-        return RD_TRANSITION_OPENED;
-    case RD_OUTCOME_SUCCESS:
-    case RD_OUTCOME_PERMANENT_FAILURE:
-        /* Either way the service answered: the streak of outages is over. */
+    else /* either way the service answered: the streak of outages is over */
         b->consecutive_failures = 0;
+    if (!mode_tripped(b, p, outcome, ev))
+        return RD_TRANSITION_NONE;
+    if (!quorum_met(p, ev)) {
+        /* One sick executor must not open the breaker for everyone: the
+         * streak goes on past the threshold until enough executors agree. */
+        ev->held_by_quorum = true;
         return RD_TRANSITION_NONE;
     }
-    return RD_TRANSITION_NONE;
+    open_now(b, p, now_ms);
+    return RD_TRANSITION_OPENED;
 }
 
 /* Only the holder of the live permit speaks for the half-open period. */
@@ -158,16 +198,19 @@ static rd_breaker_transition record_probe(rd_breaker *b, const rd_breaker_policy
     return RD_TRANSITION_NONE;
 }
 
-rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *p,
-                                        int64_t now_ms, rd_outcome outcome,
-                                        uint64_t permit_token)
+rd_breaker_transition rd_breaker_record_evidence(rd_breaker *b, const rd_breaker_policy *p,
+                                                 int64_t now_ms, rd_outcome outcome,
+                                                 uint64_t permit_token,
+                                                 rd_breaker_evidence *ev)
 {
+    if (ev)
+        ev->held_by_quorum = false;
     b->last_seen_ms = now_ms;
     if (rd_breaker_hold_live(b, now_ms))
         return RD_TRANSITION_NONE; /* the operator decides during a hold */
     switch (rd_breaker_status_at(b, now_ms)) {
     case RD_BREAKER_CLOSED:
-        return record_closed(b, p, now_ms, outcome);
+        return record_closed(b, p, now_ms, outcome, ev);
     case RD_BREAKER_HALF_OPEN:
         if (permit_token == 0 || permit_token != b->probe_token ||
             !rd_breaker_probe_live(b, now_ms))
@@ -176,6 +219,13 @@ rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *
     default:
         return RD_TRANSITION_NONE; /* OPEN: the call started before it opened */
     }
+}
+
+rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *p,
+                                        int64_t now_ms, rd_outcome outcome,
+                                        uint64_t permit_token)
+{
+    return rd_breaker_record_evidence(b, p, now_ms, outcome, permit_token, NULL);
 }
 
 static void hold(rd_breaker *b, rd_breaker_status status, int64_t now_ms, int64_t ttl_ms)

@@ -71,6 +71,39 @@ rd_breaker_transition rd_breaker_record(rd_breaker *b, const rd_breaker_policy *
                                         int64_t now_ms, rd_outcome outcome,
                                         uint64_t permit_token);
 
+/* What the store counted around one outcome, for the failure-rate mode and
+ * quorum tripping (docs/FLEET.md). The store keeps the windows; the rules
+ * stay here. */
+typedef struct rd_breaker_evidence {
+    /* In the call window (policy window_ms), this outcome included. */
+    uint64_t calls;
+    uint64_t failures;               /* transient failures */
+    uint64_t slow;                   /* calls with latency >= slow_call_ms */
+    /* Distinct executors with a transient failure in the quorum window. */
+    uint32_t failing_executors;
+    /* Out: the breaker would have opened but the quorum was not met. */
+    bool held_by_quorum;
+} rd_breaker_evidence;
+
+/* Whether an outcome recorded now counts in the call window: only while
+ * CLOSED and not held (outcomes while OPEN or HALF_OPEN are about the
+ * breaker's own probing, not the tool's traffic). */
+bool rd_breaker_counts_calls(const rd_breaker *b, int64_t now_ms);
+
+/* True when the failure-rate rule alone would open: enough calls and a
+ * failure or slow-call percentage at or above its threshold. */
+bool rd_breaker_rate_tripped(const rd_breaker_policy *p, const rd_breaker_evidence *ev);
+
+/* rd_breaker_record with the store's counts. ev == NULL: no counts (the
+ * consecutive rule applies, the quorum counts as met, a failure-rate
+ * policy never opens). A CLOSED breaker opens when its mode's rule trips
+ * AND the quorum is met; ev->held_by_quorum tells the first without the
+ * second. The half-open rules are unchanged. */
+rd_breaker_transition rd_breaker_record_evidence(rd_breaker *b, const rd_breaker_policy *p,
+                                                 int64_t now_ms, rd_outcome outcome,
+                                                 uint64_t permit_token,
+                                                 rd_breaker_evidence *ev);
+
 /* True while an operator's hold applies at now_ms. */
 bool rd_breaker_hold_live(const rd_breaker *b, int64_t now_ms);
 

@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/budget.h"
 #include "core/cascade.h"
 #include "core/classify.h"
+#include "core/signature.h"
 
 /* ---- permits ---- */
 
@@ -155,11 +157,60 @@ static const char *llm_message_for(const char *tool_id, const rd_tool_error *err
     return text;
 }
 
+/* Learning (docs/FLEET.md): an error no rule knows, whose signature has
+ * enough settled retries behind it, is classified from that record. */
+static int apply_learning(const rd_engine *e, const char *tool_id, const rd_signature *sig,
+                          int64_t now_ms, rd_arena *a, rd_classification *c, rd_status *st)
+{
+    rd_learn_stats stats;
+    int rc = e->store->ops->learn_stats(e->store, tool_id, sig->id, now_ms, &stats, st);
+    if (rc != RD_OK)
+        return rc;
+    rd_retryability verdict =
+        rd_learned_retryability(&e->config->learning, stats.successes, stats.failures);
+    if (verdict == RD_RETRYABILITY_UNSPECIFIED)
+        return RD_OK;
+    const char *rule_id = rd_arena_printf(a, "learned:%s", sig->id);
+    const char *suggestion = rd_arena_printf(
+        a, "Learned from %llu earlier retries of this error (%llu succeeded): %s",
+        (unsigned long long)(stats.successes + stats.failures),
+        (unsigned long long)stats.successes,
+        verdict == RD_TRANSIENT ? "retrying usually works" : "retrying rarely works");
+    if (!rule_id || !suggestion)
+        return rd_status_set(st, RD_ERR_NOMEM, "classification: out of memory");
+    c->retryability = verdict;
+    c->rule_id = rule_id;
+    c->suggestion = suggestion;
+    c->retry_after_ms = verdict == RD_TRANSIENT ? c->retry_after_ms : 0;
+    return RD_OK;
+}
+
+/* Whether learning looks at this classification: an error no rule (and
+ * no override) decided. */
+static bool learnable(const rd_engine *e, const rd_classification *c)
+{
+    return e->config->learning.enabled && !c->overridden && strcmp(c->rule_id, "unknown") == 0;
+}
+
+/* Classifies err; *sig (when not NULL) receives the error's signature and
+ * *tracked whether learning follows it. */
 static int classify_error(const rd_engine *e, const char *tool_id, const rd_tool_error *err,
-                          rd_arena *a, rd_classify_result *out, rd_status *st)
+                          int64_t now_ms, rd_arena *a, rd_classify_result *out,
+                          rd_signature *sig, bool *tracked, rd_status *st)
 {
     const rd_tool_config *manifest = rd_config_find_tool(e->config, tool_id);
     rd_classify(&e->config->rules, manifest, tool_id, err, &out->classification);
+    bool learn = learnable(e, &out->classification);
+    if (tracked)
+        *tracked = learn && sig;
+    if (learn) {
+        rd_signature own;
+        rd_signature *s = sig ? sig : &own;
+        rd_signature_of(tool_id, err->message, err->message ? err->message_len : 0, s);
+        int rc = apply_learning(e, tool_id, s, now_ms, a, &out->classification, st);
+        if (rc != RD_OK)
+            return rc;
+    }
     out->llm_message = llm_message_for(tool_id, err, &out->classification, a);
     if (!out->llm_message)
         return rd_status_set(st, RD_ERR_NOMEM, "llm_message: out of memory");
@@ -188,7 +239,7 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
         return rc;
     if (!err)
         return rd_status_set(st, RD_ERR_INVALID, "error: required");
-    return classify_error(e, tool_id, err, ctx->arena, out, st);
+    return classify_error(e, tool_id, err, ctx->now_ms, ctx->arena, out, NULL, NULL, st);
 }
 
 /* ---- trace events ---- */
@@ -326,6 +377,9 @@ typedef struct decide_call {
     turn_budget budget;
     uint32_t attempt;
     uint64_t permit_token;       /* the probe the caller holds, 0 = none */
+    bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
+    rd_signature signature;      /* of the error, when learning follows it */
+    bool signature_tracked;
 } decide_call;
 
 static rd_trace_event *call_event(decide_call *c, rd_event_type type)
@@ -351,22 +405,102 @@ static int admit(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
                                    cfg->timeout_ms, res, c->st);
 }
 
-/* The first alternative whose own breaker admits a call. *found = false
- * when there is none. */
+/* ---- retry budgets ---- */
+
+static int budget_op(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                     rd_budget_op op, rd_budget_result *res)
+{
+    *res = (rd_budget_result){.granted = true};
+    if (!cfg->retry_budget.enabled)
+        return RD_OK;
+    return c->e->store->ops->budget(c->e->store, tool_id, &cfg->retry_budget, c->ctx->now_ms,
+                                    op, res, c->st);
+}
+
+static int count_request(decide_call *c, const char *tool_id, const rd_tool_config *cfg)
+{
+    rd_budget_result res;
+    return budget_op(c, tool_id, cfg, RD_BUDGET_COUNT_REQUEST, &res);
+}
+
+/* ---- alternatives ---- */
+
+#define RANKED_MAX 64
+
+typedef struct ranked_alternative {
+    size_t index;                /* in the manifest's list */
+    int state_rank;              /* 0 CLOSED, 1 HALF_OPEN, 2 OPEN or held open */
+    double success_rate;         /* in the call window; 1 with no calls */
+} ranked_alternative;
+
+static int compare_ranked(const void *a, const void *b)
+{
+    const ranked_alternative *x = a, *y = b;
+    if (x->state_rank != y->state_rank)
+        return x->state_rank < y->state_rank ? -1 : 1;
+    if (x->success_rate != y->success_rate)
+        return x->success_rate > y->success_rate ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int state_rank(rd_breaker_status status)
+{
+    return status == RD_BREAKER_CLOSED ? 0 : status == RD_BREAKER_HALF_OPEN ? 1 : 2;
+}
+
+/* The alternatives in the order to try them: the manifest's, or ranked by
+ * live state (docs/FLEET.md). Returns how many were written to order. */
+static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
+{
+    size_t n = c->cfg->n_alternatives < RANKED_MAX ? c->cfg->n_alternatives : RANKED_MAX;
+    ranked_alternative ranked[RANKED_MAX];
+    for (size_t i = 0; i < n; i++) {
+        ranked[i] = (ranked_alternative){.index = i, .success_rate = 1.0};
+        if (c->cfg->alternatives_ranking != RD_RANKING_LIVE || n < 2)
+            continue;
+        const char *alt = c->cfg->alternatives[i];
+        const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
+        rd_breaker b;
+        rd_breaker_evidence ev;
+        bool found;
+        int rc = c->e->store->ops->stats(c->e->store, alt, &alt_cfg->breaker, c->ctx->now_ms,
+                                         &b, &ev, &found, c->st);
+        if (rc != RD_OK)
+            return rc;
+        ranked[i].state_rank = state_rank(rd_breaker_status_at(&b, c->ctx->now_ms));
+        if (ev.calls > 0)
+            ranked[i].success_rate = (double)(ev.calls - ev.failures) / (double)ev.calls;
+    }
+    if (c->cfg->alternatives_ranking == RD_RANKING_LIVE && n > 1)
+        qsort(ranked, n, sizeof ranked[0], compare_ranked);
+    for (size_t i = 0; i < n; i++)
+        order[i] = ranked[i].index;
+    *n_order = n;
+    return RD_OK;
+}
+
+/* The first alternative (in ranking order) whose own breaker admits a
+ * call. *found = false when there is none. */
 static int try_alternative(decide_call *c, const char *why, bool *found)
 {
     *found = false;
-    for (size_t i = 0; i < c->cfg->n_alternatives; i++) {
-        const char *alt = c->cfg->alternatives[i];
+    size_t order[RANKED_MAX], n_order;
+    int rc = alternatives_in_order(c, order, &n_order);
+    if (rc != RD_OK)
+        return rc;
+    for (size_t k = 0; k < n_order; k++) {
+        const char *alt = c->cfg->alternatives[order[k]];
         if (strcmp(alt, c->in->tool_id) == 0)
             continue;
         const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
         rd_store_result res;
-        int rc = admit(c, alt, alt_cfg, &res);
+        rc = admit(c, alt, alt_cfg, &res);
         if (rc != RD_OK)
             return rc;
         if (res.admission == RD_ADMIT_NO)
             continue;
+        if (!c->out->duplicate && (rc = count_request(c, alt, alt_cfg)) != RD_OK)
+            return rc;
         c->out->action = RD_ACTION_USE_ALTERNATIVE;
         c->out->alternative_tool_id = rd_arena_strdup(c->ctx->arena, alt);
         c->out->timeout_ms = alt_cfg->timeout_ms;
@@ -446,13 +580,25 @@ static void act_proceed(decide_call *c, const rd_store_result *res)
                      c->in->tool_id);
 }
 
+/* Said in a retry's reason when the failure streak alone would have opened
+ * the breaker but too few executors reported failures. */
+static const char *quorum_note(const decide_call *c)
+{
+    if (!c->held_by_quorum)
+        return "";
+    const char *note = rd_arena_printf(
+        c->ctx->arena, " (breaker held closed: failures from fewer than %u executors)",
+        c->cfg->breaker.quorum_min_executors);
+    return note ? note : "";
+}
+
 static void act_retry(decide_call *c, int64_t delay_ms)
 {
     uint32_t max = c->cfg->retry.max_attempts;
     c->out->action = RD_ACTION_RETRY;
     c->out->delay_ms = delay_ms;
-    c->out->reason = rd_arena_printf(c->ctx->arena, "transient error: retry %u of %u",
-                                     c->attempt, max > 0 ? max - 1 : 0);
+    c->out->reason = rd_arena_printf(c->ctx->arena, "transient error: retry %u of %u%s",
+                                     c->attempt, max > 0 ? max - 1 : 0, quorum_note(c));
     rd_trace_event *ev = call_event(c, RD_EV_RETRY);
     if (!ev)
         return;
@@ -548,7 +694,7 @@ static int decide_admission(decide_call *c)
     if (res.admission == RD_ADMIT_NO)
         return act_alternative_or_fail_fast(c);
     act_proceed(c, &res);
-    return RD_OK;
+    return count_request(c, c->in->tool_id, c->cfg);
 }
 
 /* ---- Decide with an error: a failed attempt ---- */
@@ -571,14 +717,16 @@ static int record_failure(decide_call *c, rd_retryability retryability)
     }
     rd_outcome outcome = retryability == RD_PERMANENT ? RD_OUTCOME_PERMANENT_FAILURE
                                                       : RD_OUTCOME_TRANSIENT_FAILURE;
+    rd_call_report call = {.outcome = outcome, .permit_token = c->permit_token,
+                           .executor_id = safe_str(c->in->executor_id), .latency_ms = -1};
     rd_store_result res;
-    int rc = s->ops->record(s, tool_id, &c->cfg->breaker, now, outcome, c->permit_token,
-                            &res, c->st);
+    int rc = s->ops->record_call(s, tool_id, &c->cfg->breaker, now, &call, &res, c->st);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;
+    c->held_by_quorum = res.evidence.held_by_quorum;
     note_transition(&c->events, tool_id, res.transition);
-    return RD_OK;
+    return count_request(c, tool_id, c->cfg);
 }
 
 static void error_events(decide_call *c, const rd_classification *cl)
@@ -641,6 +789,25 @@ static int retry_as_probe(decide_call *c, int64_t delay_ms)
     return RD_OK;
 }
 
+/* The fleet's retry budget for this tool: a retry is granted and counted
+ * in one store step (a replayed outcome only looks). GIVE_UP when spent. */
+static int take_retry(decide_call *c, bool *granted)
+{
+    rd_budget_result res;
+    rd_budget_op op = c->out->duplicate ? RD_BUDGET_PEEK : RD_BUDGET_TAKE_RETRY;
+    int rc = budget_op(c, c->in->tool_id, c->cfg, op, &res);
+    *granted = rc == RD_OK && res.granted;
+    if (rc != RD_OK || res.granted)
+        return rc;
+    act_give_up(c, rd_arena_printf(c->ctx->arena,
+                                   "retry budget exhausted (%llu retries / %llu requests in "
+                                   "the last %" PRId64 " ms)",
+                                   (unsigned long long)res.retries,
+                                   (unsigned long long)res.requests,
+                                   c->cfg->retry_budget.window_ms));
+    return RD_OK;
+}
+
 static int decide_transient(decide_call *c, const rd_classification *cl)
 {
     const rd_retry_policy *retry = &c->cfg->retry;
@@ -664,6 +831,10 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         act_partial(c, "turn deadline before retry", false);
         return RD_OK;
     }
+    bool granted;
+    int rc = take_retry(c, &granted);
+    if (rc != RD_OK || !granted)
+        return rc;
     if (status == RD_BREAKER_HALF_OPEN)
         return retry_as_probe(c, delay);
     act_retry(c, delay);
@@ -673,7 +844,8 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
 static int decide_failure(decide_call *c)
 {
     rd_classify_result *cr = &c->out->classification;
-    int rc = classify_error(c->e, c->in->tool_id, c->in->error, c->ctx->arena, cr, c->st);
+    int rc = classify_error(c->e, c->in->tool_id, c->in->error, c->ctx->now_ms, c->ctx->arena,
+                            cr, &c->signature, &c->signature_tracked, c->st);
     if (rc != RD_OK)
         return rc;
     c->out->has_classification = true;
@@ -704,6 +876,33 @@ static int validate_decide(const rd_engine *e, const rd_decide_input *in, rd_sta
     return rc;
 }
 
+/* ---- learning links ---- */
+
+/* Whose retry this is: the turn, else the executor; "" = nobody to follow. */
+static const char *learning_link(const char *turn_id, const char *executor_id)
+{
+    if (turn_id && turn_id[0])
+        return turn_id;
+    return safe_str(executor_id);
+}
+
+/* After a failed attempt: the retry in flight (if any) failed again, and
+ * a granted RETRY now waits on this error's signature. */
+static int learn_after_failure(decide_call *c)
+{
+    const rd_engine *e = c->e;
+    const char *link = learning_link(c->in->turn_id, c->in->executor_id);
+    if (!e->config->learning.enabled || !link[0] || c->out->duplicate)
+        return RD_OK;
+    rd_learn_settle settle = c->attempt > 1 ? RD_LEARN_FAILED : RD_LEARN_KEEP;
+    bool follow = c->signature_tracked && c->out->action == RD_ACTION_RETRY;
+    if (settle == RD_LEARN_KEEP && !follow)
+        return RD_OK;
+    return e->store->ops->learn_link(e->store, c->in->tool_id, link,
+                                     follow ? c->signature.id : "", settle, c->ctx->now_ms,
+                                     c->st);
+}
+
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,
                      rd_decision *out, rd_status *st)
 {
@@ -725,6 +924,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     if ((rc = turn_budget_get(e, in, ctx->now_ms, &c.budget, st)) != RD_OK)
         return rc;
     rc = in->error ? decide_failure(&c) : decide_admission(&c);
+    if (rc == RD_OK && in->error)
+        rc = learn_after_failure(&c);
     if (rc == RD_OK)
         rc = add_cascade(&c);
     if (rc == RD_OK && (c.events.out_of_memory || !out->reason))
@@ -799,8 +1000,8 @@ static int validate_outcome(const rd_engine *e, const rd_outcome_input *in, rd_s
 }
 
 /* Classifies a reported failure; a failure without detail is transient. */
-static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, rd_arena *a,
-                            rd_classification *cl, rd_status *st)
+static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, int64_t now_ms,
+                            rd_arena *a, rd_classification *cl, rd_status *st)
 {
     if (in->success) {
         *cl = (rd_classification){.suggestion = "", .rule_id = ""};
@@ -811,7 +1012,7 @@ static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, rd_a
         return RD_OK;
     }
     rd_classify_result cr;
-    int rc = classify_error(e, in->tool_id, in->error, a, &cr, st);
+    int rc = classify_error(e, in->tool_id, in->error, now_ms, a, &cr, NULL, NULL, st);
     *cl = cr.classification;
     return rc;
 }
@@ -850,6 +1051,17 @@ static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
     return events_to_turn(e, in->turn_id, &events, ctx->now_ms, st);
 }
 
+/* A retry's outcome settles the signature it was linked to. */
+static int learn_after_outcome(const rd_engine *e, const rd_outcome_input *in, int64_t now_ms,
+                               rd_status *st)
+{
+    const char *link = learning_link(in->turn_id, in->executor_id);
+    if (!e->config->learning.enabled || !link[0] || in->attempt <= 1)
+        return RD_OK;
+    rd_learn_settle settle = in->success ? RD_LEARN_SUCCEEDED : RD_LEARN_FAILED;
+    return e->store->ops->learn_link(e->store, in->tool_id, link, "", settle, now_ms, st);
+}
+
 int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
                              const rd_call_ctx *ctx, rd_outcome_result *out, rd_status *st)
 {
@@ -871,11 +1083,15 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
         return outcome_replay_view(e, in, cfg, now, out, st);
 
     rd_classification cl;
-    if ((rc = classify_outcome(e, in, ctx->arena, &cl, st)) != RD_OK)
+    if ((rc = classify_outcome(e, in, now, ctx->arena, &cl, st)) != RD_OK)
         return rc;
+    rd_call_report call = {.outcome = outcome_of(in, &cl), .permit_token = token,
+                           .executor_id = safe_str(in->executor_id),
+                           .latency_ms = in->latency_ms};
     rd_store_result res;
-    rc = s->ops->record(s, in->tool_id, &cfg->breaker, now, outcome_of(in, &cl), token, &res,
-                        st);
+    rc = s->ops->record_call(s, in->tool_id, &cfg->breaker, now, &call, &res, st);
+    if (rc == RD_OK)
+        rc = learn_after_outcome(e, in, now, st);
     if (rc != RD_OK)
         return rc;
     fill_view(&out->breaker, in->tool_id, &res.breaker, cfg, now);

@@ -124,10 +124,27 @@ typedef struct rd_retry_policy {
     int64_t max_total_time_ms;
 } rd_retry_policy;
 
+/* What opens a CLOSED breaker (docs/FLEET.md). */
+typedef enum {
+    RD_BREAKER_MODE_CONSECUTIVE = 0,  /* failure_threshold transient failures in a row */
+    RD_BREAKER_MODE_FAILURE_RATE = 1, /* failure (or slow-call) percentage over a window */
+} rd_breaker_mode;
+
 typedef struct rd_breaker_policy {
     uint32_t failure_threshold;  /* consecutive transient failures that open it */
     uint32_t success_threshold;  /* successful half-open probes that close it */
     int64_t open_timeout_ms;     /* OPEN -> HALF_OPEN after this long */
+    /* Failure-rate mode; all zero (a zeroed policy) = consecutive mode. */
+    rd_breaker_mode mode;
+    uint32_t failure_rate_threshold;   /* percent of calls in the window, 1..100 */
+    uint32_t minimum_calls;            /* calls in the window before a rate counts */
+    int64_t window_ms;                 /* the call window (also feeds live ranking); 0 = none */
+    int64_t slow_call_ms;              /* a call this slow or slower is slow; 0 = off */
+    uint32_t slow_call_rate_threshold; /* percent of slow calls that opens it */
+    /* Quorum tripping: failures from at least this many distinct executors
+     * within quorum_window_ms before the breaker may open; <= 1 = off. */
+    uint32_t quorum_min_executors;
+    int64_t quorum_window_ms;
 } rd_breaker_policy;
 
 /* ---- breaker ---- */

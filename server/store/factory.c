@@ -7,8 +7,9 @@
 #include "store/redis.h"
 #include "store/resilient.h"
 
-static rd_store_limits limits_from_config(const rd_store_config *c)
+static rd_store_limits limits_from_config(const rd_config *cfg)
 {
+    const rd_store_config *c = &cfg->store;
     return (rd_store_limits){
         .max_tools = c->max_tools,
         .tool_idle_ttl_ms = c->tool_idle_ttl_ms,
@@ -17,6 +18,8 @@ static rd_store_limits limits_from_config(const rd_store_config *c)
         .max_events_per_turn = c->max_events_per_turn,
         .outcome_ttl_ms = c->outcome_ttl_ms,
         .max_outcomes = c->max_outcomes,
+        .max_signatures = cfg->learning.max_signatures,
+        .signature_ttl_ms = cfg->learning.ttl_ms,
     };
 }
 
@@ -87,7 +90,7 @@ static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits
 
 rd_store *rd_store_from_config(const rd_config *cfg, rd_status *st)
 {
-    rd_store_limits limits = limits_from_config(&cfg->store);
+    rd_store_limits limits = limits_from_config(cfg);
     switch (cfg->store.backend) {
     case RD_STORE_MEMORY:
         return memory_store(&limits, st);

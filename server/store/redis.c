@@ -105,13 +105,16 @@ static uint64_t fresh_token(rd_rng *rng)
 /* ---- breakers ---- */
 
 #define RD_BREAKER_REPLY_LEN 17
+#define RD_RECORD_REPLY_LEN 22
 
 /* Reply layout of the breaker scripts: code, admission, transition, st, cf,
  * cs, oa, ou, gen, ot, token, lease_until, ls, now, version, forced,
- * forced_until. */
+ * forced_until; the record script adds calls, failures, slow, failing
+ * executors, held by quorum. */
 static bool parse_breaker(const redisReply *a, rd_store_result *out, int64_t *version)
 {
-    if (a->type != REDIS_REPLY_ARRAY || a->elements != RD_BREAKER_REPLY_LEN)
+    if (a->type != REDIS_REPLY_ARRAY ||
+        (a->elements != RD_BREAKER_REPLY_LEN && a->elements != RD_RECORD_REPLY_LEN))
         return false;
     const redisReply *tok = a->element[10];
     rd_breaker b = {
@@ -137,6 +140,14 @@ static bool parse_breaker(const redisReply *a, rd_store_result *out, int64_t *ve
         .now_ms = int_at(a, 13),
     };
     *version = int_at(a, 14);
+    if (a->elements == RD_RECORD_REPLY_LEN)
+        out->evidence = (rd_breaker_evidence){
+            .calls = (uint64_t)int_at(a, 17),
+            .failures = (uint64_t)int_at(a, 18),
+            .slow = (uint64_t)int_at(a, 19),
+            .failing_executors = (uint32_t)int_at(a, 20),
+            .held_by_quorum = int_at(a, 21) != 0,
+        };
     return true;
 }
 
@@ -156,6 +167,7 @@ typedef struct breaker_call {
     uint64_t token;          /* admit: fresh token; record: the caller's permit */
     rd_force_mode mode;      /* force */
     int64_t hold_ttl_ms;     /* force */
+    const rd_call_report *call; /* record: executor and latency */
 } breaker_call;
 
 static const rd_breaker_policy no_policy = {0};
@@ -179,26 +191,66 @@ static void script_details(const breaker_call *c, char sixth[24], char seventh[2
     }
 }
 
+/* The record script's fleet arguments (ARGV[11..20]): see its comment. */
+#define RD_RECORD_EXTRA_ARGS 10
+
+static void record_args(const breaker_call *c, char buf[RD_RECORD_EXTRA_ARGS][24],
+                        const char **argv)
+{
+    const rd_breaker_policy *p = c->policy;
+    int64_t nums[RD_RECORD_EXTRA_ARGS - 2] = {
+        p->mode, p->failure_rate_threshold, p->minimum_calls, clamp_time(p->window_ms),
+        clamp_time(p->slow_call_ms), p->slow_call_rate_threshold, p->quorum_min_executors,
+        clamp_time(p->quorum_window_ms)};
+    for (int i = 0; i < RD_RECORD_EXTRA_ARGS - 2; i++) {
+        fmt_i64(buf[i], nums[i]);
+        argv[i] = buf[i];
+    }
+    const char *executor = c->call && c->call->executor_id ? c->call->executor_id : "";
+    argv[RD_RECORD_EXTRA_ARGS - 2] = executor;
+    int64_t latency = c->call ? c->call->latency_ms : -1;
+    fmt_i64(buf[RD_RECORD_EXTRA_ARGS - 1], latency < 0 ? -1 : clamp_time(latency));
+    argv[RD_RECORD_EXTRA_ARGS - 1] = buf[RD_RECORD_EXTRA_ARGS - 1];
+}
+
 /* Runs the admit or record script once. *need_slot: the tool is unknown
- * and `create` was false. */
+ * and `create` was false. The record script also takes the tool's call
+ * window and quorum keys and the fleet arguments. */
 static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, bool create,
                         rd_store_result *out, bool *need_slot, rd_status *st)
 {
-    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], now[24], fthr[24], sthr[24], timeout[24],
-        sixth[24], seventh[24], idle[24];
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], ckey[RD_KEY_MAX], qkey[RD_KEY_MAX], now[24],
+        fthr[24], sthr[24], timeout[24], sixth[24], seventh[24], idle[24],
+        extra[RD_RECORD_EXTRA_ARGS][24];
+    bool record = c->script == RD_SCRIPT_RECORD;
     key_tool(r, c->tool, "breaker", bkey);
     key_tool(r, c->tool, "probe", pkey);
+    key_tool(r, c->tool, "calls", ckey);
+    key_tool(r, c->tool, "quorum", qkey);
     time_arg(r, c->now_ms, now);
     fmt_i64(fthr, c->policy->failure_threshold);
     fmt_i64(sthr, c->policy->success_threshold);
     fmt_i64(timeout, clamp_time(c->policy->open_timeout_ms));
     script_details(c, sixth, seventh);
     fmt_i64(idle, r->base.limits.tool_idle_ttl_ms);
-    const char *argv[] = {bkey,    pkey,  now,     c->tool, fthr,
-                          sthr,    timeout, sixth, seventh, idle,
-                          create ? "1" : "0", r->channel};
+    const char *argv[4 + 10 + RD_RECORD_EXTRA_ARGS];
+    int n = 0, nkeys = record ? 4 : 2;
+    argv[n++] = bkey;
+    argv[n++] = pkey;
+    if (record) {
+        argv[n++] = ckey;
+        argv[n++] = qkey;
+    }
+    const char *common[] = {now, c->tool, fthr, sthr, timeout, sixth, seventh, idle,
+                            create ? "1" : "0", r->channel};
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        argv[n++] = common[i];
+    if (record) {
+        record_args(c, extra, argv + n);
+        n += RD_RECORD_EXTRA_ARGS;
+    }
     int64_t mono_sent = rd_redis_mono_ms();
-    redisReply *reply = rd_redis_eval(r, slot, c->script, 2, 12, argv, NULL, st);
+    redisReply *reply = rd_redis_eval(r, slot, c->script, nkeys, n, argv, NULL, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
     int64_t code = reply_code(reply), version = 0;
@@ -330,10 +382,11 @@ static int rs_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_
     return run_breaker(as_redis(s), &c, out, st);
 }
 
-static int rs_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
-                     int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
-                     rd_store_result *out, rd_status *st)
+static int rs_record_call(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                          int64_t now_ms, const rd_call_report *call, rd_store_result *out,
+                          rd_status *st)
 {
+    rd_outcome outcome = call->outcome;
     if (outcome != RD_OUTCOME_SUCCESS && outcome != RD_OUTCOME_TRANSIENT_FAILURE &&
         outcome != RD_OUTCOME_PERMANENT_FAILURE)
         return rd_status_set(st, RD_ERR_INVALID, "outcome: unknown value %d", (int)outcome);
@@ -341,8 +394,18 @@ static int rs_record(rd_store *s, const char *tool_id, const rd_breaker_policy *
     if (rc != RD_OK)
         return rc;
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
-                      .now_ms = now_ms, .outcome = outcome, .token = permit_token};
+                      .now_ms = now_ms, .outcome = outcome, .token = call->permit_token,
+                      .call = call};
     return run_breaker(as_redis(s), &c, out, st);
+}
+
+static int rs_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                     int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
+                     rd_store_result *out, rd_status *st)
+{
+    rd_call_report call = {.outcome = outcome, .permit_token = permit_token,
+                           .executor_id = "", .latency_ms = -1};
+    return rs_record_call(s, tool_id, p, now_ms, &call, out, st);
 }
 
 /* Reads one breaker on `slot`; *found false when Redis has none. */
@@ -1021,10 +1084,159 @@ static void rs_destroy(rd_store *s)
     free(r);
 }
 
+/* ---- fleet features: call windows, budgets, learning ---- */
+
+/* Runs a script over one key and reads an array of up to n integers. */
+static int eval_ints(redis_store *r, rd_script_id id, const char **argv, int nargs,
+                     int64_t *out, size_t n, rd_status *st)
+{
+    conn_slot *slot = rd_redis_slot_take(r);
+    redisReply *reply = rd_redis_eval(r, slot, id, 1, nargs, argv, NULL, st);
+    rd_redis_slot_give(slot);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    bool ok = reply->type == REDIS_REPLY_ARRAY && reply->elements == n;
+    for (size_t i = 0; ok && i < n; i++)
+        out[i] = int_at(reply, i);
+    freeReplyObject(reply);
+    return ok ? RD_OK : rd_status_set(st, RD_ERR_INTERNAL, "store: redis script: bad reply");
+}
+
+static int rs_stats(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                    int64_t now_ms, rd_breaker *breaker, rd_breaker_evidence *ev, bool *found,
+                    rd_status *st)
+{
+    *ev = (rd_breaker_evidence){0};
+    int rc = rs_get(s, tool_id, now_ms, breaker, found, st);
+    if (rc != RD_OK || p->window_ms <= 0)
+        return rc;
+    redis_store *r = as_redis(s);
+    char key[RD_KEY_MAX], now[24], window[24];
+    key_tool(r, tool_id, "calls", key);
+    time_arg(r, now_ms, now);
+    fmt_i64(window, clamp_time(p->window_ms));
+    const char *argv[] = {key, now, window};
+    int64_t sum[3];
+    rc = eval_ints(r, RD_SCRIPT_WINDOW_READ, argv, 3, sum, 3, st);
+    if (rc == RD_OK)
+        *ev = (rd_breaker_evidence){
+            .calls = (uint64_t)sum[0], .failures = (uint64_t)sum[1], .slow = (uint64_t)sum[2]};
+    return rc;
+}
+
+static int rs_budget(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
+                     int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st)
+{
+    int rc = check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    if (op < RD_BUDGET_COUNT_REQUEST || op > RD_BUDGET_PEEK)
+        return rd_status_set(st, RD_ERR_INVALID, "op: unknown value %d", (int)op);
+    redis_store *r = as_redis(s);
+    char key[RD_KEY_MAX], now[24], ops[24], window[24], pct[40], minr[24];
+    key_tool(r, tool_id, "budget", key);
+    time_arg(r, now_ms, now);
+    fmt_i64(ops, op);
+    fmt_i64(window, clamp_time(p->window_ms));
+    snprintf(pct, sizeof pct, "%.17g", p->budget_percent); /* exact, as the C arithmetic */
+    fmt_i64(minr, p->min_retries_per_window);
+    const char *argv[] = {key, now, ops, window, pct, minr};
+    int64_t v[3];
+    rc = eval_ints(r, RD_SCRIPT_BUDGET, argv, 6, v, 3, st);
+    if (rc == RD_OK)
+        *out = (rd_budget_result){
+            .granted = v[0] != 0, .requests = (uint64_t)v[1], .retries = (uint64_t)v[2]};
+    return rc;
+}
+
+static int check_signature_id(const char *id, bool required, rd_status *st)
+{
+    if (required && !id[0])
+        return rd_status_set(st, RD_ERR_INVALID, "signature_id: empty");
+    if (strlen(id) > RD_SIGNATURE_ID_LEN)
+        return rd_status_set(st, RD_ERR_INVALID, "signature_id: longer than %d bytes",
+                             RD_SIGNATURE_ID_LEN);
+    for (const char *p = id; *p; p++)
+        if (*p == ' ' || *p == '{' || *p == '}')
+            return rd_status_set(st, RD_ERR_INVALID, "signature_id: bad character");
+    return RD_OK;
+}
+
+/* Credits, debits (settle 1 / 2) or reads (0) one signature's record. */
+static int learn_settle(redis_store *r, const char *tool_id, const char *signature_id,
+                        int settle, int64_t now_ms, rd_learn_stats *out, rd_status *st)
+{
+    char key[RD_KEY_MAX], part[RD_KEY_MAX], now[24], how[24], ttl[24];
+    snprintf(part, sizeof part, "learn:sig:%s", signature_id);
+    key_tool(r, tool_id, part, key);
+    time_arg(r, now_ms, now);
+    fmt_i64(how, settle);
+    fmt_i64(ttl, r->base.limits.signature_ttl_ms);
+    const char *argv[] = {key, now, how, ttl};
+    int64_t v[2];
+    int rc = eval_ints(r, RD_SCRIPT_LEARN_SETTLE, argv, 4, v, 2, st);
+    if (rc == RD_OK && out)
+        *out = (rd_learn_stats){.successes = (uint64_t)v[0], .failures = (uint64_t)v[1]};
+    return rc;
+}
+
+/* Two steps, each atomic: swap the link's pending signature (so only one
+ * caller ever gets it back), then settle that signature. */
+static int rs_learn_link(rd_store *s, const char *tool_id, const char *link,
+                         const char *signature_id, rd_learn_settle settle, int64_t now_ms,
+                         rd_status *st)
+{
+    int rc = check_id("tool_id", tool_id, st);
+    if (rc == RD_OK)
+        rc = check_id("link", link, st);
+    if (rc == RD_OK)
+        rc = check_signature_id(signature_id, false, st);
+    if (rc != RD_OK)
+        return rc;
+    redis_store *r = as_redis(s);
+    char key[RD_KEY_MAX], part[RD_KEY_MAX], now[24], ttl[24];
+    snprintf(part, sizeof part, "learn:link:%s", link);
+    key_tool(r, tool_id, part, key);
+    time_arg(r, now_ms, now);
+    fmt_i64(ttl, r->base.limits.turn_ttl_ms);
+    const char *argv[] = {key, now, signature_id, ttl};
+    conn_slot *slot = rd_redis_slot_take(r);
+    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_LEARN_SWAP, 1, 4, argv, NULL, st);
+    rd_redis_slot_give(slot);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    char previous[RD_SIGNATURE_ID_LEN + 1] = "";
+    bool ok = reply->type == REDIS_REPLY_STRING && reply->len <= RD_SIGNATURE_ID_LEN;
+    if (ok)
+        memcpy(previous, reply->str, reply->len + 1);
+    freeReplyObject(reply);
+    if (!ok)
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: redis learn script: bad reply");
+    if (settle == RD_LEARN_KEEP || !previous[0])
+        return RD_OK;
+    return learn_settle(r, tool_id, previous, settle, now_ms, NULL, st);
+}
+
+static int rs_learn_stats(rd_store *s, const char *tool_id, const char *signature_id,
+                          int64_t now_ms, rd_learn_stats *out, rd_status *st)
+{
+    int rc = check_id("tool_id", tool_id, st);
+    if (rc == RD_OK)
+        rc = check_signature_id(signature_id, true, st);
+    if (rc != RD_OK)
+        return rc;
+    return learn_settle(as_redis(s), tool_id, signature_id, 0, now_ms, out, st);
+}
+
 static const rd_store_ops redis_ops = {
     .name = "redis",
     .admit = rs_admit,
     .record = rs_record,
+    .record_call = rs_record_call,
+    .stats = rs_stats,
+    .budget = rs_budget,
+    .learn_link = rs_learn_link,
+    .learn_stats = rs_learn_stats,
     .force = rs_force,
     .get = rs_get,
     .list = rs_list,

@@ -103,6 +103,44 @@
     "          b.ls, now, b.ver, b.fo, b.fu}\n"                                         \
     "end\n"
 
+/* The bucketed window of core/window.c in a hash: field b<slot> holds the
+ * absolute bucket number of the slot, v<slot>_<f> its counters (f = 1..3).
+ * The key expires one window after its last write. */
+#define LUA_WINDOW                                                                       \
+    "local NB = 10\n"                                                                   \
+    "local function win_bucket(w, now)\n"                                               \
+    "  local width = math.floor(w / NB)\n"                                              \
+    "  if width < 1 then width = 1 end\n"                                               \
+    "  if now < 0 then now = 0 end\n"                                                   \
+    "  return math.floor(now / width)\n"                                                \
+    "end\n"                                                                             \
+    "local function win_add(key, w, now, add, caller)\n"                                \
+    "  local b = win_bucket(w, now)\n"                                                  \
+    "  local slot = b % NB\n"                                                           \
+    "  if tonumber(redis.call('HGET', key, 'b' .. slot)) ~= b then\n"                   \
+    "    redis.call('HSET', key, 'b' .. slot, str(b), 'v' .. slot .. '_1', 0,\n"        \
+    "               'v' .. slot .. '_2', 0, 'v' .. slot .. '_3', 0)\n"                  \
+    "  end\n"                                                                           \
+    "  for f = 1, 3 do\n"                                                               \
+    "    if add[f] ~= 0 then redis.call('HINCRBY', key, 'v' .. slot .. '_' .. f, add[f]) end\n" \
+    "  end\n"                                                                           \
+    "  redis.call('PEXPIRE', key, str(real_ttl(w, caller)))\n"                          \
+    "end\n"                                                                             \
+    "local function win_sum(key, w, now)\n"                                             \
+    "  local b = win_bucket(w, now)\n"                                                  \
+    "  local all = redis.call('HGETALL', key)\n"                                        \
+    "  local m = {}\n"                                                                  \
+    "  for i = 1, #all, 2 do m[all[i]] = all[i + 1] end\n"                              \
+    "  local out = {0, 0, 0}\n"                                                         \
+    "  for slot = 0, NB - 1 do\n"                                                       \
+    "    local sb = tonumber(m['b' .. slot])\n"                                         \
+    "    if sb and sb <= b and sb > b - NB then\n"                                      \
+    "      for f = 1, 3 do out[f] = out[f] + (tonumber(m['v' .. slot .. '_' .. f]) or 0) end\n" \
+    "    end\n"                                                                         \
+    "  end\n"                                                                           \
+    "  return out\n"                                                                    \
+    "end\n"
+
 /* KEYS: breaker, probe. ARGV: now, tool, failure_threshold,
  * success_threshold, open_timeout, lease, fresh_token, idle_ttl, create,
  * channel. Reply: see reply() above; {1} = unknown tool and create = 0. */
@@ -142,17 +180,27 @@ static const char admit_src[] =
     "end\n"
     "return reply(0, adm, tr, b, now)\n";
 
-/* KEYS: breaker, probe. ARGV: now, tool, failure_threshold,
- * success_threshold, open_timeout, outcome, token, idle_ttl, create,
- * channel. Reply as admit. */
+/* KEYS: breaker, probe, calls (window hash), quorum (sorted set of
+ * executor ids by last transient failure). ARGV: now, tool,
+ * failure_threshold, success_threshold, open_timeout, outcome, token,
+ * idle_ttl, create, channel, mode (0 consecutive, 1 failure rate),
+ * failure_rate_threshold, minimum_calls, window_ms, slow_call_ms,
+ * slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
+ * executor, latency_ms (-1 = not measured). Mirrors
+ * rd_breaker_record_evidence and the memory store's counting. Reply as
+ * admit, then calls, failures, slow, failing executors, held by quorum. */
 static const char record_src[] =
-    LUA_PRELUDE LUA_BREAKER
+    LUA_PRELUDE LUA_BREAKER LUA_WINDOW
     "local now, caller = clock(ARGV[1])\n"
     "local fthr = at_least_one(tonumber(ARGV[3]))\n"
     "local sthr = at_least_one(tonumber(ARGV[4]))\n"
     "local timeout = tonumber(ARGV[5])\n"
     "local outcome = tonumber(ARGV[6])\n"
     "local tok = ARGV[7]\n"
+    "local mode, rthr, mincalls = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])\n"
+    "local wms, slowms, slowthr = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])\n"
+    "local qk, qwin = tonumber(ARGV[17]), tonumber(ARGV[18])\n"
+    "local latency = tonumber(ARGV[20])\n"
     "local b = load(KEYS[1])\n"
     "if not b then\n"
     "  if ARGV[9] ~= '1' then return {1} end\n"
@@ -166,15 +214,39 @@ static const char record_src[] =
     "  b.st = 2; b.oa = now; b.ou = sat_add(now, timeout); b.gen = b.gen + 1\n"
     "  b.ot = b.ot + 1; b.cs = 0; clear_probe()\n"
     "end\n"
+    /* the windows: counted only while CLOSED and not held */
+    "local counts = not hold_live(b, now) and b.st ~= 2\n"
+    "local transient = 0\n"
+    "if outcome == 2 then transient = 1 end\n"
+    "local ev, execs, held = {0, 0, 0}, 0, 0\n"
+    "if wms > 0 then\n"
+    "  local slow = 0\n"
+    "  if slowms > 0 and latency >= slowms then slow = 1 end\n"
+    "  if counts then win_add(KEYS[3], wms, now, {1, transient, slow}, caller) end\n"
+    "  ev = win_sum(KEYS[3], wms, now)\n"
+    "end\n"
+    "if qk > 1 then\n"
+    "  if counts and transient == 1 then\n"
+    "    redis.call('ZADD', KEYS[4], str(now), ARGV[19])\n"
+    "    redis.call('PEXPIRE', KEYS[4], str(real_ttl(qwin, caller)))\n"
+    "  end\n"
+    "  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', str(now - qwin))\n"
+    "  execs = redis.call('ZCARD', KEYS[4])\n"
+    "end\n"
+    "local function rate_tripped()\n"
+    "  if ev[1] == 0 or ev[1] < mincalls then return false end\n"
+    "  if rthr > 0 and ev[2] * 100 >= rthr * ev[1] then return true end\n"
+    "  return slowms > 0 and slowthr > 0 and ev[3] * 100 >= slowthr * ev[1]\n"
+    "end\n"
     "local tr = 0\n"
     "if hold_live(b, now) then\n"
     "  tr = 0\n" /* the operator decides during a hold */
     "elseif b.st ~= 2 then\n"
-    "  if outcome == 2 then\n"
-    "    b.cf = inc32(b.cf)\n"
-    "    if b.cf >= fthr then open_now(); tr = 1 end\n"
-    "  else\n"
-    "    b.cf = 0\n"
+    "  if outcome == 2 then b.cf = inc32(b.cf) else b.cf = 0 end\n"
+    "  local trip\n"
+    "  if mode == 1 then trip = rate_tripped() else trip = outcome == 2 and b.cf >= fthr end\n"
+    "  if trip then\n"
+    "    if qk > 1 and execs < qk then held = 1 else open_now(); tr = 1 end\n"
     "  end\n"
     "elseif now >= b.ou and tok ~= '0' and tok == b.tok and probe_live(b, now) then\n"
     /* compare-and-delete: only the live probe's token releases the lease */
@@ -187,10 +259,13 @@ static const char record_src[] =
     "    b.cf = 0; clear_probe()\n"
     "  end\n"
     "end\n"
-    "if tr ~= 0 then b.ver = b.ver + 1 end\n"
+    /* a new period judges only its own calls */
+    "if tr ~= 0 then b.ver = b.ver + 1; redis.call('DEL', KEYS[3], KEYS[4]) end\n"
     "save(KEYS[1], b, now, tonumber(ARGV[8]), caller)\n"
     "if tr ~= 0 then publish(ARGV[10], b, ARGV[2]) end\n"
-    "return reply(0, 0, tr, b, now)\n";
+    "local out = reply(0, 0, tr, b, now)\n"
+    "for _, v in ipairs({ev[1], ev[2], ev[3], execs, held}) do out[#out + 1] = v end\n"
+    "return out\n";
 
 /* KEYS: breaker, probe. ARGV: now, tool, -, -, -, mode (1 hold OPEN,
  * 2 hold CLOSED, 3 reset, 4 release), ttl, idle_ttl, create, channel.
@@ -363,6 +438,74 @@ static const char index_trim_src[] =
     "end\n"
     "return removed\n";
 
+/* KEYS: a window hash. ARGV: now, window_ms. Reply {f1, f2, f3}. */
+static const char window_read_src[] =
+    LUA_PRELUDE LUA_WINDOW
+    "local now = clock(ARGV[1])\n"
+    "return win_sum(KEYS[1], tonumber(ARGV[2]), now)\n";
+
+/* KEYS: the tool's budget window. ARGV: now, op (1 count a request, 2 take
+ * a retry, 3 peek), window_ms, budget_percent, min_retries. Mirrors
+ * rd_budget_allows. Reply {granted, requests, retries} after the op. */
+static const char budget_src[] =
+    LUA_PRELUDE LUA_WINDOW
+    "local now, caller = clock(ARGV[1])\n"
+    "local op, w = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local pct, minr = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local sum = win_sum(KEYS[1], w, now)\n"
+    "local req, ret, granted = sum[1], sum[2], 0\n"
+    "if op == 1 then\n"
+    "  win_add(KEYS[1], w, now, {1, 0, 0}, caller); req = req + 1\n"
+    "else\n"
+    "  local allowance = 0\n"
+    "  if pct > 0 then allowance = math.floor(pct / 100 * req) end\n"
+    "  if allowance < minr then allowance = minr end\n"
+    "  if ret < allowance then granted = 1 end\n"
+    "  if op == 2 and granted == 1 then\n"
+    "    win_add(KEYS[1], w, now, {0, 1, 0}, caller); ret = ret + 1\n"
+    "  end\n"
+    "end\n"
+    "return {granted, req, ret}\n";
+
+/* KEYS: a learning link. ARGV: now, new signature id ('' = none), ttl.
+ * Swaps the pending signature: reply the previous one ('' = none or
+ * expired), so each pending retry is settled by one caller only. */
+static const char learn_swap_src[] =
+    LUA_PRELUDE
+    "local now, caller = clock(ARGV[1])\n"
+    "local ttl = tonumber(ARGV[3])\n"
+    "local v = redis.call('GET', KEYS[1])\n"
+    "local prev = ''\n"
+    "if v then\n"
+    "  local sig, at = string.match(v, '^(%S+) (%-?%d+)$')\n"
+    "  if sig and not aged_out(tonumber(at), ttl, now) then prev = sig end\n"
+    "end\n"
+    "if ARGV[2] == '' then\n"
+    "  redis.call('DEL', KEYS[1])\n"
+    "elseif ttl > 0 then\n"
+    "  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. str(now), 'PX', str(real_ttl(ttl, caller)))\n"
+    "else\n"
+    "  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. str(now))\n"
+    "end\n"
+    "return prev\n";
+
+/* KEYS: a signature record (hash s successes, f failures, t last settled).
+ * ARGV: now, settle (1 credit, 2 debit, 0 read only), ttl. Expired
+ * evidence starts over. Reply {successes, failures}. */
+static const char learn_settle_src[] =
+    LUA_PRELUDE
+    "local now, caller = clock(ARGV[1])\n"
+    "local settle, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local v = redis.call('HMGET', KEYS[1], 's', 'f', 't')\n"
+    "local s, f = tonumber(v[1]) or 0, tonumber(v[2]) or 0\n"
+    "if v[3] and aged_out(tonumber(v[3]), ttl, now) then s = 0; f = 0 end\n"
+    "if settle == 0 then return {s, f} end\n"
+    "if settle == 1 then s = s + 1 else f = f + 1 end\n"
+    "redis.call('HSET', KEYS[1], 's', str(s), 'f', str(f), 't', str(now))\n"
+    "if ttl > 0 then redis.call('PEXPIRE', KEYS[1], str(real_ttl(ttl, caller)))\n"
+    "else redis.call('PERSIST', KEYS[1]) end\n"
+    "return {s, f}\n";
+
 static rd_script scripts[RD_SCRIPT_COUNT] = {
     [RD_SCRIPT_ADMIT] = {"admit", admit_src, ""},
     [RD_SCRIPT_RECORD] = {"record", record_src, ""},
@@ -376,6 +519,10 @@ static rd_script scripts[RD_SCRIPT_COUNT] = {
     [RD_SCRIPT_OUTCOME_EXPIRE] = {"outcome_expire", outcome_expire_src, ""},
     [RD_SCRIPT_INDEX_RESERVE] = {"index_reserve", index_reserve_src, ""},
     [RD_SCRIPT_INDEX_TRIM] = {"index_trim", index_trim_src, ""},
+    [RD_SCRIPT_WINDOW_READ] = {"window_read", window_read_src, ""},
+    [RD_SCRIPT_BUDGET] = {"budget", budget_src, ""},
+    [RD_SCRIPT_LEARN_SWAP] = {"learn_swap", learn_swap_src, ""},
+    [RD_SCRIPT_LEARN_SETTLE] = {"learn_settle", learn_settle_src, ""},
 };
 
 static pthread_once_t scripts_once = PTHREAD_ONCE_INIT;

@@ -112,6 +112,58 @@ static int rz_record(rd_store *s, const char *tool_id, const rd_breaker_policy *
                                     st);
 }
 
+/* The fleet operations forward the same way: primary first, the fallback
+ * on an outage. A budget, window or learning record kept in the fallback
+ * during an outage is that replica's own (docs/FLEET.md). */
+#define RZ_FORWARD(s, op, ...)                                                  \
+    do {                                                                        \
+        resilient_store *z_ = as_resilient(s);                                  \
+        if (use_primary(z_)) {                                                  \
+            int rc_ = z_->primary->ops->op(z_->primary, __VA_ARGS__);           \
+            if (!is_outage(rc_)) {                                              \
+                primary_answered(z_);                                           \
+                return rc_;                                                     \
+            }                                                                   \
+            primary_failed(z_);                                                 \
+        } else {                                                                \
+            from_fallback();                                                    \
+        }                                                                       \
+        return z_->fallback->ops->op(z_->fallback, __VA_ARGS__);                \
+    } while (0)
+
+static int rz_record_call(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                          int64_t now_ms, const rd_call_report *call, rd_store_result *out,
+                          rd_status *st)
+{
+    RZ_FORWARD(s, record_call, tool_id, p, now_ms, call, out, st);
+}
+
+static int rz_stats(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                    int64_t now_ms, rd_breaker *breaker, rd_breaker_evidence *evidence,
+                    bool *found, rd_status *st)
+{
+    RZ_FORWARD(s, stats, tool_id, p, now_ms, breaker, evidence, found, st);
+}
+
+static int rz_budget(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
+                     int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st)
+{
+    RZ_FORWARD(s, budget, tool_id, p, now_ms, op, out, st);
+}
+
+static int rz_learn_link(rd_store *s, const char *tool_id, const char *link,
+                         const char *signature_id, rd_learn_settle settle, int64_t now_ms,
+                         rd_status *st)
+{
+    RZ_FORWARD(s, learn_link, tool_id, link, signature_id, settle, now_ms, st);
+}
+
+static int rz_learn_stats(rd_store *s, const char *tool_id, const char *signature_id,
+                          int64_t now_ms, rd_learn_stats *out, rd_status *st)
+{
+    RZ_FORWARD(s, learn_stats, tool_id, signature_id, now_ms, out, st);
+}
+
 static int rz_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
                     int64_t ttl_ms, rd_store_result *out, rd_status *st)
 {
@@ -341,6 +393,11 @@ static const rd_store_ops resilient_ops = {
     .name = "resilient",
     .admit = rz_admit,
     .record = rz_record,
+    .record_call = rz_record_call,
+    .stats = rz_stats,
+    .budget = rz_budget,
+    .learn_link = rz_learn_link,
+    .learn_stats = rz_learn_stats,
     .force = rz_force,
     .get = rz_get,
     .list = rz_list,

@@ -17,7 +17,9 @@
 #define RD_STORE_STORE_H
 
 #include "core/breaker.h"
+#include "core/budget.h"
 #include "core/err.h"
+#include "core/signature.h"
 #include "core/types.h"
 
 typedef struct rd_store rd_store;
@@ -30,6 +32,12 @@ typedef struct rd_store_limits {
     size_t max_events_per_turn;  /* further events are dropped and counted */
     int64_t outcome_ttl_ms;      /* how long an outcome_id is remembered */
     size_t max_outcomes;         /* remembered outcome ids; 0 = unlimited */
+    /* Learning (docs/FLEET.md): error signatures kept at once (0 =
+     * unlimited; the least recently used go first) and how long an unused
+     * one is kept (<= 0: no expiry). Pending retry links live at most
+     * turn_ttl_ms. */
+    size_t max_signatures;
+    int64_t signature_ttl_ms;
 } rd_store_limits;
 
 /* What an operation did to a breaker: the record after it and the
@@ -40,7 +48,30 @@ typedef struct rd_store_result {
     rd_admission admission;             /* admit only */
     uint64_t permit_token;              /* admit: the probe token granted, else 0 */
     int64_t now_ms;                     /* the time the backend used */
+    /* record_call: the window counts the outcome was judged by (zero from
+     * the other operations). */
+    rd_breaker_evidence evidence;
 } rd_store_result;
+
+/* One outcome as record_call takes it. */
+typedef struct rd_call_report {
+    rd_outcome outcome;
+    uint64_t permit_token;       /* the probe the caller holds; 0 = none */
+    const char *executor_id;     /* who saw it (quorum); "" or NULL = one anonymous executor */
+    int64_t latency_ms;          /* < 0 = not measured (never slow) */
+} rd_call_report;
+
+/* Learning: what a pending retry link's outcome says about its signature. */
+typedef enum {
+    RD_LEARN_KEEP = 0,           /* nothing settled */
+    RD_LEARN_SUCCEEDED = 1,      /* the retry after it succeeded: credit */
+    RD_LEARN_FAILED = 2,         /* the retry after it failed again: debit */
+} rd_learn_settle;
+
+typedef struct rd_learn_stats {
+    uint64_t successes;
+    uint64_t failures;
+} rd_learn_stats;
 
 /* Called once per tracked tool by list(); return non-zero to stop. */
 typedef int (*rd_store_visit)(void *ctx, const char *tool_id, const rd_breaker *b);
@@ -56,6 +87,34 @@ typedef struct rd_store_ops {
     int (*record)(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
                   int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
                   rd_store_result *out, rd_status *st);
+    /* record with what the fleet features need: the outcome is counted in
+     * the tool's call window (policy window_ms; only while CLOSED), a
+     * transient failure notes its executor for the quorum, and the
+     * transition is decided by rd_breaker_record_evidence in the same
+     * atomic step. A window is emptied when the breaker opens or closes.
+     * out->evidence reports the counts. */
+    int (*record_call)(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                       int64_t now_ms, const rd_call_report *call, rd_store_result *out,
+                       rd_status *st);
+    /* Reads a breaker and its call-window counts (policy window_ms)
+     * without changing either; *found as get(). */
+    int (*stats)(rd_store *s, const char *tool_id, const rd_breaker_policy *p, int64_t now_ms,
+                 rd_breaker *breaker, rd_breaker_evidence *evidence, bool *found,
+                 rd_status *st);
+    /* The tool's retry budget (core/budget.h), one atomic step: count a
+     * request, or check-and-count a retry, or only check. */
+    int (*budget)(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
+                  int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st);
+    /* Learning (core/signature.h). The pending signature of `link` (a
+     * retry in flight: tool and turn or executor) is settled as `settle`
+     * says (credited or debited to its record) and replaced by
+     * `signature_id` ("" = none pending any more). */
+    int (*learn_link)(rd_store *s, const char *tool_id, const char *link,
+                      const char *signature_id, rd_learn_settle settle, int64_t now_ms,
+                      rd_status *st);
+    /* The record of one signature; zeros when unknown or expired. */
+    int (*learn_stats)(rd_store *s, const char *tool_id, const char *signature_id,
+                       int64_t now_ms, rd_learn_stats *out, rd_status *st);
     /* An operator's command on one breaker (rd_breaker_force), creating the
      * record for a tool never seen. RD_ERR_INVALID for a bad mode or ttl. */
     int (*force)(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
