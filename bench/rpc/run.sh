@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The RPC benchmark: builds a release recoveryd and the null server in
+# build-perf/, then runs bench/rpc/run.py (recoveryd vs the bare gRPC core,
+# alternating, same load, same machine). docs/PERFORMANCE.md explains the
+# method and the figures.
+#
+#   bench/rpc/run.sh [--quick] [run.py options...]
+#
+#   --no-build       use the binaries already in the build directory (a tree that
+#                    is mid-edit elsewhere need not compile)
+#   --quick          one round of short runs, 20,000 tools for the memory test (~2 min)
+#   (default)        three rounds, 100,000 tools (~10 min)
+#   --skip LIST      parts to leave out: workers2,redis,memory,profile,ghz
+#   --server-cores / --client-cores   taskset lists (default 0 and 1)
+#
+# Environment: RD_BENCH_BUILD (default build-perf), RD_BENCH_OUT (default
+# $RD_BENCH_BUILD/bench-rpc), RD_BENCH_TOOLS (ghz, default build-bench-tools).
+# Install the tools first with scripts/install-bench-deps.sh.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+build="${RD_BENCH_BUILD:-$root/build-perf}"
+out="${RD_BENCH_OUT:-$build/bench-rpc}"
+tools="${RD_BENCH_TOOLS:-$root/build-bench-tools}"
+
+ghz="$tools/bin/ghz"
+[[ -x "$ghz" ]] || ghz="$(command -v ghz || true)"
+for tool in h2load protoc curl taskset "$ghz"; do
+  if [[ -z "$tool" ]] || ! command -v "$tool" >/dev/null; then
+    echo "run.sh: ${tool:-ghz} not found; run scripts/install-bench-deps.sh" >&2
+    exit 1
+  fi
+done
+
+build_first=true
+args=()
+for arg in "$@"; do
+  if [[ "$arg" == --no-build ]]; then build_first=false; else args+=("$arg"); fi
+done
+if $build_first; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRD_E2E=OFF >/dev/null
+  cmake --build "$build" -j"$(nproc)" --target recoveryd null_server store_sizes >/dev/null
+fi
+
+exec python3 "$root/bench/rpc/run.py" --recoveryd "$build/recoveryd" \
+  --null-server "$build/bench/rpc/null_server" --ghz "$ghz" --out "$out" ${args[@]+"${args[@]}"}
