@@ -36,6 +36,7 @@
 #include "ops/live_config.h"
 #include "ops/metrics.h"
 #include "ops/reload.h"
+#include "ops/store_follow.h"
 #include "ops/watch.h"
 #include "store/factory.h"
 #include "store/resilient.h"
@@ -212,11 +213,16 @@ static int services_create(rd_services *svc, rd_config *cfg, rd_status *st)
         return st->code;
     if (!svc->metrics || !svc->health || !svc->watch || !svc->config)
         return rd_status_set(st, RD_ERR_NOMEM, "out of memory starting up");
+    /* A shared store reports every replica's breaker changes to the watch
+     * bus; then the transport leaves those changes to it. */
+    svc->follower = rd_store_follow_start(svc);
+    svc->follows_store_changes = svc->follower != NULL;
     return RD_OK;
 }
 
 static void services_free(rd_services *svc)
 {
+    rd_store_follow_stop(svc->follower); /* before the store and bus it uses */
     rd_live_config_free(svc->config);
     rd_watch_bus_free(svc->watch);
     rd_health_free(svc->health);

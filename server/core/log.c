@@ -1,5 +1,6 @@
 #include "core/log.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -7,9 +8,18 @@
 
 #include "core/trace.h"
 
-static rd_log_level min_level = RD_LOG_INFO;
+/* Atomic: a reload may change the level while workers log. */
+static atomic_int min_level = RD_LOG_INFO;
 
-void rd_log_set_level(rd_log_level min) { min_level = min; }
+void rd_log_set_level(rd_log_level min)
+{
+    atomic_store_explicit(&min_level, (int)min, memory_order_relaxed);
+}
+
+bool rd_log_enabled(rd_log_level level)
+{
+    return (int)level >= atomic_load_explicit(&min_level, memory_order_relaxed);
+}
 
 static const char *level_name(rd_log_level l)
 {
@@ -48,7 +58,7 @@ void rd_log_kv(char *buf, size_t cap, const char *key, const char *value)
 
 void rd_log(rd_log_level level, const char *msg, const char *fields_json)
 {
-    if (level < min_level)
+    if (!rd_log_enabled(level))
         return;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

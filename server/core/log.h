@@ -6,11 +6,15 @@
 #ifndef RD_CORE_LOG_H
 #define RD_CORE_LOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef enum { RD_LOG_DEBUG = 0, RD_LOG_INFO, RD_LOG_WARN, RD_LOG_ERROR } rd_log_level;
 
 void rd_log_set_level(rd_log_level min);
+/* Whether a line at `level` would be written: lets callers skip building
+ * fields for a level that is off (hot paths log trace events at debug). */
+bool rd_log_enabled(rd_log_level level);
 /* msg is escaped; fields_json is either "" or `"k":v,...` already escaped. */
 void rd_log(rd_log_level level, const char *msg, const char *fields_json);
 /* Appends `"key":"value"` (escaped, comma-separated) to buf. */

@@ -8,8 +8,12 @@
 #include "core/log.h"
 #include "core/trace.h"
 
+/* Debug only: the fields are built after the level check, because this
+ * runs on every Decide and RecordOutcome and the level is usually info. */
 static void log_trace_events(const rd_trace_event *events, size_t n, const char *turn_id)
 {
+    if (!rd_log_enabled(RD_LOG_DEBUG))
+        return;
     for (size_t i = 0; i < n; i++) {
         const rd_trace_event *e = &events[i];
         char fields[2048] = "";
@@ -28,6 +32,16 @@ static void publish(const rd_rpc *rpc, const rd_breaker_view *v, const char *cau
     rd_watch_publish(rpc->svc->watch, v, cause, rpc->ctx.now_ms);
 }
 
+/* State changes of a shared store reach the bus through the store follower
+ * (ops/store_follow.c), for every replica's changes alike; publishing them
+ * here too would deliver this replica's twice. Probe grants are not stored
+ * events, so they are always published here. */
+static void publish_state_change(const rd_rpc *rpc, const rd_breaker_view *v, const char *cause)
+{
+    if (!rpc->svc->follows_store_changes)
+        publish(rpc, v, cause);
+}
+
 /* Breaker changes a Decide caused, as its trace events tell them. A probe
  * that failed again re-opens the breaker (the caller held a permit). */
 static void publish_decision_changes(const rd_rpc *rpc, const rd_decide_input *in,
@@ -36,13 +50,14 @@ static void publish_decision_changes(const rd_rpc *rpc, const rd_decide_input *i
     for (size_t i = 0; i < d->n_trace; i++) {
         switch (d->trace[i].type) {
         case RD_EV_CIRCUIT_OPENED:
-            publish(rpc, &d->breaker, in->permit_id && in->permit_id[0] ? "reopened" : "opened");
+            publish_state_change(rpc, &d->breaker,
+                                 in->permit_id && in->permit_id[0] ? "reopened" : "opened");
             break;
         case RD_EV_CIRCUIT_HALF_OPENED:
             publish(rpc, &d->breaker, "half_opened");
             break;
         case RD_EV_CIRCUIT_CLOSED:
-            publish(rpc, &d->breaker, "closed");
+            publish_state_change(rpc, &d->breaker, "closed");
             break;
         default:
             break;
@@ -82,7 +97,7 @@ void rd_observe_outcome(const rd_rpc *rpc, const rd_outcome_input *in,
                        r->has_classification ? &r->classification : NULL, opened);
     const char *cause = transition_cause(r->transition);
     if (cause)
-        publish(rpc, &r->breaker, cause);
+        publish_state_change(rpc, &r->breaker, cause);
     log_trace_events(r->trace, r->n_trace, in->turn_id);
 }
 
@@ -101,7 +116,7 @@ void rd_observe_force(const rd_rpc *rpc, const char *tool_id, rd_force_mode mode
                       int64_t ttl_ms, const rd_breaker_view *v, const char *reason,
                       const char *operator_name)
 {
-    publish(rpc, v, rd_force_cause(mode));
+    publish_state_change(rpc, v, rd_force_cause(mode));
     char fields[2048] = "", ttl[32];
     snprintf(ttl, sizeof ttl, "%" PRId64, ttl_ms);
     rd_log_kv(fields, sizeof fields, "tool_id", tool_id);

@@ -1067,10 +1067,20 @@ static size_t rs_evict(rd_store *s, int64_t now_ms)
 
 /* ---- lifetime ---- */
 
+static void rs_set_change_listener(rd_store *s, rd_store_change_fn fn, void *ctx)
+{
+    redis_store *r = as_redis(s);
+    pthread_mutex_lock(&r->listener_lock);
+    r->listener = fn;
+    r->listener_ctx = ctx;
+    pthread_mutex_unlock(&r->listener_lock);
+}
+
 static void rs_destroy(rd_store *s)
 {
     redis_store *r = as_redis(s);
     rd_redis_subscriber_stop(r);
+    pthread_mutex_destroy(&r->listener_lock);
     for (size_t i = 0; r->pool && i < r->pool_size; i++) {
         if (r->pool[i].ctx)
             redisFree(r->pool[i].ctx);
@@ -1246,6 +1256,7 @@ static const rd_store_ops redis_ops = {
     .turn_read = rs_turn_read,
     .evict = rs_evict,
     .destroy = rs_destroy,
+    .set_change_listener = rs_set_change_listener,
 };
 
 static int check_prefix(const char *prefix, rd_status *st)
@@ -1322,6 +1333,7 @@ rd_store *rd_store_redis_new(const rd_redis_options *opt, rd_status *st)
     r->evict_sweep = opt->evict_sweep;
     r->local_cache = !opt->no_local_cache;
     rd_redis_cache_init(&r->cache);
+    pthread_mutex_init(&r->listener_lock, NULL);
     atomic_init(&r->stopping, false);
     atomic_init(&r->master_epoch, 0);
     if (init_store(r, opt, st) != RD_OK) {

@@ -165,6 +165,7 @@ static void handle_event(redis_store *r, const char *payload, size_t len)
     if (!tool)
         return;
     rd_redis_cache_forget(r, tool + 1, version);
+    rd_redis_notify_listener(r, tool + 1);
 }
 
 static void handle_reply(redis_store *r, const redisReply *reply)
@@ -281,4 +282,12 @@ void rd_redis_subscriber_stop(redis_store *r)
     if (r->subscriber_started)
         pthread_join(r->subscriber, NULL);
     r->subscriber_started = false;
+}
+
+void rd_redis_notify_listener(redis_store *r, const char *tool_id)
+{
+    pthread_mutex_lock(&r->listener_lock);
+    if (r->listener)
+        r->listener(r->listener_ctx, tool_id); /* under the lock: unset waits for it */
+    pthread_mutex_unlock(&r->listener_lock);
 }

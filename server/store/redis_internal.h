@@ -122,7 +122,13 @@ typedef struct redis_store {
     atomic_uint master_epoch;
     atomic_uint_fast64_t commands, errors, cache_hits, script_reloads, connects,
         invalidations;
+    pthread_mutex_t listener_lock; /* guards listener/listener_ctx */
+    rd_store_change_fn listener;
+    void *listener_ctx;
 } redis_store;
+
+/* Passes a published breaker change on to the registered listener. */
+void rd_redis_notify_listener(redis_store *r, const char *tool_id);
 
 /* Runs script `id` with nkeys keys then args (argv/len pairs) on the slot's
  * connection, connecting first if needed. Returns the reply (caller frees

@@ -374,6 +374,15 @@ static void *prober_main(void *arg)
 
 /* ---- lifetime ---- */
 
+/* Changes in the shared store are heard through the primary; while
+ * degraded there are none to hear (the fallback is local). */
+static void rz_set_change_listener(rd_store *s, rd_store_change_fn fn, void *ctx)
+{
+    rd_store *primary = as_resilient(s)->primary;
+    if (primary->ops->set_change_listener)
+        primary->ops->set_change_listener(primary, fn, ctx);
+}
+
 static void rz_destroy(rd_store *s)
 {
     resilient_store *z = as_resilient(s);
@@ -407,6 +416,7 @@ static const rd_store_ops resilient_ops = {
     .turn_read = rz_turn_read,
     .evict = rz_evict,
     .destroy = rz_destroy,
+    .set_change_listener = rz_set_change_listener,
 };
 
 static rd_resilience_options with_defaults(const rd_resilience_options *o)

@@ -76,6 +76,9 @@ typedef struct rd_learn_stats {
 /* Called once per tracked tool by list(); return non-zero to stop. */
 typedef int (*rd_store_visit)(void *ctx, const char *tool_id, const rd_breaker *b);
 
+/* A breaker of tool_id changed in the shared store (see set_change_listener). */
+typedef void (*rd_store_change_fn)(void *ctx, const char *tool_id);
+
 typedef struct rd_store_ops {
     const char *name;
     /* Admission check: may a call go ahead now? Grants the half-open probe
@@ -142,6 +145,11 @@ typedef struct rd_store_ops {
     /* Drops idle breakers, old turns and old outcome ids; returns how many
      * entries were dropped. */
     size_t (*evict)(rd_store *s, int64_t now_ms);
+    /* Optional (NULL when the backend has no other writers): tells `fn`
+     * about every breaker change made to the shared store by anyone, this
+     * replica included, from the backend's own thread. fn = NULL stops it;
+     * after that returns, fn is never called again. */
+    void (*set_change_listener)(rd_store *s, rd_store_change_fn fn, void *ctx);
     void (*destroy)(rd_store *s);
 } rd_store_ops;
 

@@ -25,6 +25,8 @@ typedef struct rd_services {
     rd_health *health;
     rd_watch_bus *watch;
     rd_metrics *metrics;
+    struct rd_store_follower *follower;  /* NULL with a store only this replica writes */
+    bool follows_store_changes;          /* follower publishes opens/closes/holds */
 } rd_services;
 
 /* One call (or one message of a bidirectional stream) as a handler sees it.

@@ -5,6 +5,7 @@ traces and manual control across replicas; then faults: Redis killed and
 restarted under load, SCRIPT FLUSH under load, a Sentinel failover.
 
 Fault tests print their figures (run pytest with -s to see them)."""
+import threading
 import time
 
 import pytest
@@ -228,6 +229,52 @@ def test_manual_control_is_seen_by_other_replicas(shared):
     finally:
         ch_a.close()
         ch_b.close()
+
+
+def _collect(stream, out, until):
+    try:
+        for msg in stream:
+            out.append(msg)
+            if until(out):
+                return
+    except Exception:  # the stream is cancelled at the end
+        pass
+
+
+def test_watch_on_one_replica_sees_changes_made_through_another(shared):
+    """WatchBreakers on replica A reports a breaker opened through B and an
+    operator hold placed through C, each change exactly once."""
+    _, cluster = shared
+    a, b, c = cluster.stubs
+    tool = unique("watched")
+    admit(b, tool)
+    stream = a.WatchBreakers(pb.WatchBreakersRequest(tool_ids=[tool]), timeout=20)
+    seen = []
+    reader = threading.Thread(target=_collect, args=(
+        stream, seen, lambda s: any(m.cause == "forced_open" for m in s)))
+    reader.start()
+    time.sleep(0.4)
+    for _ in range(3):  # the shared config opens after 3 transient failures
+        record(b, tool, success=False, error=network_timeout())
+    ch_c, admin_c = cluster.admin_stub(2, ADMIN_TOKEN)
+    try:
+        admin_c.ForceBreaker(admin_pb.ForceBreakerRequest(
+            tool_id=tool, mode=admin_pb.FORCE_MODE_OPEN, reason="watch e2e",
+            operator="tester"), timeout=5)
+        reader.join(timeout=5)
+        time.sleep(0.3)  # a duplicate would arrive within this
+    finally:
+        stream.cancel()
+        reader.join(timeout=2)
+        admin_c.ForceBreaker(admin_pb.ForceBreakerRequest(
+            tool_id=tool, mode=admin_pb.FORCE_MODE_RELEASE, operator="tester"), timeout=5)
+        ch_c.close()
+    causes = [m.cause for m in seen]
+    assert causes[0] == "snapshot", causes
+    assert causes.count("opened") == 1, causes
+    assert causes.count("forced_open") == 1, causes
+    opened = seen[causes.index("opened")].breaker
+    assert opened.tool_id == tool and opened.state == OPEN, opened
 
 
 def test_script_flush_under_load(shared):
