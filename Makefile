@@ -6,7 +6,10 @@ TEST_BUILD ?= build-test
 CONFIG     ?= config/recovery.yaml
 JOBS       ?= $(shell nproc)
 
-.PHONY: deps build run test test-only clean
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 10
+
+.PHONY: deps build run test test-only fuzz tsan clean
 
 deps:
 	scripts/install-deps.sh
@@ -20,10 +23,21 @@ run: build
 
 test: deps test-only
 
-test-only:
+# Bounded fuzzing first, so the whole suite's summary is the last word.
+test-only: fuzz
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRD_SANITIZE=ON -DRD_E2E=ON
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	cd $(TEST_BUILD) && ctest --output-on-failure -j 2
 
+# Every libFuzzer target (clang) over its seed corpus for FUZZ_SECONDS each.
+fuzz:
+	CC=clang cmake -S . -B $(FUZZ_BUILD) -DRD_FUZZ=ON -DRD_E2E=OFF -DRD_FUZZ_SECONDS=$(FUZZ_SECONDS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
+	cd $(FUZZ_BUILD) && ctest -R '^fuzz\.' --output-on-failure
+
+# ThreadSanitizer over the store and server tests (not part of make test).
+tsan:
+	scripts/run-tsan.sh
+
 clean:
-	rm -rf $(BUILD) $(TEST_BUILD)
+	rm -rf $(BUILD) $(TEST_BUILD) $(FUZZ_BUILD)

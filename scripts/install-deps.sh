@@ -17,7 +17,7 @@ BUILD_DEBS=(build-essential cmake pkg-config
             libhiredis-dev grpc-proto protobuf-compiler
             libmicrohttpd-dev libjansson-dev)
 # Running the tests on top of that.
-TEST_DEBS=(redis-server libcmocka-dev python3-venv)
+TEST_DEBS=(redis-server libcmocka-dev python3-venv clang libclang-rt-14-dev llvm)
 # The runtime packages of the libraries the -dev packages above link against
 # (keep the two lists in step; tests/deploy checks that the binary's shared
 # libraries all come from these and their dependencies).

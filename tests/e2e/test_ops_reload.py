@@ -10,9 +10,13 @@ from rdtest import decide, expect_action, network_timeout, pb
 
 
 def set_max_attempts(config_path, tool_id, max_attempts):
+    """Replaces the manifest atomically (write, then rename), as a careful
+    operator or a ConfigMap swap does, so a reload never sees half a file."""
     manifest = config_path.parent / "tools.d" / f"{tool_id}.yaml"
-    manifest.write_text(yaml.safe_dump({"tool": {
+    scratch = manifest.with_suffix(".yaml.tmp")
+    scratch.write_text(yaml.safe_dump({"tool": {
         "id": tool_id, "retry_policy": {"max_attempts": max_attempts}}}))
+    os.replace(scratch, manifest)
 
 
 def attempt3(server, tool):

@@ -1,0 +1,172 @@
+/* One libFuzzer target per request type of the API. The input is a request
+ * message as it arrives off the wire; it goes through what call.c does with
+ * one: protobuf-c decoding into the worker's arena, then the method's own
+ * handler from the method table (validation, the decision engine over the
+ * in-memory store and the shipped configuration, the response built in the
+ * arena), then encoding of the response.
+ *
+ * FUZZ_METHOD (a compile-time definition) is the method's path, e.g.
+ * "/recovery.v1.RecoveryService/Decide"; tests/fuzz/CMakeLists.txt builds
+ * one binary per request type from this file.
+ *
+ * What counts as a bug besides a sanitizer report:
+ *   - a handler that answers RD_ERR_INTERNAL ("a bug or an impossible
+ *     state") to any request;
+ *   - an error without a message naming the field;
+ *   - a success whose response protobuf-c considers incomplete.
+ *
+ * Each input starts from a fresh store and is handled ROUNDS times at
+ * advancing times, so a single input can drive a breaker through its
+ * threshold and a turn's trace through several events, and still reproduce
+ * on its own. */
+#include <protobuf-c/protobuf-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "core/arena.h"
+#include "core/retry.h"
+#include "fuzz_support.h"
+#include "store/factory.h"
+#include "transport/codec.h"
+#include "transport/methods.h"
+
+#ifndef FUZZ_METHOD
+#error "FUZZ_METHOD (the method's path) must be defined"
+#endif
+
+#define ROUNDS 6                  /* one more than the shipped failure_threshold */
+#define ROUND_STEP_MS 7000        /* 6 rounds span more than a 30 s breaker timeout */
+#define START_MS 1700000000000LL  /* a fixed clock: inputs reproduce exactly */
+#define STREAM_MESSAGES_MAX 64    /* a stream source drained this far per round */
+
+static struct {
+    rd_services svc;
+    const rd_method *method;
+    rd_arena arena;
+    rd_rng rng;
+} env;
+
+static void fail(const char *what, const char *detail)
+{
+    fprintf(stderr, "fuzz %s: %s: %s\n", FUZZ_METHOD, what, detail);
+    abort();
+}
+
+static const rd_method *method_by_path(const char *path)
+{
+    for (size_t i = 0; i < rd_methods_count; i++)
+        if (!strcmp(rd_methods[i].path, path))
+            return &rd_methods[i];
+    fail("no such method in the method table", path);
+    return NULL;
+}
+
+/* The services main.c builds, over the shipped configuration, which uses
+ * the in-memory store. Lives for the whole process. */
+static void env_init(void)
+{
+    fuzz_quiet_logs();
+    char err[1024];
+    rd_config *cfg = rd_config_load(RD_SOURCE_DIR "/config/recovery.yaml", err, sizeof err);
+    if (!cfg)
+        fail("the shipped config does not load", err);
+    env.svc.metrics = rd_metrics_new(cfg->metrics.max_tools);
+    env.svc.health = rd_health_new();
+    env.svc.watch = rd_watch_bus_new(256);
+    env.svc.config = rd_live_config_new(cfg); /* owns cfg from here */
+    if (!env.svc.metrics || !env.svc.health || !env.svc.watch || !env.svc.config)
+        fail("setup", "out of memory");
+    rd_health_set_serving(env.svc.health, true);
+    env.method = method_by_path(FUZZ_METHOD);
+    rd_arena_init(&env.arena, 64 * 1024);
+    rd_rng_seed(&env.rng, 42);
+}
+
+static void check_error(int rc, const rd_status *st)
+{
+    if (rc == RD_ERR_INTERNAL)
+        fail("handler answered INTERNAL", st->msg);
+    if (rc != RD_OK && !st->msg[0])
+        fail("error without a message", rd_err_name((rd_err)rc));
+}
+
+static void check_response(const ProtobufCMessage *resp)
+{
+    if (!resp)
+        fail("success without a response", "");
+    if (!protobuf_c_message_check(resp))
+        fail("incomplete response", resp->descriptor->name);
+    /* call.c's encode(): the response must pack into exactly its size. */
+    size_t len = protobuf_c_message_get_packed_size(resp);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        fail("setup", "out of memory");
+    if (protobuf_c_message_pack(resp, buf) != len)
+        fail("packed size differs from get_packed_size", resp->descriptor->name);
+    free(buf);
+}
+
+static void no_wake(void *arg) { (void)arg; }
+
+static void run_stream(const rd_rpc *rpc, const ProtobufCMessage *req)
+{
+    rd_status st = {.code = RD_OK, .msg = ""};
+    void *stream = NULL;
+    int rc = env.method->stream->open(rpc, req, no_wake, NULL, &stream, &st);
+    check_error(rc, &st);
+    if (rc != RD_OK)
+        return;
+    for (int i = 0; i < STREAM_MESSAGES_MAX; i++) {
+        ProtobufCMessage *msg = env.method->stream->next(stream, rpc);
+        if (!msg)
+            break;
+        check_response(msg);
+    }
+    env.method->stream->close(stream);
+}
+
+static void run_round(const uint8_t *data, size_t size, rd_store *store, int round)
+{
+    rd_config_snap *snap = rd_live_config_acquire(env.svc.config);
+    rd_engine engine = {.config = snap->cfg, .store = store};
+    rd_services svc = env.svc;
+    svc.store = store;
+    rd_rpc rpc = {.svc = &svc, .engine = &engine,
+                  .ctx = {.now_ms = START_MS + (int64_t)round * ROUND_STEP_MS,
+                          .arena = &env.arena, .rng = &env.rng}};
+    /* Decoded anew each round, as a retried call would be. */
+    ProtobufCAllocator alloc = rd_codec_allocator(&env.arena);
+    ProtobufCMessage *req = protobuf_c_message_unpack(env.method->request_type, &alloc, size, data);
+    if (req) {
+        if (env.method->kind == RD_RPC_SERVER_STREAM) {
+            run_stream(&rpc, req);
+        } else {
+            rd_status st = {.code = RD_OK, .msg = ""};
+            ProtobufCMessage *resp = NULL;
+            int rc = env.method->handle(&rpc, req, &resp, &st);
+            check_error(rc, &st);
+            if (rc == RD_OK)
+                check_response(resp);
+        }
+    }
+    rd_arena_reset(&env.arena);
+    rd_config_snap_release(snap);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!env.method)
+        env_init();
+    rd_status st = {.code = RD_OK, .msg = ""};
+    rd_config_snap *snap = rd_live_config_acquire(env.svc.config);
+    rd_store *store = rd_store_from_config(snap->cfg, &st);
+    rd_config_snap_release(snap);
+    if (!store)
+        fail("cannot create the store", st.msg);
+    for (int round = 0; round < ROUNDS; round++)
+        run_round(data, size, store, round);
+    rd_store_destroy(store);
+    return 0;
+}
