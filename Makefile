@@ -23,8 +23,9 @@ run: build
 
 test: deps test-only
 
-# Bounded fuzzing first, so the whole suite's summary is the last word.
-test-only: fuzz
+# Bounded fuzzing and ThreadSanitizer first, so the whole suite's summary
+# is the last word.
+test-only: fuzz tsan
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRD_SANITIZE=ON -DRD_E2E=ON
 	cmake --build $(TEST_BUILD) -j $(JOBS)
 	cd $(TEST_BUILD) && ctest --output-on-failure -j 2
@@ -35,7 +36,7 @@ fuzz:
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_all
 	cd $(FUZZ_BUILD) && ctest -R '^fuzz\.' --output-on-failure
 
-# ThreadSanitizer over the store and server tests (not part of make test).
+# ThreadSanitizer over the store and server tests.
 tsan:
 	scripts/run-tsan.sh
 
