@@ -96,6 +96,16 @@ void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
         len = 0;
     size_t out = 0, i = 0;
     while (i < len) {
+        /* Runs of ASCII (bytes 1..127, most error text) in one copy. */
+        size_t run = 0, room = cap - 1 - out;
+        while (run < len - i && run < room && s[i + run] - 1u < 0x7Fu)
+            run++;
+        if (run) {
+            memcpy(dst + out, s + i, run);
+            out += run;
+            i += run;
+            continue;
+        }
         size_t seq = utf8_sequence_len(s + i, len - i);
         size_t width = seq ? seq : 1; /* an invalid byte becomes one '?' */
         if (out + width > cap - 1)
@@ -112,6 +122,57 @@ void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
 
 /* ---- timestamps ---- */
 
+/* Proleptic Gregorian date of a day count since 1970-01-01 (the
+ * era-based civil-from-days method: 400-year eras of 146097 days). */
+static void civil_from_days(int64_t days, int64_t *year, int *month, int *day)
+{
+    days += 719468; /* from 1970-01-01 to 0000-03-01 */
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    int64_t doe = days - era * 146097;                                  /* 0..146096 */
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365, from March */
+    int64_t mp = (5 * doy + 2) / 153;                                    /* 0..11, March = 0 */
+    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *year = yoe + era * 400 + (*month <= 2);
+}
+
+static char *put_digits(char *p, unsigned value, int width)
+{
+    for (int i = width - 1; i >= 0; i--, value /= 10)
+        p[i] = (char)('0' + value % 10);
+    return p + width;
+}
+
+/* The usual case (years 0..9999) by hand: this runs for every trace event
+ * of every answer, and gmtime_r takes glibc's time-zone lock. */
+static bool format_rfc3339_fast(char *buf, size_t cap, int64_t secs, int ms)
+{
+    if (cap < 25 || secs < -62167219200LL || secs > 253402300799LL)
+        return false; /* short buffer, or outside 0000-01-01..9999-12-31 */
+    int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400;
+    int64_t sod = secs - days * 86400;
+    int64_t year;
+    int month, day;
+    civil_from_days(days, &year, &month, &day);
+    char *p = put_digits(buf, (unsigned)year, 4);
+    *p++ = '-';
+    p = put_digits(p, (unsigned)month, 2);
+    *p++ = '-';
+    p = put_digits(p, (unsigned)day, 2);
+    *p++ = 'T';
+    p = put_digits(p, (unsigned)(sod / 3600), 2);
+    *p++ = ':';
+    p = put_digits(p, (unsigned)(sod / 60 % 60), 2);
+    *p++ = ':';
+    p = put_digits(p, (unsigned)(sod % 60), 2);
+    *p++ = '.';
+    p = put_digits(p, (unsigned)ms, 3);
+    *p++ = 'Z';
+    *p = '\0';
+    return true;
+}
+
 void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms)
 {
     if (!buf || cap == 0)
@@ -122,6 +183,8 @@ void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms)
         ms += 1000;
         secs -= 1;
     }
+    if (format_rfc3339_fast(buf, cap, secs, (int)ms))
+        return;
     time_t t = (time_t)secs;
     struct tm tm;
     if (!gmtime_r(&t, &tm)) {
