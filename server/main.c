@@ -41,6 +41,7 @@
 #include "store/factory.h"
 #include "store/resilient.h"
 #include "transport/server.h"
+#include "core/clock.h"
 
 #define VERSION "0.1.0"
 #define RD_WATCH_QUEUE 256 /* changes a slow watch stream may fall behind */
@@ -92,20 +93,6 @@ static int parse_args(int argc, char **argv, options *o)
     return -1;
 }
 
-static int64_t monotonic_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t unix_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 typedef struct runtime {
     rd_services svc;
     rd_server *server;
@@ -147,7 +134,7 @@ static void sync_store_health(runtime *rt)
  * directory change, evicts idle store entries and reports store health. */
 static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_interval_ms)
 {
-    int64_t next_evict = monotonic_ms() + evict_interval_ms;
+    int64_t next_evict = rd_clock_mono_ms() + evict_interval_ms;
     for (;;) {
         struct timespec tick = {.tv_sec = 0, .tv_nsec = 50 * 1000000L};
         int sig = sigtimedwait(signals, NULL, &tick);
@@ -157,12 +144,12 @@ static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_int
             return sig;
         else if (errno != EAGAIN && errno != EINTR)
             return SIGTERM;
-        if (rt->watch && rd_config_watch_due(rt->watch, monotonic_ms()))
+        if (rt->watch && rd_config_watch_due(rt->watch, rd_clock_mono_ms()))
             rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "file change");
         sync_store_health(rt);
-        if (monotonic_ms() >= next_evict) {
-            rt->svc.store->ops->evict(rt->svc.store, unix_ms());
-            next_evict = monotonic_ms() + evict_interval_ms;
+        if (rd_clock_mono_ms() >= next_evict) {
+            rt->svc.store->ops->evict(rt->svc.store, rd_clock_unix_ms());
+            next_evict = rd_clock_mono_ms() + evict_interval_ms;
         }
     }
 }

@@ -72,26 +72,6 @@ static int set_defaults(rd_config *cfg, const char *path)
 
 /* ---- small typed helpers over rd_yget_int ---- */
 
-static int get_size(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                    int64_t lo, int64_t hi, size_t *out)
-{
-    int64_t v = (int64_t)*out;
-    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
-    if (rc == RD_OK)
-        *out = (size_t)v;
-    return rc;
-}
-
-static int get_u32(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                   int64_t lo, int64_t hi, uint32_t *out)
-{
-    int64_t v = *out;
-    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
-    if (rc == RD_OK)
-        *out = (uint32_t)v;
-    return rc;
-}
-
 /* ---- policies shared by defaults and manifests ---- */
 
 static int parse_strategy(const rd_yctx *c, const rd_ynode *map, const char *path)
@@ -140,7 +120,7 @@ static int parse_retry(const rd_yctx *c, const rd_ynode *map, const char *path,
     if (rc == RD_OK)
         rc = rd_yget_double(c, map, path, "jitter_percent", 0.0, 100.0, &r->jitter_percent);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "max_attempts", 1, 100, &r->max_attempts);
+        rc = rd_yget_u32(c, map, path, "max_attempts", 1, 100, &r->max_attempts);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "max_total_time_ms", 1, DAY_MS, &r->max_total_time_ms);
     return rc == RD_OK ? check_delay_order(c, map, path, r) : rc;
@@ -155,9 +135,9 @@ static int parse_breaker(const rd_yctx *c, const rd_ynode *map, const char *path
 {
     int rc = rd_ymap_check(c, map, path, BREAKER_KEYS);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "failure_threshold", 1, 10000, &b->failure_threshold);
+        rc = rd_yget_u32(c, map, path, "failure_threshold", 1, 10000, &b->failure_threshold);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "success_threshold", 1, 10000, &b->success_threshold);
+        rc = rd_yget_u32(c, map, path, "success_threshold", 1, 10000, &b->success_threshold);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "timeout_ms", 1, DAY_MS, &b->open_timeout_ms);
     return rc == RD_OK ? rd_config_parse_breaker_fleet(c, map, path, b) : rc;
@@ -211,7 +191,7 @@ static int parse_server(const rd_yctx *c, const rd_ynode *map, rd_config *cfg)
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "shutdown_grace_ms", 0, 600000, &s->shutdown_grace_ms);
     if (rc == RD_OK)
-        rc = get_size(c, map, path, "max_receive_bytes", 1024, 67108864, &s->max_receive_bytes);
+        rc = rd_yget_size(c, map, path, "max_receive_bytes", 1024, 67108864, &s->max_receive_bytes);
     return rc == RD_OK ? rd_config_parse_server_ops(c, map, cfg) : rc;
 }
 
@@ -247,19 +227,19 @@ static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s
     if (rc == RD_OK)
         rc = parse_backend(c, map, s);
     if (rc == RD_OK)
-        rc = get_size(c, map, path, "max_tools", 1, 10000000, &s->max_tools);
+        rc = rd_yget_size(c, map, path, "max_tools", 1, 10000000, &s->max_tools);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "tool_idle_ttl_ms", 1000, ttl_max, &s->tool_idle_ttl_ms);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "turn_ttl_ms", 1000, ttl_max, &s->turn_ttl_ms);
     if (rc == RD_OK)
-        rc = get_size(c, map, path, "max_turns", 1, 10000000, &s->max_turns);
+        rc = rd_yget_size(c, map, path, "max_turns", 1, 10000000, &s->max_turns);
     if (rc == RD_OK)
-        rc = get_size(c, map, path, "max_events_per_turn", 1, 100000, &s->max_events_per_turn);
+        rc = rd_yget_size(c, map, path, "max_events_per_turn", 1, 100000, &s->max_events_per_turn);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "outcome_ttl_ms", 1000, ttl_max, &s->outcome_ttl_ms);
     if (rc == RD_OK)
-        rc = get_size(c, map, path, "max_outcomes", 1, 100000000, &s->max_outcomes);
+        rc = rd_yget_size(c, map, path, "max_outcomes", 1, 100000000, &s->max_outcomes);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "evict_interval_ms", 100, 3600000, &s->evict_interval_ms);
     return rc == RD_OK ? rd_config_parse_redis(c, map, &s->redis) : rc;

@@ -8,16 +8,6 @@
 #define DAY_MS 86400000LL
 #define QUORUM_MAX_EXECUTORS 32 /* the memory store tracks this many per tool */
 
-static int get_u32(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                   int64_t lo, int64_t hi, uint32_t *out)
-{
-    int64_t v = *out;
-    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
-    if (rc == RD_OK)
-        *out = (uint32_t)v;
-    return rc;
-}
-
 /* One of `names` (NULL-terminated) as its index into `values`. */
 static int get_choice(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
                       const char *const *names, const int *values, int *out)
@@ -53,7 +43,7 @@ static int parse_quorum(const rd_yctx *c, const rd_ynode *breaker, const char *p
     if (rc == RD_OK)
         rc = rd_ymap_check(c, map, p, QUORUM_KEYS);
     if (rc == RD_OK)
-        rc = get_u32(c, map, p, "min_executors", 1, QUORUM_MAX_EXECUTORS,
+        rc = rd_yget_u32(c, map, p, "min_executors", 1, QUORUM_MAX_EXECUTORS,
                      &b->quorum_min_executors);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, p, "window_ms", 1000, DAY_MS, &b->quorum_window_ms);
@@ -70,15 +60,15 @@ int rd_config_parse_breaker_fleet(const rd_yctx *c, const rd_ynode *map, const c
     int rc = get_choice(c, map, path, "mode", modes, mode_values, &mode);
     b->mode = (rd_breaker_mode)mode;
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "failure_rate_threshold", 1, 100, &b->failure_rate_threshold);
+        rc = rd_yget_u32(c, map, path, "failure_rate_threshold", 1, 100, &b->failure_rate_threshold);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "minimum_calls", 1, 1000000, &b->minimum_calls);
+        rc = rd_yget_u32(c, map, path, "minimum_calls", 1, 1000000, &b->minimum_calls);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "window_ms", 1000, DAY_MS, &b->window_ms);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "slow_call_ms", 0, DAY_MS, &b->slow_call_ms);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "slow_call_rate_threshold", 1, 100,
+        rc = rd_yget_u32(c, map, path, "slow_call_rate_threshold", 1, 100,
                      &b->slow_call_rate_threshold);
     return rc == RD_OK ? parse_quorum(c, map, path, b) : rc;
 }
@@ -97,7 +87,7 @@ static int parse_budget(const rd_yctx *c, const rd_ynode *map, const char *path,
     if (rc == RD_OK)
         rc = rd_yget_double(c, map, path, "budget_percent", 0.0, 1000.0, &b->budget_percent);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "min_retries_per_window", 0, 1000000,
+        rc = rd_yget_u32(c, map, path, "min_retries_per_window", 0, 1000000,
                      &b->min_retries_per_window);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "window_ms", 1000, DAY_MS, &b->window_ms);
@@ -135,7 +125,7 @@ int rd_config_parse_learning(const rd_yctx *c, const rd_ynode *map, rd_learning_
     if (rc == RD_OK)
         rc = rd_yget_bool(c, map, path, "enabled", &l->enabled);
     if (rc == RD_OK)
-        rc = get_u32(c, map, path, "min_samples", 1, 1000000, &l->min_samples);
+        rc = rd_yget_u32(c, map, path, "min_samples", 1, 1000000, &l->min_samples);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "max_signatures", 1, 10000000, &max_signatures);
     l->max_signatures = (size_t)max_signatures;

@@ -531,6 +531,26 @@ int rd_yget_int(const rd_yctx *c, const rd_ynode *map, const char *path, const c
     return v ? rd_yscalar_int(c, v, rd_ypath(p, path, key), lo, hi, out) : RD_OK;
 }
 
+int rd_yget_u32(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
+                int64_t lo, int64_t hi, uint32_t *out)
+{
+    int64_t v = *out;
+    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
+    if (rc == RD_OK)
+        *out = (uint32_t)v;
+    return rc;
+}
+
+int rd_yget_size(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
+                 int64_t lo, int64_t hi, size_t *out)
+{
+    int64_t v = (int64_t)*out;
+    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
+    if (rc == RD_OK)
+        *out = (size_t)v;
+    return rc;
+}
+
 int rd_yget_double(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
                    double lo, double hi, double *out)
 {

@@ -97,6 +97,11 @@ int rd_yscalar_str(const rd_yctx *c, const rd_ynode *node, const char *path, siz
  * (the caller pre-sets the default) and RD_OK is returned. */
 int rd_yget_int(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
                 int64_t lo, int64_t hi, int64_t *out);
+/* rd_yget_int narrowed to the field's own type (lo/hi within it). */
+int rd_yget_u32(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
+                int64_t lo, int64_t hi, uint32_t *out);
+int rd_yget_size(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
+                 int64_t lo, int64_t hi, size_t *out);
 int rd_yget_double(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
                    double lo, double hi, double *out);
 int rd_yget_bool(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,

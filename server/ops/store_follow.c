@@ -8,6 +8,7 @@
 
 #include "ops/live_config.h"
 #include "ops/watch.h"
+#include "core/clock.h"
 
 /* The last state published per tool, to name the change. Direct-mapped: a
  * collision only costs a less precise cause ("changed"). */
@@ -55,13 +56,6 @@ static const char *infer_cause(const seen_state *before, bool known, const rd_br
     return "changed";
 }
 
-static int64_t unix_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void publish_change(rd_store_follower *f, const rd_breaker_view *v, int64_t now_ms)
 {
     seen_state *s = &f->seen[slot_of(v->tool_id)];
@@ -80,7 +74,7 @@ static void on_store_change(void *ctx, const char *tool_id)
     rd_store_follower *f = ctx;
     rd_config_snap *snap = rd_live_config_acquire(f->svc->config);
     rd_engine engine = {.config = snap->cfg, .store = f->svc->store};
-    rd_call_ctx call = {.now_ms = unix_ms(), .arena = &f->arena, .rng = &f->rng};
+    rd_call_ctx call = {.now_ms = rd_clock_unix_ms(), .arena = &f->arena, .rng = &f->rng};
     rd_breaker_view *views = NULL;
     size_t n = 0;
     rd_status st;

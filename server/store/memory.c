@@ -463,15 +463,6 @@ static void sharded_free(sharded *set)
 
 /* ---- argument checks ---- */
 
-static int check_id(const char *field, const char *id, rd_status *st)
-{
-    if (!id || !id[0])
-        return rd_status_set(st, RD_ERR_INVALID, "%s: empty", field);
-    if (strnlen(id, RD_ID_MAX + 1) > RD_ID_MAX)
-        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field, RD_ID_MAX);
-    return RD_OK;
-}
-
 static memory_store *as_memory(rd_store *s)
 {
     return (memory_store *)s;
@@ -530,7 +521,7 @@ static const node_kind tool_kind = {
 static int tool_acquire(memory_store *m, const char *tool_id, int64_t now_ms, shard **sh,
                         tool_node **out, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     node *n;
@@ -615,7 +606,7 @@ static int mem_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64
 static int mem_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
                    bool *found, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     memory_store *m = as_memory(s);
@@ -701,7 +692,7 @@ static const node_kind outcome_kind = {
 static int mem_claim_outcome(rd_store *s, const char *outcome_id, int64_t now_ms,
                              bool *duplicate, rd_status *st)
 {
-    int rc = check_id("outcome_id", outcome_id, st);
+    int rc = rd_store_check_id("outcome_id", outcome_id, st);
     if (rc != RD_OK)
         return rc;
     memory_store *m = as_memory(s);
@@ -756,7 +747,7 @@ static void turn_restart(turn_node *t, int64_t now_ms)
 static int turn_acquire(memory_store *m, const char *turn_id, int64_t now_ms, shard **sh,
                         turn_node **out, rd_status *st)
 {
-    int rc = check_id("turn_id", turn_id, st);
+    int rc = rd_store_check_id("turn_id", turn_id, st);
     if (rc != RD_OK)
         return rc;
     node *n;
@@ -848,7 +839,7 @@ static int mem_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
 {
     *events = NULL;
     *n = 0;
-    int rc = check_id("turn_id", turn_id, st);
+    int rc = rd_store_check_id("turn_id", turn_id, st);
     if (rc != RD_OK)
         return rc;
     memory_store *m = as_memory(s);
@@ -983,7 +974,7 @@ static int mem_stats(rd_store *s, const char *tool_id, const rd_breaker_policy *
                      int64_t now_ms, rd_breaker *breaker, rd_breaker_evidence *ev, bool *found,
                      rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     memory_store *m = as_memory(s);
@@ -1025,7 +1016,7 @@ static const node_kind budget_kind = {
 static int mem_budget(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
                       int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     if (op < RD_BUDGET_COUNT_REQUEST || op > RD_BUDGET_PEEK)
@@ -1091,9 +1082,9 @@ static const node_kind link_kind = {
 static int learn_key(char *out, const char *tool_id, const char *second, const char *field,
                      rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc == RD_OK)
-        rc = check_id(field, second, st);
+        rc = rd_store_check_id(field, second, st);
     if (rc == RD_OK)
         snprintf(out, RD_LEARN_KEY_MAX, "%s\x1f%s", tool_id, second);
     return rc;

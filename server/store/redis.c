@@ -35,15 +35,6 @@ static redis_store *as_redis(rd_store *s)
 
 /* ---- small helpers ---- */
 
-static int check_id(const char *field, const char *id, rd_status *st)
-{
-    if (!id || !id[0])
-        return rd_status_set(st, RD_ERR_INVALID, "%s: empty", field);
-    if (strnlen(id, RD_ID_MAX + 1) > RD_ID_MAX)
-        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field, RD_ID_MAX);
-    return RD_OK;
-}
-
 static int64_t clamp_time(int64_t v)
 {
     return v < 0 ? 0 : v > RD_TIME_MAX ? RD_TIME_MAX : v;
@@ -249,7 +240,7 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
         record_args(c, extra, argv + n);
         n += RD_RECORD_EXTRA_ARGS;
     }
-    int64_t mono_sent = rd_redis_mono_ms();
+    int64_t mono_sent = rd_clock_mono_ms();
     redisReply *reply = rd_redis_eval(r, slot, c->script, nkeys, n, argv, NULL, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
@@ -357,7 +348,7 @@ static int rs_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p
                     int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st)
 {
     redis_store *r = as_redis(s);
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     if (rd_redis_cache_admit(r, tool_id, now_ms, out))
@@ -374,7 +365,7 @@ static int rs_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_
         return rd_status_set(st, RD_ERR_INVALID, "mode: unknown value %d", (int)mode);
     if (ttl_ms < 0)
         return rd_status_set(st, RD_ERR_INVALID, "ttl_ms: must not be negative");
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     breaker_call c = {.script = RD_SCRIPT_FORCE, .tool = tool_id, .policy = &no_policy,
@@ -390,7 +381,7 @@ static int rs_record_call(rd_store *s, const char *tool_id, const rd_breaker_pol
     if (outcome != RD_OUTCOME_SUCCESS && outcome != RD_OUTCOME_TRANSIENT_FAILURE &&
         outcome != RD_OUTCOME_PERMANENT_FAILURE)
         return rd_status_set(st, RD_ERR_INVALID, "outcome: unknown value %d", (int)outcome);
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
@@ -437,7 +428,7 @@ static int read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64
 static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
                   bool *found, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
@@ -720,7 +711,7 @@ static int claim_on(redis_store *r, conn_slot *slot, const char *outcome_id, int
 static int rs_claim_outcome(rd_store *s, const char *outcome_id, int64_t now_ms,
                             bool *duplicate, rd_status *st)
 {
-    int rc = check_id("outcome_id", outcome_id, st);
+    int rc = rd_store_check_id("outcome_id", outcome_id, st);
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
@@ -882,7 +873,7 @@ static int turn_append_on(redis_store *r, conn_slot *slot, const char *turn_id,
 static int rs_turn_append(rd_store *s, const char *turn_id, rd_trace_event *events, size_t n,
                           int64_t now_ms, int64_t *started_at_ms, rd_status *st)
 {
-    int rc = check_id("turn_id", turn_id, st);
+    int rc = rd_store_check_id("turn_id", turn_id, st);
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
@@ -928,7 +919,7 @@ static int rs_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
 {
     *events = NULL;
     *n = 0;
-    int rc = check_id("turn_id", turn_id, st);
+    int rc = rd_store_check_id("turn_id", turn_id, st);
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
@@ -1137,7 +1128,7 @@ static int rs_stats(rd_store *s, const char *tool_id, const rd_breaker_policy *p
 static int rs_budget(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
                      int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
     if (op < RD_BUDGET_COUNT_REQUEST || op > RD_BUDGET_PEEK)
@@ -1196,9 +1187,9 @@ static int rs_learn_link(rd_store *s, const char *tool_id, const char *link,
                          const char *signature_id, rd_learn_settle settle, int64_t now_ms,
                          rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc == RD_OK)
-        rc = check_id("link", link, st);
+        rc = rd_store_check_id("link", link, st);
     if (rc == RD_OK)
         rc = check_signature_id(signature_id, false, st);
     if (rc != RD_OK)
@@ -1230,7 +1221,7 @@ static int rs_learn_link(rd_store *s, const char *tool_id, const char *link,
 static int rs_learn_stats(rd_store *s, const char *tool_id, const char *signature_id,
                           int64_t now_ms, rd_learn_stats *out, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, st);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc == RD_OK)
         rc = check_signature_id(signature_id, true, st);
     if (rc != RD_OK)

@@ -23,13 +23,6 @@
 
 #include "store/redis_internal.h"
 
-int64_t rd_redis_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static size_t slot_of(const char *tool_id)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -68,7 +61,7 @@ static bool entry_holds(const redis_store *r, const cache_entry *e, int64_t now_
         *redis_now = now_ms;
         return now_ms < e->breaker.open_until_ms;
     }
-    int64_t left = e->local_deadline_ms - rd_redis_mono_ms();
+    int64_t left = e->local_deadline_ms - rd_clock_mono_ms();
     *redis_now = e->breaker.open_until_ms - left;
     return left > 0;
 }
@@ -220,12 +213,12 @@ static bool master_moved(redis_store *r, const redisContext *c)
  * timed-out read as a dead connection. */
 static void listen_until_lost(redis_store *r, redisContext *c)
 {
-    int64_t next_check = rd_redis_mono_ms() + RD_SENTINEL_CHECK_MS;
+    int64_t next_check = rd_clock_mono_ms() + RD_SENTINEL_CHECK_MS;
     while (!atomic_load(&r->stopping)) {
-        if (rd_redis_mono_ms() >= next_check) {
+        if (rd_clock_mono_ms() >= next_check) {
             if (master_moved(r, c))
                 return;
-            next_check = rd_redis_mono_ms() + RD_SENTINEL_CHECK_MS;
+            next_check = rd_clock_mono_ms() + RD_SENTINEL_CHECK_MS;
         }
         void *reply = NULL;
         if (redisGetReplyFromReader(c, &reply) != REDIS_OK)

@@ -9,6 +9,7 @@
 
 #include "core/retry.h"
 #include "store/redis.h"
+#include "core/clock.h"
 
 /* ---- scripts (redis_scripts.c) ---- */
 
@@ -156,7 +157,6 @@ void rd_redis_slot_give(conn_slot *slot);
 
 /* ---- local cache and event subscriber (redis_cache.c) ---- */
 
-int64_t rd_redis_mono_ms(void);
 void rd_redis_cache_init(redis_cache *c);
 void rd_redis_cache_destroy(redis_cache *c);
 /* A refusal from the cache: true and *out filled when tool_id is known OPEN. */

@@ -2,6 +2,7 @@
  * service's own around the primary store, the fallback answering while it
  * is open, and a health-check thread that closes it again. */
 #include "store/resilient.h"
+#include "core/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,13 +40,6 @@ static bool is_outage(int rc)
     return rc == RD_ERR_UNAVAILABLE || rc == RD_ERR_DEADLINE;
 }
 
-static int64_t unix_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Whether to try the primary for this call. */
 static bool use_primary(resilient_store *z)
 {
@@ -75,46 +69,10 @@ static void from_fallback(void)
 
 /* ---- the operations: primary first, fallback on an outage ---- */
 
-static int rz_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
-                    int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st)
-{
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->admit(z->primary, tool_id, p, now_ms, lease_ms, out, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->admit(z->fallback, tool_id, p, now_ms, lease_ms, out, st);
-}
-
-static int rz_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
-                     int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
-                     rd_store_result *out, rd_status *st)
-{
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->record(z->primary, tool_id, p, now_ms, outcome, permit_token,
-                                         out, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->record(z->fallback, tool_id, p, now_ms, outcome, permit_token, out,
-                                    st);
-}
-
-/* The fleet operations forward the same way: primary first, the fallback
- * on an outage. A budget, window or learning record kept in the fallback
- * during an outage is that replica's own (docs/FLEET.md). */
+/* Every operation but list, turn_read and evict (which need more care, see
+ * them) forwards the same way: the primary first, the fallback on an
+ * outage. State written to the fallback during an outage is this replica's
+ * own (docs/REDIS.md, docs/FLEET.md). */
 #define RZ_FORWARD(s, op, ...)                                                  \
     do {                                                                        \
         resilient_store *z_ = as_resilient(s);                                  \
@@ -130,6 +88,20 @@ static int rz_record(rd_store *s, const char *tool_id, const rd_breaker_policy *
         }                                                                       \
         return z_->fallback->ops->op(z_->fallback, __VA_ARGS__);                \
     } while (0)
+
+static int rz_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                    int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st)
+{
+    RZ_FORWARD(s, admit, tool_id, p, now_ms, lease_ms, out, st);
+}
+
+static int rz_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                     int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
+                     rd_store_result *out, rd_status *st)
+{
+    RZ_FORWARD(s, record, tool_id, p, now_ms, outcome, permit_token, out, st);
+}
+
 
 static int rz_record_call(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
                           int64_t now_ms, const rd_call_report *call, rd_store_result *out,
@@ -167,35 +139,13 @@ static int rz_learn_stats(rd_store *s, const char *tool_id, const char *signatur
 static int rz_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
                     int64_t ttl_ms, rd_store_result *out, rd_status *st)
 {
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->force(z->primary, tool_id, mode, now_ms, ttl_ms, out, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->force(z->fallback, tool_id, mode, now_ms, ttl_ms, out, st);
+    RZ_FORWARD(s, force, tool_id, mode, now_ms, ttl_ms, out, st);
 }
 
 static int rz_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
                   bool *found, rd_status *st)
 {
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->get(z->primary, tool_id, now_ms, out, found, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->get(z->fallback, tool_id, now_ms, out, found, st);
+    RZ_FORWARD(s, get, tool_id, now_ms, out, found, st);
 }
 
 typedef struct counting_visit {
@@ -236,54 +186,19 @@ static int rz_list(rd_store *s, int64_t now_ms, rd_store_visit visit, void *ctx,
 static int rz_claim_outcome(rd_store *s, const char *outcome_id, int64_t now_ms,
                             bool *duplicate, rd_status *st)
 {
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->claim_outcome(z->primary, outcome_id, now_ms, duplicate, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->claim_outcome(z->fallback, outcome_id, now_ms, duplicate, st);
+    RZ_FORWARD(s, claim_outcome, outcome_id, now_ms, duplicate, st);
 }
 
 static int rz_turn_append(rd_store *s, const char *turn_id, rd_trace_event *events, size_t n,
                           int64_t now_ms, int64_t *started_at_ms, rd_status *st)
 {
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->turn_append(z->primary, turn_id, events, n, now_ms,
-                                              started_at_ms, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->turn_append(z->fallback, turn_id, events, n, now_ms, started_at_ms,
-                                         st);
+    RZ_FORWARD(s, turn_append, turn_id, events, n, now_ms, started_at_ms, st);
 }
 
 static int rz_turn_touch(rd_store *s, const char *turn_id, int64_t now_ms,
                          int64_t *started_at_ms, rd_status *st)
 {
-    resilient_store *z = as_resilient(s);
-    if (use_primary(z)) {
-        int rc = z->primary->ops->turn_touch(z->primary, turn_id, now_ms, started_at_ms, st);
-        if (!is_outage(rc)) {
-            primary_answered(z);
-            return rc;
-        }
-        primary_failed(z);
-    } else {
-        from_fallback();
-    }
-    return z->fallback->ops->turn_touch(z->fallback, turn_id, now_ms, started_at_ms, st);
+    RZ_FORWARD(s, turn_touch, turn_id, now_ms, started_at_ms, st);
 }
 
 /* A turn unknown to the primary may have been written locally during an
@@ -329,7 +244,7 @@ static bool primary_healthy(resilient_store *z)
     rd_breaker b;
     bool found;
     rd_status st;
-    return z->primary->ops->get(z->primary, RD_RES_HEALTH_KEY, unix_ms(), &b, &found, &st) ==
+    return z->primary->ops->get(z->primary, RD_RES_HEALTH_KEY, rd_clock_unix_ms(), &b, &found, &st) ==
            RD_OK;
 }
 

@@ -158,6 +158,10 @@ struct rd_store {
     rd_store_limits limits;
 };
 
+/* The checks every backend applies to an id it is handed (tool, turn or
+ * outcome id): not empty, at most RD_ID_MAX bytes. */
+int rd_store_check_id(const char *field, const char *id, rd_status *st);
+
 /* The embedded default. Returns NULL when out of memory. */
 rd_store *rd_store_memory_new(const rd_store_limits *limits);
 

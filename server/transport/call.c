@@ -27,6 +27,7 @@
 #include "transport/codec.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
+#include "core/clock.h"
 
 typedef enum { TAG_REQUEST, TAG_SEND, TAG_RECV, TAG_CLOSE, TAG_STATUS, TAG_COUNT } tag_kind;
 
@@ -68,13 +69,6 @@ static int64_t monotonic_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-static int64_t unix_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static const rd_method *method_of(const rd_call *c)
@@ -381,7 +375,7 @@ static void scope_open(rpc_scope *s, rd_call *c)
     s->snap = c->snap ? c->snap : rd_live_config_acquire(svc->config);
     s->engine = (rd_engine){.config = s->snap->cfg, .store = svc->store};
     s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine,
-                      .ctx = {.now_ms = unix_ms(), .arena = &w->arena, .rng = &w->rng}};
+                      .ctx = {.now_ms = rd_clock_unix_ms(), .arena = &w->arena, .rng = &w->rng}};
 }
 
 static void scope_close(rpc_scope *s, rd_call *c)

@@ -1,0 +1,12 @@
+#include "store/store.h"
+
+#include <string.h>
+
+int rd_store_check_id(const char *field, const char *id, rd_status *st)
+{
+    if (!id || !id[0])
+        return rd_status_set(st, RD_ERR_INVALID, "%s: empty", field);
+    if (strnlen(id, RD_ID_MAX + 1) > RD_ID_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field, RD_ID_MAX);
+    return RD_OK;
+}
