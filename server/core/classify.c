@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/matcher.h"
+#include "core/trace.h"
 
 /* Retry hints above one hour are either bogus or useless to an agent turn. */
 #define RETRY_HINT_MAX_MS INT64_C(3600000)
@@ -339,6 +340,26 @@ static inline bool folds_to(const unsigned char *s, const char *lower, size_t n)
     return eq_fold_n(s, (const unsigned char *)lower, n);
 }
 
+/* Position of the next 'y' or 'Y' in m[from..len), or len. Most error
+ * text has none, so eight bytes are looked at a time: folded to lower case
+ * and xor'ed with "yyyyyyyy", a word has a zero byte where a 'y' was. */
+static size_t next_y(const unsigned char *m, size_t from, size_t len)
+{
+    const uint64_t ones = UINT64_C(0x0101010101010101), tops = UINT64_C(0x8080808080808080);
+    const uint64_t lower = UINT64_C(0x2020202020202020), ys = UINT64_C(0x7979797979797979);
+    size_t i = from;
+    for (; i < len && len - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, m + i, sizeof w);
+        uint64_t x = (w | lower) ^ ys;
+        if ((x - ones) & ~x & tops)
+            break;
+    }
+    while (i < len && (m[i] | 0x20) != 'y')
+        i++;
+    return i;
+}
+
 /* One pass over the text. Every trigger contains "try", at its start
  * ("try again in") or after "re" ("retry-after"), and 'y' is rare in
  * error text, so only the places around a "try" are compared. The answer
@@ -351,8 +372,8 @@ int64_t rd_retry_hint_from_text(const char *msg, size_t len)
     const unsigned char *m = (const unsigned char *)msg;
     size_t best = sizeof HINT_TRIGGERS / sizeof HINT_TRIGGERS[0];
     int64_t best_ms = 0;
-    for (size_t y = 2; y < len && best > 0; y++) {
-        if ((m[y] | 0x20) != 'y' || !folds_to(m + y - 2, "tr", 2))
+    for (size_t y = next_y(m, 2, len); y < len && best > 0; y = next_y(m, y + 1, len)) {
+        if (!folds_to(m + y - 2, "tr", 2))
             continue;
         if (y >= 4 && folds_to(m + y - 4, "re", 2))
             try_triggers_at(m, len, y - 4, &best, &best_ms);
@@ -435,71 +456,30 @@ typedef struct text_out {
     bool full;
 } text_out;
 
-static void put_whole(text_out *o, const char *s, size_t n)
-{
-    if (o->full)
-        return;
-    if (n > o->cap - 1 - o->len) {
-        o->full = true;
-        return;
-    }
-    memcpy(o->buf + o->len, s, n);
-    o->len += n;
-}
-
-/* ASCII text may be cut anywhere: every byte is a whole character. */
-static void put_ascii(text_out *o, const char *s)
-{
-    for (; *s && !o->full; s++)
-        put_whole(o, s, 1);
-}
-
-/* Length of the valid UTF-8 sequence at p, or 0 if the bytes there are not
- * one (overlong forms, surrogates and values past U+10FFFF included). */
-static size_t utf8_sequence_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t k;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-        k = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        k = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        k = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (n < k || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < k; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return k;
-}
-
 /* Caller bytes as valid UTF-8 without NULs: the result goes into a proto
  * string field and to a model, and both need valid text. */
 static void put_sanitized(text_out *o, const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < n && !o->full) {
-        size_t k = p[i] ? utf8_sequence_len(p + i, n - i) : 0;
-        if (k == 0) {
-            put_whole(o, REPLACEMENT_CHAR, sizeof REPLACEMENT_CHAR - 1);
-            i++;
-        } else {
-            put_whole(o, (const char *)p + i, k);
-            i += k;
-        }
+    if (o->full)
+        return;
+    size_t used;
+    o->len += rd_utf8_sanitize(o->buf + o->len, o->cap - 1 - o->len, s, n, REPLACEMENT_CHAR,
+                               sizeof REPLACEMENT_CHAR - 1, &used);
+    o->full = used < n;
+}
+
+/* The fixed lines: ASCII needs no check, and may be cut at any byte. */
+static void put_ascii(text_out *o, const char *s)
+{
+    if (o->full)
+        return;
+    size_t n = strlen(s), room = o->cap - 1 - o->len;
+    if (n > room) {
+        n = room;
+        o->full = true;
     }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
 }
 
 size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *error_type,

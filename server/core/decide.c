@@ -7,7 +7,6 @@
 #include "core/decide.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +241,60 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
     return classify_error(e, tool_id, err, ctx->now_ms, ctx->arena, out, NULL, NULL, st);
 }
 
+/* ---- texts without printf ---- */
+
+/* Details and reasons are written on every Decide; joining their pieces
+ * costs a fraction of formatting them with printf, for the same bytes. */
+
+typedef struct num_text {
+    char s[24]; /* "-9223372036854775808" and its NUL */
+} num_text;
+
+/* The decimal text of v (as printf's %d, %u or PRId64 writes it), in t. */
+static const char *num(num_text *t, int64_t v)
+{
+    char *p = t->s + sizeof t->s - 1;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    *p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--p = '-';
+    return p;
+}
+
+/* Writes the NULL-terminated parts one after another into buf, cut at
+ * cap - 1 bytes as snprintf cuts. Returns the length written. */
+static size_t join_parts(char *buf, size_t cap, const char *const *parts)
+{
+    size_t len = 0;
+    for (; *parts; parts++) {
+        size_t n = strlen(*parts);
+        if (n > cap - 1 - len)
+            n = cap - 1 - len;
+        memcpy(buf + len, *parts, n);
+        len += n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+/* The parts joined into a string in the arena, or NULL (out of memory). */
+static const char *arena_join(rd_arena *a, const char *const *parts)
+{
+    size_t len = 0;
+    for (const char *const *p = parts; *p; p++)
+        len += strlen(*p);
+    char *s = rd_arena_alloc(a, len + 1);
+    if (s)
+        join_parts(s, len + 1, parts);
+    return s;
+}
+
+#define ARENA_JOIN(a, ...) arena_join((a), (const char *const[]){__VA_ARGS__, NULL})
+
 /* ---- trace events ---- */
 
 /* Events of one call, in order. Grows in the arena; never hold a pointer to
@@ -253,10 +306,15 @@ typedef struct event_list {
     bool out_of_memory;
 } event_list;
 
+/* Room for the events of most answers at first (a RETRY has two, three
+ * after a timeout): an event is ~820 bytes and the arena zeroes them all. */
+#define EVENTS_FIRST_CAP 3
+
+/* Slots past n come zeroed from the arena and are written once each. */
 static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *tool_id)
 {
     if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
+        size_t cap = l->cap ? l->cap * 2 : EVENTS_FIRST_CAP;
         rd_trace_event *items = rd_arena_alloc(l->arena, cap * sizeof *items);
         if (!items) {
             l->out_of_memory = true;
@@ -268,26 +326,27 @@ static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *
         l->cap = cap;
     }
     rd_trace_event *ev = &l->items[l->n++];
-    memset(ev, 0, sizeof *ev);
     ev->type = type;
     rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
     return ev;
 }
 
-static void event_detail(rd_trace_event *ev, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void event_detail(rd_trace_event *ev, const char *fmt, ...)
+/* The detail joined from its pieces (see EVENT_DETAIL), cut and made safe
+ * like any trace text. */
+static void event_detail_of(rd_trace_event *ev, const char *const *parts)
 {
     char buf[RD_TRACE_TEXT_MAX * 2];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    size_t len = join_parts(buf, sizeof buf, parts);
     rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
+}
+
+#define EVENT_DETAIL(ev, ...) event_detail_of((ev), (const char *const[]){__VA_ARGS__, NULL})
+
+/* A ToolTimeout event's detail. */
+static void timeout_detail(rd_trace_event *ev, const char *tool_id, int64_t timeout_ms)
+{
+    num_text limit;
+    EVENT_DETAIL(ev, tool_id, " timed out (limit ", num(&limit, timeout_ms), " ms)");
 }
 
 /* An event about a failed attempt: the error text and what it means. */
@@ -328,10 +387,10 @@ static void note_transition(event_list *l, const char *tool_id, rd_breaker_trans
     rd_trace_event *ev;
     if (t == RD_TRANSITION_OPENED || t == RD_TRANSITION_REOPENED) {
         if ((ev = event_add(l, RD_EV_CIRCUIT_OPENED, tool_id)))
-            event_detail(ev, "Circuit breaker opened for %s", tool_id);
+            EVENT_DETAIL(ev, "Circuit breaker opened for ", tool_id);
     } else if (t == RD_TRANSITION_CLOSED) {
         if ((ev = event_add(l, RD_EV_CIRCUIT_CLOSED, tool_id)))
-            event_detail(ev, "Circuit breaker closed for %s", tool_id);
+            EVENT_DETAIL(ev, "Circuit breaker closed for ", tool_id);
     }
 }
 
@@ -378,7 +437,7 @@ typedef struct decide_call {
     uint32_t attempt;
     uint64_t permit_token;       /* the probe the caller holds, 0 = none */
     bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
-    rd_signature signature;      /* of the error, when learning follows it */
+    rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
 } decide_call;
 
@@ -507,10 +566,10 @@ static int try_alternative(decide_call *c, const char *why, bool *found)
         if (res.admission == RD_ADMIT_PROBE)
             c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
                                               res.permit_token);
-        c->out->reason = rd_arena_printf(c->ctx->arena, "%s: using alternative %s", why, alt);
+        c->out->reason = ARENA_JOIN(c->ctx->arena, why, ": using alternative ", alt);
         rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
         if (ev)
-            event_detail(ev, "Used alternative tool %s for %s", alt, c->in->tool_id);
+            EVENT_DETAIL(ev, "Used alternative tool ", alt, " for ", c->in->tool_id);
         *found = true;
         return RD_OK;
     }
@@ -523,7 +582,7 @@ static void act_fail_fast(decide_call *c)
     c->out->reason = "circuit open";
     rd_trace_event *ev = call_event(c, RD_EV_FAIL_FAST);
     if (ev)
-        event_detail(ev, "Circuit breaker open for %s: failing fast", c->in->tool_id);
+        EVENT_DETAIL(ev, "Circuit breaker open for ", c->in->tool_id, ": failing fast");
 }
 
 static int act_alternative_or_fail_fast(decide_call *c)
@@ -541,9 +600,9 @@ static void act_partial(decide_call *c, const char *reason, bool skipped)
     c->out->reason = reason;
     rd_trace_event *ev = call_event(c, RD_EV_TURN_TIMEOUT);
     if (ev)
-        event_detail(ev, "%s", reason);
+        EVENT_DETAIL(ev, reason);
     if (skipped && (ev = call_event(c, RD_EV_SKIPPED)))
-        event_detail(ev, "skipped: turn deadline reached");
+        EVENT_DETAIL(ev, "skipped: turn deadline reached");
 }
 
 static void act_give_up(decide_call *c, const char *reason)
@@ -552,7 +611,7 @@ static void act_give_up(decide_call *c, const char *reason)
     c->out->reason = reason;
     rd_trace_event *ev = call_event(c, RD_EV_GAVE_UP);
     if (ev)
-        event_detail(ev, "Gave up on %s: %s", c->in->tool_id, reason ? reason : "");
+        EVENT_DETAIL(ev, "Gave up on ", c->in->tool_id, ": ", safe_str(reason));
 }
 
 static void act_escalate(decide_call *c, const char *reason)
@@ -561,7 +620,7 @@ static void act_escalate(decide_call *c, const char *reason)
     c->out->reason = reason;
     rd_trace_event *ev = call_event(c, RD_EV_ESCALATED);
     if (ev)
-        event_detail(ev, "Escalated %s: %s", c->in->tool_id, reason ? reason : "");
+        EVENT_DETAIL(ev, "Escalated ", c->in->tool_id, ": ", safe_str(reason));
 }
 
 static void act_proceed(decide_call *c, const rd_store_result *res)
@@ -576,8 +635,8 @@ static void act_proceed(decide_call *c, const rd_store_result *res)
                                       res->permit_token);
     rd_trace_event *ev = call_event(c, RD_EV_CIRCUIT_HALF_OPENED);
     if (ev)
-        event_detail(ev, "Circuit breaker half-open for %s: probe permit granted",
-                     c->in->tool_id);
+        EVENT_DETAIL(ev, "Circuit breaker half-open for ", c->in->tool_id,
+                     ": probe permit granted");
 }
 
 /* Said in a retry's reason when the failure streak alone would have opened
@@ -586,25 +645,30 @@ static const char *quorum_note(const decide_call *c)
 {
     if (!c->held_by_quorum)
         return "";
-    const char *note = rd_arena_printf(
-        c->ctx->arena, " (breaker held closed: failures from fewer than %u executors)",
-        c->cfg->breaker.quorum_min_executors);
+    num_text quorum;
+    const char *note = ARENA_JOIN(c->ctx->arena,
+                                  " (breaker held closed: failures from fewer than ",
+                                  num(&quorum, c->cfg->breaker.quorum_min_executors),
+                                  " executors)");
     return note ? note : "";
 }
 
 static void act_retry(decide_call *c, int64_t delay_ms)
 {
     uint32_t max = c->cfg->retry.max_attempts;
+    num_text attempt, retries, delay;
+    const char *attempt_text = num(&attempt, c->attempt);
+    const char *retries_text = num(&retries, max > 0 ? max - 1 : 0);
     c->out->action = RD_ACTION_RETRY;
     c->out->delay_ms = delay_ms;
-    c->out->reason = rd_arena_printf(c->ctx->arena, "transient error: retry %u of %u%s",
-                                     c->attempt, max > 0 ? max - 1 : 0, quorum_note(c));
+    c->out->reason = ARENA_JOIN(c->ctx->arena, "transient error: retry ", attempt_text, " of ",
+                                retries_text, quorum_note(c));
     rd_trace_event *ev = call_event(c, RD_EV_RETRY);
     if (!ev)
         return;
     ev->retry_count = c->attempt;
-    event_detail(ev, "retry %u of %u after %" PRId64 " ms", c->attempt,
-                 max > 0 ? max - 1 : 0, delay_ms);
+    EVENT_DETAIL(ev, "retry ", attempt_text, " of ", retries_text, " after ",
+                 num(&delay, delay_ms), " ms");
 }
 
 /* ---- cascades ---- */
@@ -653,9 +717,9 @@ static void cascade_event(decide_call *c, const rd_cascade_step *step)
     if (!ev)
         return;
     if (step->action == RD_CASCADE_USE_DEFAULT)
-        event_detail(ev, "Used default value for %s", step->tool_id);
+        EVENT_DETAIL(ev, "Used default value for ", step->tool_id);
     else
-        event_detail(ev, "%s", step->reason);
+        EVENT_DETAIL(ev, step->reason);
 }
 
 static int add_cascade(decide_call *c)
@@ -735,20 +799,19 @@ static void error_events(decide_call *c, const rd_classification *cl)
     if (cl->kind == RD_KIND_TIMEOUT && (ev = call_event(c, RD_EV_TOOL_TIMEOUT))) {
         event_error(ev, c->in->error, cl);
         ev->timeout_ms = c->cfg->timeout_ms;
-        event_detail(ev, "%s timed out (limit %" PRId64 " ms)", c->in->tool_id,
-                     c->cfg->timeout_ms);
+        timeout_detail(ev, c->in->tool_id, c->cfg->timeout_ms);
     }
     if ((ev = call_event(c, RD_EV_TOOL_ERROR))) {
         event_error(ev, c->in->error, cl);
-        event_detail(ev, "%s error (%s, rule %s)", rd_retryability_name(cl->retryability),
-                     rd_category_name(cl->category), safe_str(cl->rule_id));
+        EVENT_DETAIL(ev, rd_retryability_name(cl->retryability), " error (",
+                     rd_category_name(cl->category), ", rule ", safe_str(cl->rule_id), ")");
     }
 }
 
 static int decide_permanent(decide_call *c, const rd_classification *cl)
 {
-    const char *why = rd_arena_printf(c->ctx->arena, "permanent error: %s",
-                                      rd_category_name(cl->category));
+    const char *why = ARENA_JOIN(c->ctx->arena, "permanent error: ",
+                                 rd_category_name(cl->category));
     bool found;
     int rc = try_alternative(c, why, &found);
     if (rc == RD_OK && !found)
@@ -782,8 +845,8 @@ static int retry_as_probe(decide_call *c, int64_t delay_ms)
                                           res.permit_token);
         rd_trace_event *ev = call_event(c, RD_EV_CIRCUIT_HALF_OPENED);
         if (ev)
-            event_detail(ev, "Circuit breaker half-open for %s: probe permit granted",
-                         c->in->tool_id);
+            EVENT_DETAIL(ev, "Circuit breaker half-open for ", c->in->tool_id,
+                         ": probe permit granted");
     }
     act_retry(c, delay_ms);
     return RD_OK;
@@ -814,17 +877,17 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
     rd_breaker_status status = rd_breaker_status_at(&c->breaker, c->ctx->now_ms);
     if (status == RD_BREAKER_OPEN)
         return act_alternative_or_fail_fast(c);
+    num_text limit;
     if (c->attempt >= retry->max_attempts) {
-        act_give_up(c, rd_arena_printf(c->ctx->arena, "max attempts (%u) reached",
-                                       retry->max_attempts));
+        act_give_up(c, ARENA_JOIN(c->ctx->arena, "max attempts (",
+                                  num(&limit, retry->max_attempts), ") reached"));
         return RD_OK;
     }
     int64_t delay = retry_delay(c, cl);
     if (c->in->elapsed_ms + delay >= retry->max_total_time_ms) {
-        act_give_up(c, rd_arena_printf(c->ctx->arena,
-                                       "max total retry time (%" PRId64
-                                       " ms) would be exceeded",
-                                       retry->max_total_time_ms));
+        act_give_up(c, ARENA_JOIN(c->ctx->arena, "max total retry time (",
+                                  num(&limit, retry->max_total_time_ms),
+                                  " ms) would be exceeded"));
         return RD_OK;
     }
     if (c->budget.known && delay >= c->budget.remaining_ms) {
@@ -845,7 +908,7 @@ static int decide_failure(decide_call *c)
 {
     rd_classify_result *cr = &c->out->classification;
     int rc = classify_error(c->e, c->in->tool_id, c->in->error, c->ctx->now_ms, c->ctx->arena,
-                            cr, &c->signature, &c->signature_tracked, c->st);
+                            cr, c->signature, &c->signature_tracked, c->st);
     if (rc != RD_OK)
         return rc;
     c->out->has_classification = true;
@@ -899,7 +962,7 @@ static int learn_after_failure(decide_call *c)
     if (settle == RD_LEARN_KEEP && !follow)
         return RD_OK;
     return e->store->ops->learn_link(e->store, c->in->tool_id, link,
-                                     follow ? c->signature.id : "", settle, c->ctx->now_ms,
+                                     follow ? c->signature->id : "", settle, c->ctx->now_ms,
                                      c->st);
 }
 
@@ -907,10 +970,12 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
                      rd_decision *out, rd_status *st)
 {
     *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = ""};
+    rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
         .events = {.arena = ctx->arena},
         .attempt = in->attempt > 0 ? in->attempt : 1,
+        .signature = &signature,
     };
     int rc = validate_decide(e, in, st);
     if (rc == RD_OK)
@@ -949,10 +1014,12 @@ static void success_events(event_list *l, const rd_outcome_input *in)
 {
     rd_trace_event *ev;
     if (in->attempt > 1) {
+        num_text attempt;
         if ((ev = event_add(l, RD_EV_RETRY_SUCCEEDED, in->tool_id)))
-            event_detail(ev, "%s succeeded on retry (attempt %u)", in->tool_id, in->attempt);
+            EVENT_DETAIL(ev, in->tool_id, " succeeded on retry (attempt ",
+                         num(&attempt, in->attempt), ")");
     } else if ((ev = event_add(l, RD_EV_TOOL_SUCCEEDED, in->tool_id))) {
-        event_detail(ev, "%s succeeded", in->tool_id);
+        EVENT_DETAIL(ev, in->tool_id, " succeeded");
     }
     if (ev) {
         ev->executed = true;
@@ -969,13 +1036,13 @@ static void failure_events(event_list *l, const rd_outcome_input *in,
         event_error(ev, in->error, cl);
         ev->timeout_ms = timeout_ms;
         ev->retry_count = retries;
-        event_detail(ev, "%s timed out (limit %" PRId64 " ms)", in->tool_id, timeout_ms);
+        timeout_detail(ev, in->tool_id, timeout_ms);
     }
     if ((ev = event_add(l, RD_EV_TOOL_FAILED, in->tool_id))) {
         event_error(ev, in->error, cl);
         ev->retry_count = retries;
-        event_detail(ev, "%s failed: %s error (%s)", in->tool_id,
-                     rd_retryability_name(cl->retryability), rd_category_name(cl->category));
+        EVENT_DETAIL(ev, in->tool_id, " failed: ", rd_retryability_name(cl->retryability),
+                     " error (", rd_category_name(cl->category), ")");
     }
 }
 

@@ -50,10 +50,7 @@ const char *rd_action_name(rd_action a)
 
 /* ---- UTF-8 safe text ---- */
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
- * no surrogates, nothing above U+10FFFF), or 0 when the byte at s does not
- * start one. NUL is treated as ill-formed: it cannot live in a C string. */
-static size_t utf8_sequence_len(const unsigned char *s, size_t avail)
+size_t rd_utf8_char_len(const unsigned char *s, size_t avail)
 {
     unsigned char c = s[0];
     if (c == 0)
@@ -87,36 +84,68 @@ static size_t utf8_sequence_len(const unsigned char *s, size_t avail)
     return len;
 }
 
-void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
+/* Bytes 1..127 at the start of s[0..n). Most error text is plain ASCII,
+ * so it is measured eight bytes at a time: a word is clean when no byte
+ * has its top bit set and none borrows when 1 is taken from each. */
+static size_t ascii_run(const unsigned char *s, size_t n)
 {
-    if (!dst || cap == 0)
-        return;
-    const unsigned char *s = (const unsigned char *)(src ? src : "");
-    if (!src)
-        len = 0;
+    const uint64_t ones = UINT64_C(0x0101010101010101), tops = UINT64_C(0x8080808080808080);
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, sizeof w);
+        if (((w - ones) | w) & tops)
+            break;
+    }
+    while (i < n && s[i] - 1u < 0x7Fu)
+        i++;
+    return i;
+}
+
+size_t rd_utf8_valid_len(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        i += ascii_run(p + i, len - i);
+        size_t seq = i < len ? rd_utf8_char_len(p + i, len - i) : 0;
+        if (seq == 0)
+            break;
+        i += seq;
+    }
+    return i;
+}
+
+size_t rd_utf8_sanitize(char *dst, size_t room, const char *src, size_t len, const char *repl,
+                        size_t repl_len, size_t *used)
+{
+    const unsigned char *s = (const unsigned char *)src;
     size_t out = 0, i = 0;
     while (i < len) {
-        /* Runs of ASCII (bytes 1..127, most error text) in one copy. */
-        size_t run = 0, room = cap - 1 - out;
-        while (run < len - i && run < room && s[i + run] - 1u < 0x7Fu)
-            run++;
+        size_t run = ascii_run(s + i, len - i < room - out ? len - i : room - out);
         if (run) {
             memcpy(dst + out, s + i, run);
             out += run;
             i += run;
             continue;
         }
-        size_t seq = utf8_sequence_len(s + i, len - i);
-        size_t width = seq ? seq : 1; /* an invalid byte becomes one '?' */
-        if (out + width > cap - 1)
+        size_t seq = rd_utf8_char_len(s + i, len - i);
+        size_t width = seq ? seq : repl_len;
+        if (width > room - out)
             break; /* never split a character */
-        if (seq)
-            memcpy(dst + out, s + i, seq);
-        else
-            dst[out] = '?';
+        memcpy(dst + out, seq ? (const char *)s + i : repl, width);
         out += width;
-        i += width;
+        i += seq ? seq : 1;
     }
+    *used = i;
+    return out;
+}
+
+void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
+{
+    if (!dst || cap == 0)
+        return;
+    size_t used, out = src ? rd_utf8_sanitize(dst, cap - 1, src, len, "?", 1, &used) : 0;
     dst[out] = '\0';
 }
 

@@ -12,6 +12,24 @@ const char *rd_action_name(rd_action a);         /* "retry", "fail_fast", ... */
  * replacing NUL bytes, so stored text is always valid for the wire. */
 void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len);
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
+ * no surrogates, nothing above U+10FFFF; avail bytes readable), or 0 when
+ * the byte at s does not start one. NUL counts as ill-formed. */
+size_t rd_utf8_char_len(const unsigned char *s, size_t avail);
+
+/* Length of the longest prefix of s[0..len) that is well-formed UTF-8
+ * without NULs (len when all of it is). */
+size_t rd_utf8_valid_len(const char *s, size_t len);
+
+/* The one rule for caller text that must become valid UTF-8 without NULs
+ * (trace text, the text for the model): src[0..len) is written to dst,
+ * at most `room` bytes and no terminator, with each NUL or ill-formed byte
+ * replaced by repl[0..repl_len). Stops at the first character or
+ * replacement that does not fit whole. Returns the bytes written;
+ * *used receives how many bytes of src were consumed (len when all). */
+size_t rd_utf8_sanitize(char *dst, size_t room, const char *src, size_t len, const char *repl,
+                        size_t repl_len, size_t *used);
+
 /* "2025-11-05T10:30:45.123Z" into buf (at least 32 bytes). */
 void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms);
 

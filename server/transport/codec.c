@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/classify.h"
+#include "core/trace.h"
 
 /* The core's enums mirror the proto's numbering, so conversion is a cast
  * once the value is known to be in range. These checks keep it honest. */
@@ -31,28 +32,6 @@ ProtobufCAllocator rd_codec_allocator(rd_arena *arena)
 
 /* ---- validation helpers ---- */
 
-static bool utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s, *end = p + len;
-    while (p < end) {
-        if (*p < 0x80) { p++; continue; }
-        size_t n = (*p & 0xE0) == 0xC0 ? 2 : (*p & 0xF0) == 0xE0 ? 3 : (*p & 0xF8) == 0xF0 ? 4 : 0;
-        if (n == 0 || (size_t)(end - p) < n)
-            return false;
-        if (n == 2 && *p < 0xC2)
-            return false; /* overlong */
-        for (size_t i = 1; i < n; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-        if (n == 3 && ((*p == 0xE0 && p[1] < 0xA0) || (*p == 0xED && p[1] >= 0xA0)))
-            return false; /* overlong or surrogate */
-        if (n == 4 && ((*p == 0xF0 && p[1] < 0x90) || *p > 0xF4 || (*p == 0xF4 && p[1] >= 0x90)))
-            return false;
-        p += n;
-    }
-    return true;
-}
-
 static int check_text(const char *s, const char *field, size_t max, bool required, rd_status *st)
 {
     size_t len = strlen(s);
@@ -60,7 +39,7 @@ static int check_text(const char *s, const char *field, size_t max, bool require
         return rd_status_set(st, RD_ERR_INVALID, "%s: required", field);
     if (len > max)
         return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %zu bytes", field, max);
-    if (!utf8_valid(s, len))
+    if (rd_utf8_valid_len(s, len) != len)
         return rd_status_set(st, RD_ERR_INVALID, "%s: not valid UTF-8", field);
     return RD_OK;
 }
@@ -317,14 +296,26 @@ Recovery__V1__BreakerState *rd_codec_breaker_state_out(rd_arena *a, const rd_bre
     return breaker_out(a, v);
 }
 
-static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, const rd_trace_event *e)
+/* The timestamp text of e, reusing the previous event's when the instant is
+ * the same (every event of one Decide answer shares it). */
+static char *timestamp_out(rd_arena *a, const rd_trace_event *e, const rd_trace_event *prev,
+                           char *prev_ts)
+{
+    if (prev && prev_ts && prev->timestamp_ms == e->timestamp_ms)
+        return prev_ts;
+    char *ts = rd_arena_alloc(a, 40);
+    if (ts)
+        rd_format_rfc3339(ts, 40, e->timestamp_ms);
+    return ts;
+}
+
+static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, const rd_trace_event *e,
+                                           char *ts)
 {
     Recovery__V1__TraceEvent *t = ARENA_NEW(a, Recovery__V1__TraceEvent,
                                            RECOVERY__V1__TRACE_EVENT__INIT);
-    char *ts = rd_arena_alloc(a, 40);
     if (!t || !ts)
         return NULL;
-    rd_format_rfc3339(ts, 40, e->timestamp_ms);
     t->event_type = wire_str(rd_event_type_name(e->type));
     t->tool_id = (char *)e->tool_id;
     t->turn_id = wire_str(turn_id);
@@ -346,9 +337,12 @@ static Recovery__V1__TraceEvent **events_out(rd_arena *a, const char *turn_id,
     Recovery__V1__TraceEvent **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
     if (!out)
         return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (!(out[i] = event_out(a, turn_id, &ev[i])))
+    for (size_t i = 0; i < n; i++) {
+        const rd_trace_event *prev = i ? &ev[i - 1] : NULL;
+        char *ts = timestamp_out(a, &ev[i], prev, prev ? out[i - 1]->timestamp : NULL);
+        if (!(out[i] = event_out(a, turn_id, &ev[i], ts)))
             return NULL;
+    }
     return out;
 }
 

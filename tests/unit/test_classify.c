@@ -20,6 +20,7 @@
 #include "core/classify.h"
 #include "core/err.h"
 #include "core/matcher.h"
+#include "mixed_text.h"
 
 #ifndef RD_SOURCE_DIR
 #define RD_SOURCE_DIR "."
@@ -480,6 +481,21 @@ static void test_retry_hint_respects_length(void **state)
         (void)hint_exact(s, n);
 }
 
+/* The 'y' of a trigger at every offset of the eight-byte words the scan
+ * looks at, in either case, with other 'y's and non-ASCII bytes before it. */
+static void test_retry_hint_at_every_offset(void **state)
+{
+    const char *forms[] = {"Retry-After: 3", "TRY AGAIN IN 3s", "yY \xC3\xBF retry in 3s"};
+    for (size_t f = 0; f < sizeof forms / sizeof *forms; f++)
+        for (size_t pad = 0; pad < 24; pad++) {
+            char text[64];
+            memset(text, pad % 2 ? 'x' : '\xD9', pad);
+            strcpy(text + pad, forms[f]);
+            assert_int_equal(hint_exact(text, strlen(text)), 3000);
+            assert_int_equal(hint_exact(text, strlen(text) - 2), 0); /* number cut off */
+        }
+}
+
 static void test_executed_map_for_every_kind(void **state)
 {
     assert_false(rd_kind_executed(RD_KIND_UNKNOWN_TOOL));
@@ -619,6 +635,74 @@ static void test_llm_message_replaces_nul_and_invalid_utf8(void **state)
     assert_non_null(strstr(buf, "Message: a\xEF\xBF\xBD"
                                 "b\xEF\xBF\xBD\xEF\xBF\xBD"
                                 "c\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\n"));
+}
+
+/* The text for the model as it was built before the ASCII-run fast path:
+ * one character at a time, each piece whole or not at all, nothing after
+ * the first piece that does not fit. */
+typedef struct ref_out {
+    char *buf;
+    size_t cap, len;
+    bool full;
+} ref_out;
+
+static void ref_put(ref_out *o, const char *s, size_t n)
+{
+    if (o->full || n > o->cap - 1 - o->len) {
+        o->full = true;
+        return;
+    }
+    memcpy(o->buf + o->len, s, n);
+    o->len += n;
+}
+
+static void ref_put_text(ref_out *o, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && !o->full;) {
+        size_t k = ref_utf8_char_len((const unsigned char *)s + i, n - i);
+        ref_put(o, k ? s + i : "\xEF\xBF\xBD", k ? k : 3);
+        i += k ? k : 1;
+    }
+}
+
+static size_t ref_llm_message(char *buf, size_t cap, const char *tool, const char *type,
+                              const char *msg, size_t msg_len)
+{
+    ref_out o = {buf, cap, 0, false};
+    const char *parts[] = {"Tool Execution Failed\nTool: ", tool, "\nError Type: ", type,
+                           "\nMessage: "};
+    for (size_t i = 0; i < 5; i++)
+        ref_put_text(&o, parts[i], strlen(parts[i]));
+    ref_put_text(&o, msg, msg_len);
+    const char *tail = "\n\nThe tool failed and cannot be used for this request.";
+    ref_put_text(&o, tail, strlen(tail));
+    buf[o.len] = '\0';
+    return o.len;
+}
+
+/* The fast path gives the reference's bytes for mixed ASCII, UTF-8,
+ * ill-formed and control input, whatever the buffer size. */
+static void test_llm_message_matches_reference(void **state)
+{
+    mixed_rng rng = {UINT64_C(0xD1B54A32D192ED03)};
+    for (int round = 0; round < 150; round++) {
+        char tool[24], type[24], text[160];
+        tool[mixed_text(&rng, tool, sizeof tool - 1)] = '\0';
+        type[mixed_text(&rng, type, sizeof type - 1)] = '\0';
+        size_t len = mixed_text(&rng, text, sizeof text);
+        char *msg = malloc(len ? len : 1); /* exactly len bytes, for ASan */
+        assert_non_null(msg);
+        memcpy(msg, text, len);
+        char want[1024], got[1024];
+        size_t full = ref_llm_message(want, sizeof want, tool, type, msg, len);
+        for (size_t cap = 1; cap <= full + 2; cap++) {
+            size_t m = ref_llm_message(want, cap, tool, type, msg, len);
+            size_t n = rd_llm_message(got, cap, tool, type, msg, len);
+            assert_int_equal(n, m);
+            assert_memory_equal(got, want, n + 1);
+        }
+        free(msg);
+    }
 }
 
 /* Heap block of exactly len bytes: ASan catches any over-read. */
@@ -1581,11 +1665,13 @@ int main(void)
         cmocka_unit_test(test_retry_hint_forms),
         cmocka_unit_test(test_retry_hint_absent_or_unparseable),
         cmocka_unit_test(test_retry_hint_respects_length),
+        cmocka_unit_test(test_retry_hint_at_every_offset),
         cmocka_unit_test(test_executed_map_for_every_kind),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_llm_message_exact_text),
         cmocka_unit_test(test_llm_message_truncates_on_character_boundary),
         cmocka_unit_test(test_llm_message_replaces_nul_and_invalid_utf8),
+        cmocka_unit_test(test_llm_message_matches_reference),
         cmocka_unit_test(test_hostile_messages),
         cmocka_unit_test(test_64k_messages),
         cmocka_unit_test(test_mixed_rules_refine_structured_signals),

@@ -1,6 +1,7 @@
 /* The decision engine over the in-memory store, with an injected clock and a
  * seeded random source: the scenarios of 003 sections 2 to 7 as the core
  * sees them. Configuration: tests/unit/fixtures/decide/. */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "config/config.h"
 #include "core/arena.h"
+#include "core/classify.h"
 #include "core/decide.h"
 #include "core/err.h"
 #include "store/store.h"
@@ -803,6 +805,70 @@ static void test_record_outcome_events(void **state)
     assert_int_equal(breaker_of(f, "hotel_search").consecutive_failures, 1);
 }
 
+/* ---- texts: the same bytes as the printf forms they replaced ---- */
+
+static void printf_detail(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A detail as printf wrote it, then cut and made safe like any trace text. */
+static void printf_detail(char *out, size_t cap, const char *fmt, ...)
+{
+    char buf[RD_TRACE_TEXT_MAX * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    rd_trace_copy_text(out, cap, buf, len);
+}
+
+static void assert_detail(const rd_decision *d, rd_event_type type, const char *tool,
+                          const char *want)
+{
+    assert_string_equal(event_of(d, type, tool)->detail, want);
+}
+
+/* A tool id whose details run past the 255-byte cut, with a 2- and a
+ * 3-byte character where the cut falls; the largest attempt number. */
+static void test_texts_match_printf_forms(void **state)
+{
+    fixture *f = *state;
+    char tool[RD_ID_MAX + 1], want[RD_TRACE_TEXT_MAX], reason[128];
+    memset(tool, 'x', 226);
+    strcpy(tool + 226, "\xC3\xA9\xE2\x82\xAC_flight");
+    rd_tool_error err = timeout_error();
+    rd_decision d = fail_once(f, tool, &err, 1, 0);
+    const rd_classification *c = &d.classification.classification;
+    printf_detail(want, sizeof want, "%s timed out (limit %" PRId64 " ms)", tool, (int64_t)30000);
+    assert_detail(&d, RD_EV_TOOL_TIMEOUT, tool, want);
+    printf_detail(want, sizeof want, "%s error (%s, rule %s)",
+                  rd_retryability_name(c->retryability), rd_category_name(c->category), c->rule_id);
+    assert_detail(&d, RD_EV_TOOL_ERROR, tool, want);
+    printf_detail(want, sizeof want, "retry %u of %u after %" PRId64 " ms", 1u, 4u, d.delay_ms);
+    assert_detail(&d, RD_EV_RETRY, tool, want);
+    snprintf(reason, sizeof reason, "transient error: retry %u of %u%s", 1u, 4u, "");
+    assert_string_equal(d.reason, reason);
+
+    d = fail_once(f, tool, &err, UINT32_MAX, 0);
+    snprintf(reason, sizeof reason, "max attempts (%u) reached", 5u);
+    assert_string_equal(d.reason, reason);
+    printf_detail(want, sizeof want, "Gave up on %s: %s", tool, reason);
+    assert_detail(&d, RD_EV_GAVE_UP, tool, want);
+
+    for (int i = 0; i < 3; i++) /* the fifth failure opens the breaker */
+        d = fail_once(f, tool, &err, 1, 0);
+    printf_detail(want, sizeof want, "Circuit breaker opened for %s", tool);
+    assert_detail(&d, RD_EV_CIRCUIT_OPENED, tool, want);
+    printf_detail(want, sizeof want, "Circuit breaker open for %s: failing fast", tool);
+    assert_detail(&d, RD_EV_FAIL_FAST, tool, want);
+
+    rd_outcome_input ok = outcome("flight_search", true, UINT32_MAX);
+    rd_outcome_result r = record_ok(f, &ok);
+    printf_detail(want, sizeof want, "%s succeeded on retry (attempt %u)", "flight_search",
+                  UINT32_MAX);
+    assert_string_equal(r.trace[0].detail, want);
+}
+
 /* 004 decision B through the engine: a tool that never ran does not make
  * the turn a success; a tool that timed out did run. */
 static void test_turn_failed_by_executed_kind(void **state)
@@ -988,6 +1054,7 @@ int main(void)
         T(test_duplicate_outcome_in_decide),
         T(test_duplicate_outcome_in_record_outcome),
         T(test_record_outcome_events),
+        T(test_texts_match_printf_forms),
         T(test_turn_failed_by_executed_kind),
         T(test_malformed_permit_rejected),
         T(test_permit_format_and_parse),

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -11,6 +12,7 @@
 #include "core/arena.h"
 #include "core/err.h"
 #include "core/trace.h"
+#include "mixed_text.h"
 
 /* ---- names ---- */
 
@@ -90,6 +92,64 @@ static void test_zero_capacity_untouched(void **state)
     assert_int_equal(buf[0], 'k');
     rd_trace_copy_text(buf, 1, "abc", 3);
     assert_string_equal(buf, "");
+}
+
+/* The ASCII-run fast path against the per-character reference, on mixed
+ * text in heap blocks of exactly its length (ASan sees any over-read), for
+ * every room from none to more than enough, with both replacements in use. */
+static void check_sanitize_against_reference(const char *src, size_t len, const char *repl)
+{
+    size_t repl_len = strlen(repl);
+    char got[512], want[512];
+    for (size_t room = 0; room <= 3 * len + 4 && room < sizeof got; room++) {
+        memset(got, 'Z', sizeof got);
+        size_t used_got, used_want;
+        size_t n = rd_utf8_sanitize(got, room, src, len, repl, repl_len, &used_got);
+        size_t m = ref_utf8_sanitize(want, room, src, len, repl, repl_len, &used_want);
+        assert_int_equal(n, m);
+        assert_int_equal(used_got, used_want);
+        assert_memory_equal(got, want, n);
+        assert_int_equal(got[room], 'Z'); /* nothing written past room */
+    }
+}
+
+static void test_sanitize_matches_reference(void **state)
+{
+    mixed_rng rng = {UINT64_C(0x9E3779B97F4A7C15)};
+    for (int round = 0; round < 400; round++) {
+        char text[120];
+        size_t len = mixed_text(&rng, text, sizeof text);
+        char *src = malloc(len ? len : 1);
+        assert_non_null(src);
+        memcpy(src, text, len);
+        check_sanitize_against_reference(src, len, "?");
+        check_sanitize_against_reference(src, len, "\xEF\xBF\xBD");
+
+        size_t valid = 0;
+        while (valid < len && ref_utf8_char_len((const unsigned char *)src + valid, len - valid))
+            valid += ref_utf8_char_len((const unsigned char *)src + valid, len - valid);
+        assert_int_equal(rd_utf8_valid_len(src, len), valid);
+
+        char copy[64], want[64];
+        size_t used;
+        rd_trace_copy_text(copy, sizeof copy, src, len);
+        want[ref_utf8_sanitize(want, sizeof want - 1, src, len, "?", 1, &used)] = '\0';
+        assert_string_equal(copy, want);
+        free(src);
+    }
+}
+
+/* Every byte value as a lone byte and as the start of each longer form. */
+static void test_char_len_every_lead_byte(void **state)
+{
+    unsigned char s[4];
+    for (int c = 0; c < 256; c++)
+        for (int tail = 0x00; tail <= 0xFF; tail += 0x10) {
+            s[0] = (unsigned char)c;
+            s[1] = s[2] = s[3] = (unsigned char)tail;
+            for (size_t avail = 1; avail <= 4; avail++)
+                assert_int_equal(rd_utf8_char_len(s, avail), ref_utf8_char_len(s, avail));
+        }
 }
 
 /* ---- timestamps ---- */
@@ -272,6 +332,8 @@ int main(void)
         cmocka_unit_test(test_nul_bytes_replaced),
         cmocka_unit_test(test_invalid_utf8_replaced),
         cmocka_unit_test(test_zero_capacity_untouched),
+        cmocka_unit_test(test_sanitize_matches_reference),
+        cmocka_unit_test(test_char_len_every_lead_byte),
         cmocka_unit_test(test_rfc3339_known_instants),
         cmocka_unit_test_setup_teardown(test_summary_partial_results_sentence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_all_buckets, setup, teardown),
