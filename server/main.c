@@ -39,6 +39,7 @@
 #include "ops/store_follow.h"
 #include "ops/watch.h"
 #include "store/factory.h"
+#include "store/redis.h"
 #include "store/resilient.h"
 #include "transport/server.h"
 #include "core/clock.h"
@@ -116,6 +117,13 @@ static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, 
  * reports degraded or errors. */
 static void sync_store_health(runtime *rt)
 {
+    rd_redis_stats redis;
+    if (rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis))
+        rd_metrics_set_shared_store(rt->svc.metrics, &(rd_shared_store_counts){
+                                                         .cache_answers = redis.cache_hits,
+                                                         .outcomes_batched = redis.deferred,
+                                                         .outcomes_dropped = redis.deferred_dropped,
+                                                     });
     bool degraded = rd_store_degraded(rt->svc.store);
     uint64_t errors = rd_store_error_count(rt->svc.store);
     for (; rt->store_errors < errors; rt->store_errors++)

@@ -163,6 +163,8 @@ typedef struct rd_redis_config {
     size_t n_sentinels;
     char *master_name;           /* NULL unless sentinels are given */
     int64_t probe_interval_ms;
+    int64_t closed_cache_ms;     /* 0 = every admission check asks Redis */
+    int64_t outcome_batch_ms;    /* 0 = every success is recorded at once */
 } rd_redis_config;
 
 typedef struct rd_store_config {

@@ -27,6 +27,8 @@ int rd_config_ops_defaults(rd_config *cfg)
     r->command_timeout_ms = 50;
     r->connect_timeout_ms = 200;
     r->probe_interval_ms = 500;
+    r->closed_cache_ms = 250;
+    r->outcome_batch_ms = 5;
     return cfg->metrics.listen && r->address && r->key_prefix ? RD_OK : RD_ERR_NOMEM;
 }
 
@@ -294,7 +296,8 @@ static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, rd_redis_confi
 
 static const char *const REDIS_KEYS[] = {
     "address", "password_file", "password_env", "db", "key_prefix", "command_timeout_ms",
-    "connect_timeout_ms", "sentinels", "master_name", "probe_interval_ms", NULL};
+    "connect_timeout_ms", "sentinels", "master_name", "probe_interval_ms", "closed_cache_ms",
+    "outcome_batch_ms", NULL};
 
 static int parse_redis_values(const rd_yctx *c, const rd_ynode *map, rd_redis_config *r)
 {
@@ -319,6 +322,10 @@ static int parse_redis_values(const rd_yctx *c, const rd_ynode *map, rd_redis_co
         rc = rd_yget_int(c, map, path, "connect_timeout_ms", 1, 60000, &r->connect_timeout_ms);
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, path, "probe_interval_ms", 10, 600000, &r->probe_interval_ms);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "closed_cache_ms", 0, 10000, &r->closed_cache_ms);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "outcome_batch_ms", 0, 1000, &r->outcome_batch_ms);
     return rc;
 }
 

@@ -75,6 +75,8 @@ struct rd_metrics {
 
     atomic_uint_fast64_t store_errors;
     atomic_bool degraded;
+    atomic_bool shared_store;            /* the counters below were set */
+    atomic_uint_fast64_t shared_cache_answers, shared_batched, shared_dropped;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
 };
@@ -303,6 +305,16 @@ void rd_metrics_set_degraded(rd_metrics *m, bool degraded)
 {
     if (m)
         atomic_store_explicit(&m->degraded, degraded, memory_order_relaxed);
+}
+
+void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c)
+{
+    if (!m)
+        return;
+    atomic_store_explicit(&m->shared_cache_answers, c->cache_answers, memory_order_relaxed);
+    atomic_store_explicit(&m->shared_batched, c->outcomes_batched, memory_order_relaxed);
+    atomic_store_explicit(&m->shared_dropped, c->outcomes_dropped, memory_order_relaxed);
+    atomic_store_explicit(&m->shared_store, true, memory_order_release);
 }
 
 void rd_metrics_config_reload(rd_metrics *m, bool ok)
@@ -669,6 +681,24 @@ static void render_rpcs(strbuf *sb, rd_metrics *m)
         render_method_histogram(sb, &m->unknown_method, NULL);
 }
 
+static void render_shared_store(strbuf *sb, rd_metrics *m)
+{
+    if (!atomic_load_explicit(&m->shared_store, memory_order_acquire))
+        return;
+    sb_family(sb, "recoveryd_redis_cache_answers_total", "counter",
+              "Admission checks answered from the local cache of breaker states.");
+    sb_printf(sb, "recoveryd_redis_cache_answers_total %" PRIu64 "\n",
+              read_count(&m->shared_cache_answers));
+    sb_family(sb, "recoveryd_redis_outcomes_batched_total", "counter",
+              "Outcomes on CLOSED breakers counted locally and sent to Redis in batches.");
+    sb_printf(sb, "recoveryd_redis_outcomes_batched_total %" PRIu64 "\n",
+              read_count(&m->shared_batched));
+    sb_family(sb, "recoveryd_redis_outcomes_dropped_total", "counter",
+              "Batched outcomes lost because Redis failed their batch.");
+    sb_printf(sb, "recoveryd_redis_outcomes_dropped_total %" PRIu64 "\n",
+              read_count(&m->shared_dropped));
+}
+
 static void render_process(strbuf *sb, rd_metrics *m)
 {
     sb_family(sb, "recoveryd_store_errors_total", "counter",
@@ -678,6 +708,7 @@ static void render_process(strbuf *sb, rd_metrics *m)
               "1 while the shared store is unreachable and decisions run on local state.");
     sb_printf(sb, "recoveryd_store_degraded %d\n",
               atomic_load_explicit(&m->degraded, memory_order_relaxed) ? 1 : 0);
+    render_shared_store(sb, m);
     sb_family(sb, "recoveryd_config_reloads_total", "counter",
               "Configuration reloads by result (a failed reload keeps the previous config).");
     sb_printf(sb, "recoveryd_config_reloads_total{result=\"success\"} %" PRIu64 "\n",

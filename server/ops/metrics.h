@@ -35,6 +35,15 @@ void rd_metrics_outcome(rd_metrics *m, const char *tool_id, const rd_outcome_inp
                         const rd_classification *c_or_null, bool opened);
 void rd_metrics_store_error(rd_metrics *m);
 void rd_metrics_set_degraded(rd_metrics *m, bool degraded);
+
+/* Counters of the shared (Redis) store, as it reports them; rendered only
+ * once set, so a memory-store deployment shows none. */
+typedef struct rd_shared_store_counts {
+    uint64_t cache_answers;      /* admission checks answered from the local cache */
+    uint64_t outcomes_batched;   /* outcomes counted for a batch */
+    uint64_t outcomes_dropped;   /* of those, lost because Redis failed the batch */
+} rd_shared_store_counts;
+void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c);
 void rd_metrics_config_reload(rd_metrics *m, bool ok);
 
 /* At scrape time the endpoint asks for current breaker states. */

@@ -68,6 +68,8 @@ static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits
         .n_sentinels = r->n_sentinels,
         .master_name = r->master_name,
         .pool_size = cfg->server.workers + 1,
+        .closed_cache_ms = (int)r->closed_cache_ms,
+        .outcome_batch_ms = (int)r->outcome_batch_ms,
         .limits = *limits,
     };
     if (r->n_sentinels == 0 && split_address(r->address, host, sizeof host, &o, st) != RD_OK)

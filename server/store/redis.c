@@ -159,6 +159,8 @@ typedef struct breaker_call {
     rd_force_mode mode;      /* force */
     int64_t hold_ttl_ms;     /* force */
     const rd_call_report *call; /* record: executor and latency */
+    const outcome_run *run;  /* record: a batch instead of one outcome, or NULL */
+    int64_t run_gen;         /* record: the batch's epoch */
 } breaker_call;
 
 static const rd_breaker_policy no_policy = {0};
@@ -182,26 +184,26 @@ static void script_details(const breaker_call *c, char sixth[24], char seventh[2
     }
 }
 
-/* The record script's fleet arguments (ARGV[11..20]): see its comment. */
-#define RD_RECORD_EXTRA_ARGS 10
+/* The record script's fleet and batch arguments (ARGV[11..26]): see its
+ * comment. */
+#define RD_RECORD_EXTRA_ARGS 16
 
 static void record_args(const breaker_call *c, char buf[RD_RECORD_EXTRA_ARGS][24],
                         const char **argv)
 {
     const rd_breaker_policy *p = c->policy;
-    int64_t nums[RD_RECORD_EXTRA_ARGS - 2] = {
+    int64_t latency = c->call ? c->call->latency_ms : -1;
+    const outcome_run none = {0}, *run = c->run ? c->run : &none;
+    int64_t nums[RD_RECORD_EXTRA_ARGS] = {
         p->mode, p->failure_rate_threshold, p->minimum_calls, clamp_time(p->window_ms),
         clamp_time(p->slow_call_ms), p->slow_call_rate_threshold, p->quorum_min_executors,
-        clamp_time(p->quorum_window_ms)};
-    for (int i = 0; i < RD_RECORD_EXTRA_ARGS - 2; i++) {
+        clamp_time(p->quorum_window_ms), 0, latency < 0 ? -1 : clamp_time(latency),
+        run->calls, run->failures, run->slow, run->trailing, run->reset, c->run_gen};
+    for (int i = 0; i < RD_RECORD_EXTRA_ARGS; i++) {
         fmt_i64(buf[i], nums[i]);
         argv[i] = buf[i];
     }
-    const char *executor = c->call && c->call->executor_id ? c->call->executor_id : "";
-    argv[RD_RECORD_EXTRA_ARGS - 2] = executor;
-    int64_t latency = c->call ? c->call->latency_ms : -1;
-    fmt_i64(buf[RD_RECORD_EXTRA_ARGS - 1], latency < 0 ? -1 : clamp_time(latency));
-    argv[RD_RECORD_EXTRA_ARGS - 1] = buf[RD_RECORD_EXTRA_ARGS - 1];
+    argv[8] = c->call && c->call->executor_id ? c->call->executor_id : "";
 }
 
 /* Runs the admit or record script once. *need_slot: the tool is unknown
@@ -241,6 +243,7 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
         n += RD_RECORD_EXTRA_ARGS;
     }
     int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
     redisReply *reply = rd_redis_eval(r, slot, c->script, nkeys, n, argv, NULL, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
@@ -251,7 +254,8 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
     if (!ok)
         return rd_status_set(st, RD_ERR_INTERNAL, "store: redis breaker script: bad reply");
     if (code == 0)
-        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent);
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                            seq_sent);
     return RD_OK;
 }
 
@@ -334,7 +338,9 @@ static int run_breaker(redis_store *r, const breaker_call *c, rd_store_result *o
     if (call.script == RD_SCRIPT_ADMIT)
         call.token = fresh_token(&slot->rng);
     bool capped = r->base.limits.max_tools > 0, need_slot = false;
-    int rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
+    int rc = rd_redis_batch_flush_tool(r, slot, call.tool, st);
+    if (rc == RD_OK)
+        rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
     if (rc == RD_OK && need_slot) {
         rc = reserve_tool(r, slot, call.tool, call.now_ms, st);
         if (rc == RD_OK)
@@ -384,10 +390,26 @@ static int rs_record_call(rd_store *s, const char *tool_id, const rd_breaker_pol
     int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
+    redis_store *r = as_redis(s);
+    if (rd_redis_batch_outcome(r, tool_id, p, call, now_ms, out))
+        return RD_OK;
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
                       .now_ms = now_ms, .outcome = outcome, .token = call->permit_token,
                       .call = call};
-    return run_breaker(as_redis(s), &c, out, st);
+    return run_breaker(r, &c, out, st);
+}
+
+int rd_redis_record_batch(redis_store *r, conn_slot *slot, const char *tool_id,
+                          const rd_breaker_policy *p, const outcome_run *run,
+                          uint64_t generation, rd_status *st)
+{
+    rd_call_report call = {.outcome = RD_OUTCOME_SUCCESS, .executor_id = "", .latency_ms = -1};
+    breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
+                      .now_ms = 0, .outcome = RD_OUTCOME_SUCCESS, .call = &call, .run = run,
+                      .run_gen = generation > INT64_MAX ? INT64_MAX : (int64_t)generation};
+    rd_store_result out;
+    bool unknown;
+    return breaker_once(r, slot, &c, false, &out, &unknown, st);
 }
 
 static int rs_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
@@ -433,7 +455,9 @@ static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *
         return rc;
     redis_store *r = as_redis(s);
     conn_slot *slot = rd_redis_slot_take(r);
-    rc = read_breaker(r, slot, tool_id, now_ms, out, found, st);
+    rc = rd_redis_batch_flush_tool(r, slot, tool_id, st);
+    if (rc == RD_OK)
+        rc = read_breaker(r, slot, tool_id, now_ms, out, found, st);
     rd_redis_slot_give(slot);
     return rc;
 }
@@ -1070,6 +1094,7 @@ static void rs_set_change_listener(rd_store *s, rd_store_change_fn fn, void *ctx
 static void rs_destroy(rd_store *s)
 {
     redis_store *r = as_redis(s);
+    rd_redis_batch_stop(r); /* its last flush needs the pool */
     rd_redis_subscriber_stop(r);
     pthread_mutex_destroy(&r->listener_lock);
     for (size_t i = 0; r->pool && i < r->pool_size; i++) {
@@ -1298,6 +1323,8 @@ static int init_store(redis_store *r, const rd_redis_options *opt, rd_status *st
     /* The subscriber thread also watches the sentinels for a failover. */
     if (r->local_cache || r->target.n_sentinels)
         rc = rd_redis_subscriber_start(r, st);
+    if (rc == RD_OK)
+        rc = rd_redis_batch_start(r, st);
     return rc;
 }
 
@@ -1323,6 +1350,13 @@ rd_store *rd_store_redis_new(const rd_redis_options *opt, rd_status *st)
     r->use_caller_time = opt->use_caller_time;
     r->evict_sweep = opt->evict_sweep;
     r->local_cache = !opt->no_local_cache;
+    r->closed_cache_ms = r->local_cache && !opt->use_caller_time && opt->closed_cache_ms > 0
+                             ? opt->closed_cache_ms
+                             : 0;
+    /* Batching needs the cache's word that the breaker is CLOSED. */
+    r->batch_ms = r->closed_cache_ms > 0 && opt->outcome_batch_ms > 0
+                              ? opt->outcome_batch_ms
+                              : 0;
     rd_redis_cache_init(&r->cache);
     pthread_mutex_init(&r->listener_lock, NULL);
     atomic_init(&r->stopping, false);
@@ -1346,6 +1380,8 @@ bool rd_store_redis_stats(rd_store *s, rd_redis_stats *out)
         .script_reloads = atomic_load(&r->script_reloads),
         .connects = atomic_load(&r->connects),
         .invalidations = atomic_load(&r->invalidations),
+        .deferred = atomic_load(&r->deferred),
+        .deferred_dropped = atomic_load(&r->deferred_dropped),
         .subscribed = atomic_load(&r->cache.usable),
     };
     return true;

@@ -49,6 +49,15 @@ typedef struct rd_redis_options {
     const char *sentinel_password; /* AUTH towards the sentinels, if they need it */
     size_t pool_size;              /* connections, default 8 (one per worker thread) */
     bool no_local_cache;           /* true: every admission check goes to Redis */
+    /* How long an admission check may be answered "CLOSED, go ahead" from
+     * the last reply seen for the tool (docs/REDIS.md, "Consistency and
+     * staleness"). Unlike the other numbers, 0 means off: CLOSED is asked of
+     * Redis every time. Ignored with use_caller_time. */
+    int closed_cache_ms;
+    /* Successes on a breaker the cache knows CLOSED (consecutive mode, no
+     * probe) are sent to Redis in one batch per tool this often; 0 (or no
+     * closed cache) = every success is recorded at once. */
+    int outcome_batch_ms;
     /* evict() sweeps the keyspace (SCAN) and applies the memory store's
      * eviction rules, returning what it dropped. Off: Redis TTLs do the
      * work and evict() returns 0. */
@@ -74,6 +83,8 @@ typedef struct rd_redis_stats {
     uint64_t script_reloads;    /* NOSCRIPT answered by sending the script again */
     uint64_t connects;          /* connections established (pool and subscriber) */
     uint64_t invalidations;     /* cache entries dropped by a published event */
+    uint64_t deferred;          /* successes counted for a batch */
+    uint64_t deferred_dropped;  /* of those, lost because Redis failed the batch */
     bool subscribed;            /* the event subscriber is connected */
 } rd_redis_stats;
 

@@ -1,16 +1,18 @@
-/* The local cache of OPEN breakers and the subscriber that keeps it honest.
+/* The local cache of breakers and the subscriber that keeps it honest.
  *
- * An entry only ever says "this tool's breaker is OPEN until T", learnt
- * from a Redis reply. While it holds, an admission check is refused here
- * without a round trip. By the breaker's own rules nothing closes an OPEN
- * breaker before T (outcomes while OPEN are stale), so the entry can only
- * be wrong after something outside those rules (eviction, an operator's
- * reset) changed the record in Redis. Those changes are published on
- * <prefix>breaker-events as "<version> <generation> <tool_id>"; the
- * subscriber drops the entry. If a message is lost, the entry still ends
- * at T: the worst case is refusing calls until T. The cache is only used
- * while the subscriber is connected, and is emptied whenever it (or any
- * pool connection) reconnects.
+ * An entry says "this tool's breaker is OPEN until T" or "this tool's
+ * breaker was CLOSED at time S", learnt from a Redis reply. An admission
+ * check is answered here without a round trip: refused until T, or
+ * admitted until S + closed_cache_ms. By the breaker's own rules nothing
+ * closes an OPEN breaker before T (outcomes while OPEN are stale); a CLOSED
+ * one opens by a transition. Every transition, operator command and
+ * eviction is published on <prefix>breaker-events as
+ * "<version> <generation> <tool_id>" and the subscriber drops the entry.
+ * If a message is lost, the entry still ends: at T (refusing calls until
+ * then at worst) or closed_cache_ms after it was read (admitting calls to
+ * a breaker that opened elsewhere, at worst, for that long). The cache is
+ * only used while the subscriber is connected, and is emptied whenever it
+ * (or any pool connection) reconnects.
  *
  * The table is direct-mapped (a colliding tool simply replaces the entry),
  * so its size is fixed. One mutex guards it; the critical sections copy a
@@ -23,14 +25,19 @@
 
 #include "store/redis_internal.h"
 
-static size_t slot_of(const char *tool_id)
+uint64_t rd_redis_tool_hash(const char *tool_id)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     for (const unsigned char *p = (const unsigned char *)tool_id; *p; p++) {
         h ^= *p;
         h *= 0x100000001b3ULL;
     }
-    return (size_t)(h % RD_REDIS_CACHE_SLOTS);
+    return h;
+}
+
+static size_t slot_of(const char *tool_id)
+{
+    return (size_t)(rd_redis_tool_hash(tool_id) % RD_REDIS_CACHE_SLOTS);
 }
 
 void rd_redis_cache_init(redis_cache *c)
@@ -38,6 +45,7 @@ void rd_redis_cache_init(redis_cache *c)
     pthread_mutex_init(&c->lock, NULL);
     memset(c->slots, 0, sizeof c->slots);
     atomic_init(&c->usable, false);
+    atomic_init(&c->event_seq, 0);
 }
 
 void rd_redis_cache_destroy(redis_cache *c)
@@ -48,14 +56,22 @@ void rd_redis_cache_destroy(redis_cache *c)
 void rd_redis_cache_clear(redis_cache *c)
 {
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < RD_REDIS_CACHE_SLOTS; i++)
-        c->slots[i].used = false;
+    for (size_t i = 0; i < RD_REDIS_CACHE_SLOTS; i++) {
+        c->slots[i].valid = false;
+        c->slots[i].tool_id[0] = '\0';
+    }
     pthread_mutex_unlock(&c->lock);
 }
 
+/* The slot holds tool_id, valid or as a tombstone. */
+static bool holds_tool(const cache_entry *e, const char *tool_id)
+{
+    return e->tool_id[0] != '\0' && strcmp(e->tool_id, tool_id) == 0;
+}
+
 /* Still OPEN at now_ms (caller's time) or at the monotonic clock. */
-static bool entry_holds(const redis_store *r, const cache_entry *e, int64_t now_ms,
-                        int64_t *redis_now)
+static bool open_entry_holds(const redis_store *r, const cache_entry *e, int64_t now_ms,
+                             int64_t *redis_now)
 {
     if (r->use_caller_time) {
         *redis_now = now_ms;
@@ -66,8 +82,29 @@ static bool entry_holds(const redis_store *r, const cache_entry *e, int64_t now_
     return left > 0;
 }
 
-bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
-                          rd_store_result *out)
+/* A CLOSED entry answers for closed_cache_ms after its command was sent;
+ * Redis time is estimated from the local clock's progress since then. */
+static bool closed_entry_holds(const cache_entry *e, int64_t *redis_now)
+{
+    int64_t mono = rd_clock_mono_ms();
+    *redis_now = e->redis_seen_ms + (mono - e->mono_sent_ms);
+    return mono < e->local_deadline_ms;
+}
+
+static void answer_from(const cache_entry *e, int64_t redis_now, rd_store_result *out)
+{
+    bool open = e->breaker.stored == RD_BREAKER_OPEN;
+    *out = (rd_store_result){
+        .breaker = e->breaker,
+        .transition = RD_TRANSITION_NONE,
+        .admission = open ? RD_ADMIT_NO : RD_ADMIT_YES,
+        .permit_token = 0,
+        .now_ms = redis_now,
+    };
+}
+
+bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
+                           rd_store_result *out)
 {
     if (!r->local_cache || !atomic_load(&r->cache.usable))
         return false;
@@ -75,63 +112,100 @@ bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
     cache_entry *e = &c->slots[slot_of(tool_id)];
     bool hit = false;
     pthread_mutex_lock(&c->lock);
-    if (e->used && strcmp(e->tool_id, tool_id) == 0) {
+    if (e->valid && holds_tool(e, tool_id)) {
         int64_t redis_now;
-        hit = entry_holds(r, e, now_ms, &redis_now);
+        hit = e->breaker.stored == RD_BREAKER_OPEN ? open_entry_holds(r, e, now_ms, &redis_now)
+                                                   : closed_entry_holds(e, &redis_now);
         if (hit)
-            *out = (rd_store_result){
-                .breaker = e->breaker,
-                .transition = RD_TRANSITION_NONE,
-                .admission = RD_ADMIT_NO,
-                .permit_token = 0,
-                .now_ms = redis_now,
-            };
+            answer_from(e, redis_now, out);
         else
-            e->used = false; /* T has passed: from now on Redis decides */
+            e->valid = false; /* past its time: from now on Redis decides */
     }
     pthread_mutex_unlock(&c->lock);
+    return hit;
+}
+
+bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
+                          rd_store_result *out)
+{
+    bool hit = rd_redis_cache_lookup(r, tool_id, now_ms, out);
     if (hit)
         atomic_fetch_add(&r->cache_hits, 1);
     return hit;
 }
 
+/* What a reply may teach the cache: the breaker's own OPEN period, or
+ * CLOSED. An operator's hold can end at any moment by a command elsewhere,
+ * so it is always asked of Redis. */
+static bool cacheable(const redis_store *r, const rd_breaker *b, int64_t redis_now_ms)
+{
+    if (rd_breaker_hold_live(b, redis_now_ms))
+        return false;
+    if (b->stored == RD_BREAKER_OPEN)
+        return redis_now_ms < b->open_until_ms;
+    return b->stored == RD_BREAKER_CLOSED && r->closed_cache_ms > 0;
+}
+
+uint64_t rd_redis_cache_seq(redis_store *r)
+{
+    return atomic_load(&r->cache.event_seq);
+}
+
 void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
-                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms)
+                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
+                         uint64_t seq_sent)
 {
     if (!r->local_cache)
         return;
-    /* Only the breaker's own OPEN period: an operator's hold can end at any
-     * moment by a command elsewhere, so it is always asked of Redis. */
-    bool open = b->stored == RD_BREAKER_OPEN && redis_now_ms < b->open_until_ms &&
-                !rd_breaker_hold_live(b, redis_now_ms);
+    bool keep = cacheable(r, b, redis_now_ms);
     redis_cache *c = &r->cache;
     cache_entry *e = &c->slots[slot_of(tool_id)];
     pthread_mutex_lock(&c->lock);
-    bool same_tool = e->used && strcmp(e->tool_id, tool_id) == 0;
-    if (open && (!same_tool || version >= e->version)) {
-        e->used = true;
+    bool same_tool = holds_tool(e, tool_id);
+    /* A lower version is stale if an event for the tool came in after the
+     * command was sent, or a newer reply is held (versions only restart
+     * after an eviction, whose event leaves the slot invalid). */
+    if (same_tool && version < e->version && (e->valid || e->event_seq > seq_sent)) {
+        /* keep what the slot knows */
+    } else if (keep) {
+        e->valid = true;
         strcpy(e->tool_id, tool_id); /* checked to fit before any command */
         e->breaker = *b;
         e->version = version;
-        /* Counted from before the command was sent, so the entry ends no
-         * later than T on this host's clock, whatever the skew to Redis. */
-        e->local_deadline_ms = mono_sent_ms + (b->open_until_ms - redis_now_ms);
-    } else if (!open && same_tool) {
-        e->used = false;
+        e->redis_seen_ms = redis_now_ms;
+        e->mono_sent_ms = mono_sent_ms;
+        /* Counted from before the command was sent, so an OPEN entry ends
+         * no later than T on this host's clock, whatever the skew to Redis. */
+        e->local_deadline_ms = b->stored == RD_BREAKER_OPEN
+                                   ? mono_sent_ms + (b->open_until_ms - redis_now_ms)
+                                   : mono_sent_ms + r->closed_cache_ms;
+    } else if (same_tool) {
+        e->valid = false;
+        e->version = version;
     }
     pthread_mutex_unlock(&c->lock);
 }
 
+/* An event ends the tool's entry and leaves a tombstone, unless the entry
+ * already holds that version or a newer one (the echo of a change whose
+ * reply was noted first). */
 void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version)
 {
+    if (strlen(tool_id) > RD_ID_MAX)
+        return; /* not a tool of ours: ids are checked before any command */
     redis_cache *c = &r->cache;
     cache_entry *e = &c->slots[slot_of(tool_id)];
-    bool dropped = false;
     pthread_mutex_lock(&c->lock);
-    if (e->used && strcmp(e->tool_id, tool_id) == 0 && version > e->version) {
-        e->used = false;
-        dropped = true;
+    bool same_tool = holds_tool(e, tool_id);
+    if (same_tool && e->valid && version <= e->version) {
+        pthread_mutex_unlock(&c->lock);
+        return;
     }
+    bool dropped = same_tool && e->valid;
+    strcpy(e->tool_id, tool_id); /* the publisher checked it fits */
+    e->valid = false;
+    e->version = version;
+    e->event_seq = atomic_fetch_add(&c->event_seq, 1) + 1;
     pthread_mutex_unlock(&c->lock);
     if (dropped)
         atomic_fetch_add(&r->invalidations, 1);

@@ -87,12 +87,18 @@ typedef struct conn_slot {
     rd_rng rng;              /* probe tokens; used under lock */
 } conn_slot;
 
+/* A slot answers for tool_id while `valid`. After an event invalidates
+ * it, tool_id, version and event_seq stay as a tombstone, so a reply to a
+ * command sent before the event cannot bring the old state back. */
 typedef struct cache_entry {
-    bool used;
-    char tool_id[RD_ID_MAX + 1];
-    rd_breaker breaker;      /* as last seen from Redis: OPEN */
-    int64_t version;         /* the breaker's version in Redis then */
-    int64_t local_deadline_ms; /* monotonic: OPEN until then (Redis time mode) */
+    bool valid;
+    char tool_id[RD_ID_MAX + 1]; /* "" = never used */
+    rd_breaker breaker;      /* as last seen from Redis: OPEN, or CLOSED without a hold */
+    int64_t version;         /* the breaker's version in Redis then (or the event's) */
+    int64_t local_deadline_ms; /* monotonic: the entry answers until then */
+    int64_t redis_seen_ms;   /* Redis time of the reply (CLOSED entries) */
+    int64_t mono_sent_ms;    /* monotonic time the command was sent */
+    uint64_t event_seq;      /* redis_cache.event_seq of its last event, 0 = none */
 } cache_entry;
 
 #define RD_REDIS_CACHE_SLOTS 1024 /* direct-mapped: a collision is just a miss */
@@ -101,7 +107,40 @@ typedef struct redis_cache {
     pthread_mutex_t lock;
     cache_entry slots[RD_REDIS_CACHE_SLOTS];
     atomic_bool usable;      /* the subscriber is connected: events reach us */
+    atomic_uint_fast64_t event_seq; /* events received so far */
 } redis_cache;
+
+/* Outcomes of one tool not yet sent, summarised so the record script can
+ * apply them as one: the streak after them is `trailing` more failures,
+ * from zero if `reset` (a success or permanent failure came first). */
+typedef struct outcome_run {
+    uint32_t calls;              /* outcomes counted in the call window */
+    uint32_t failures;           /* of those, transient failures */
+    uint32_t slow;               /* of those, slow calls */
+    uint32_t trailing;           /* transient failures since the last reset */
+    bool reset;
+} outcome_run;
+
+typedef struct batch_entry {
+    char tool_id[RD_ID_MAX + 1]; /* "" = never used */
+    rd_breaker_policy policy;    /* as of the latest outcome counted */
+    uint64_t generation;         /* the breaker's epoch they were counted in */
+    outcome_run pending;         /* counted, not yet sent */
+    outcome_run in_flight;       /* being sent (valid while flushing) */
+    bool flushing;
+} batch_entry;
+
+#define RD_REDIS_BATCH_SLOTS 1024 /* direct-mapped: a collision is recorded at once */
+
+typedef struct redis_batch {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;      /* a batch finished sending */
+    pthread_cond_t wake;         /* the flusher should stop (CLOCK_MONOTONIC) */
+    batch_entry slots[RD_REDIS_BATCH_SLOTS];
+    pthread_t flusher;
+    atomic_bool dirty;           /* something was counted since the last pass */
+    bool initialized, started, stopping;
+} redis_batch;
 
 typedef struct redis_store {
     rd_store base;           /* first, so rd_store * converts */
@@ -111,6 +150,9 @@ typedef struct redis_store {
     bool use_caller_time;
     bool evict_sweep;
     bool local_cache;
+    int64_t closed_cache_ms; /* 0: CLOSED is never cached */
+    int64_t batch_ms;        /* 0: every outcome is recorded at once */
+    redis_batch batch;
     conn_slot *pool;         /* owned, pool_size entries */
     size_t pool_size;
     atomic_uint next_slot;
@@ -122,7 +164,7 @@ typedef struct redis_store {
      * connection made before is dropped on its next use. */
     atomic_uint master_epoch;
     atomic_uint_fast64_t commands, errors, cache_hits, script_reloads, connects,
-        invalidations;
+        invalidations, deferred, deferred_dropped;
     pthread_mutex_t listener_lock; /* guards listener/listener_ctx */
     rd_store_change_fn listener;
     void *listener_ctx;
@@ -155,16 +197,49 @@ int rd_redis_fail(redis_store *r, conn_slot *slot, const redisReply *reply, cons
 conn_slot *rd_redis_slot_take(redis_store *r);
 void rd_redis_slot_give(conn_slot *slot);
 
+/* Runs the record script once for a run of outcomes of one tool counted
+ * in breaker epoch `generation`; an epoch that is over (or a hold, or a
+ * tool Redis no longer knows) drops them. */
+int rd_redis_record_batch(redis_store *r, conn_slot *slot, const char *tool_id,
+                          const rd_breaker_policy *p, const outcome_run *run,
+                          uint64_t generation, rd_status *st);
+
+/* ---- batched successes (redis_batch.c) ---- */
+
+/* Counts an outcome on a breaker the cache knows CLOSED, when it cannot
+ * open the breaker by what this replica knows, and fills *out with the
+ * breaker it leaves; false when it must be recorded at once. */
+bool rd_redis_batch_outcome(redis_store *r, const char *tool_id, const rd_breaker_policy *p,
+                            const rd_call_report *call, int64_t now_ms, rd_store_result *out);
+/* Sends the tool's pending outcomes on `slot` (waiting for a batch of it
+ * in flight), so that what this replica does next comes after them. */
+int rd_redis_batch_flush_tool(redis_store *r, conn_slot *slot, const char *tool_id,
+                              rd_status *st);
+int rd_redis_batch_start(redis_store *r, rd_status *st);
+/* Stops the flusher after a last flush; safe on a batch never started. */
+void rd_redis_batch_stop(redis_store *r);
+
 /* ---- local cache and event subscriber (redis_cache.c) ---- */
+
+/* FNV-1a of a tool id: the slot of the cache and batch tables. */
+uint64_t rd_redis_tool_hash(const char *tool_id);
 
 void rd_redis_cache_init(redis_cache *c);
 void rd_redis_cache_destroy(redis_cache *c);
-/* A refusal from the cache: true and *out filled when tool_id is known OPEN. */
+/* An answer from the cache: true and *out filled when tool_id is known OPEN
+ * (refused) or, within closed_cache_ms of a reply, CLOSED (admitted). */
 bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
                           rd_store_result *out);
-/* Remembers (OPEN, not yet half-open) or forgets the breaker seen in Redis. */
+/* The same answer without counting it as an admission served. */
+bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
+                           rd_store_result *out);
+/* Remembers (OPEN and not yet half-open, or CLOSED) or forgets the breaker
+ * seen in Redis. */
+/* seq_sent: rd_redis_cache_seq() read before the command was sent. */
 void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
-                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms);
+                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
+                         uint64_t seq_sent);
+uint64_t rd_redis_cache_seq(redis_store *r);
 void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version);
 void rd_redis_cache_clear(redis_cache *c);
 int rd_redis_subscriber_start(redis_store *r, rd_status *st);

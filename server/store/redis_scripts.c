@@ -10,8 +10,11 @@
  *   for Redis TIME. In caller-time mode every real TTL gets SLACK more so
  *   that the logical time the test drives decides expiry, not the wall
  *   clock.
- * - Integers travel as decimal strings written with %.0f (exact up to
- *   2^53; times are clamped to that by the caller and here).
+ * - Integers travel as decimal strings, written with %d (every number
+ *   formatted is an integer, exact up to 2^53; times are clamped to that
+ *   by the caller and here). Numeric strings from Redis or the caller are
+ *   read with arithmetic (x + 0: one conversion, no call) where they are
+ *   always numbers; tonumber() where they may be absent.
  * - Probe tokens are 64-bit, so they stay strings end to end. */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,10 +26,12 @@
     "local MAXT = 9007199254740991\n"                                                   \
     "local SLACK = 600000\n"                                                            \
     "local function clock(arg)\n"                                                       \
-    "  local n = tonumber(arg)\n"                                                       \
-    "  if n and n >= 0 then return n, true end\n"                                       \
+    "  if arg ~= '-1' then\n"                                                           \
+    "    local n = tonumber(arg)\n"                                                     \
+    "    if n and n >= 0 then return n, true end\n"                                     \
+    "  end\n"                                                                           \
     "  local t = redis.call('TIME')\n"                                                  \
-    "  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), false\n"      \
+    "  return t[1] * 1000 + math.floor(t[2] / 1000), false\n"                           \
     "end\n"                                                                             \
     "local function sat_add(a, b)\n"                                                    \
     "  local s = a + b\n"                                                               \
@@ -34,36 +39,61 @@
     "  if s < -MAXT then return -MAXT end\n"                                            \
     "  return s\n"                                                                      \
     "end\n"                                                                             \
-    "local function str(x) return string.format('%.0f', x) end\n"                       \
+    "local function str(x) return string.format('%d', x) end\n"                         \
     "local function real_ttl(ms, caller)\n"                                             \
     "  if caller then return sat_add(ms, SLACK) end\n"                                  \
     "  return ms\n"                                                                     \
     "end\n"                                                                             \
     "local function aged_out(since, ttl, now) return ttl > 0 and now - since >= ttl end\n"
 
-#define LUA_BREAKER                                                                      \
-    "local function inc32(v) if v >= 4294967295 then return v end return v + 1 end\n"  \
-    "local function at_least_one(v) if v == 0 then return 1 end return v end\n"        \
-    "local function load(key)\n"                                                        \
+/* The breaker record in its hash. The scripts run on every call, so they
+ * are written for Redis's Lua: every number turned into a string (concat,
+ * string.format) and every string turned into a number costs, as does each
+ * closure and table made per run; the field names below are constants.
+ *
+ * LUA_BREAKER_READ reads: load() keeps what it read in `stored` (by field
+ * position, then the probe's token and lease) when asked, so that save()
+ * writes only what changed; `partial`: a field was missing or not a number. */
+#define LUA_BREAKER_READ                                                                 \
+    "local stored, partial\n"                                                           \
+    "local function load(key, track)\n"                                                 \
     "  local v = redis.call('HMGET', key, 'st','cf','cs','oa','ou','gen','ot','ls','ver',\n" \
     "                       'fo','fu')\n"                                               \
-    "  if not v[1] then return nil end\n"                                               \
-    "  return {st=tonumber(v[1]), cf=tonumber(v[2]), cs=tonumber(v[3]),\n"              \
-    "          oa=tonumber(v[4]), ou=tonumber(v[5]), gen=tonumber(v[6]),\n"             \
-    "          ot=tonumber(v[7]), ls=tonumber(v[8]), ver=tonumber(v[9]) or 0,\n"        \
-    "          fo=tonumber(v[10]) or 0, fu=tonumber(v[11]) or 0, tok='0', plu=0}\n"     \
+    "  local st, cf, cs, oa, ou, gen = v[1], v[2], v[3], v[4], v[5], v[6]\n"            \
+    "  if not st then return nil end\n"                                                 \
+    "  local ot, ls, ver, fo, fu = v[7], v[8], v[9], v[10], v[11]\n"                    \
+    "  st = st + 0; cf = cf and cf + 0; cs = cs and cs + 0; oa = oa and oa + 0\n"        \
+    "  ou = ou and ou + 0; gen = gen and gen + 0; ot = ot and ot + 0; ls = ls and ls + 0\n" \
+    "  if track then\n"                                                                 \
+    "    partial = not (cf and cs and oa and ou and gen and ot and ls and ver and fo and fu)\n" \
+    "  end\n"                                                                           \
+    "  ver = ver and ver + 0 or 0; fo = fo and fo + 0 or 0; fu = fu and fu + 0 or 0\n"   \
+    "  if track then stored = {st, cf, cs, oa, ou, gen, ot, ls, ver, fo, fu, '0', 0} end\n" \
+    "  return {st=st, cf=cf, cs=cs, oa=oa, ou=ou, gen=gen, ot=ot, ls=ls, ver=ver, fo=fo,\n" \
+    "          fu=fu, tok='0', plu=0}\n"                                                \
     "end\n"                                                                             \
-    "local function fresh(now)\n"                                                       \
-    "  return {st=1, cf=0, cs=0, oa=0, ou=0, gen=0, ot=0, ls=now, ver=0, fo=0, fu=0,\n" \
-    "          tok='0', plu=0}\n"                                                       \
-    "end\n"                                                                             \
-    /* A probe key of another generation is a leftover of an older epoch. */           \
+    /* A probe key of another generation is a leftover of an older epoch. The \
+     * probe key is only written while the stored status is OPEN (admit), and \
+     * every change away from OPEN (close, reset) or to a new generation       \
+     * (open_now, reset) deletes it in the same script: with st ~= 2 no probe \
+     * key of this generation can exist, so there is nothing to read. */       \
     "local function load_probe(pkey, b)\n"                                              \
+    "  if b.st ~= 2 then return end\n"                                                  \
     "  local v = redis.call('GET', pkey)\n"                                             \
     "  if not v then return end\n"                                                      \
     "  local tok, gen, untl = string.match(v, '^(%d+) (%d+) (%-?%d+)$')\n"              \
-    "  if tok and tonumber(gen) == b.gen then b.tok = tok; b.plu = tonumber(untl) end\n" \
+    "  if tok and tonumber(gen) == b.gen then\n"                                        \
+    "    b.tok = tok; b.plu = tonumber(untl)\n"                                         \
+    "    if stored then stored[12] = b.tok; stored[13] = b.plu end\n"                   \
+    "  end\n"                                                                           \
     "end\n"                                                                             \
+    "local function reply(code, adm, tr, b, now)\n"                                     \
+    "  return {code, adm, tr, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.tok, b.plu,\n" \
+    "          b.ls, now, b.ver, b.fo, b.fu}\n"                                         \
+    "end\n"
+
+/* LUA_BREAKER_RULES: the rules of core/breaker.c that the scripts share. */
+#define LUA_BREAKER_RULES                                                                \
     "local function probe_live(b, now) return b.tok ~= '0' and now < b.plu end\n"     \
     /* An operator's hold (fo = 1 CLOSED, 2 OPEN) lasts until fu (0 = until  \
      * released) and overrides the breaker's own state meanwhile. */           \
@@ -72,87 +102,181 @@
     "end\n"                                                                             \
     "local function pristine(b, now)\n"                                                \
     "  return b.st == 1 and b.cf == 0 and b.tok == '0' and not hold_live(b, now)\n"    \
-    "end\n"                                                                             \
-    /* Pristine: forgotten after the idle TTL. OPEN: after its open period,   \
-     * any live lease and the idle TTL. A failure streak: kept (like the       \
-     * memory store; max_tools bounds how many). */                              \
-    "local function expire(bkey, b, now, idle, caller)\n"                              \
-    "  if idle <= 0 then redis.call('PERSIST', bkey); return end\n"                    \
-    "  if hold_live(b, now) and b.fu == 0 then\n"                                      \
-    "    redis.call('PERSIST', bkey)\n"                                                 \
-    "  elseif pristine(b, now) then\n"                                                  \
-    "    redis.call('PEXPIRE', bkey, str(real_ttl(idle, caller)))\n"                    \
-    "  elseif b.st == 2 or hold_live(b, now) then\n"                                   \
-    "    local base = math.max(b.ou, b.ls, b.plu, b.fu)\n"                              \
-    "    redis.call('PEXPIRE', bkey, str(real_ttl(sat_add(base - now, idle), caller)))\n" \
-    "  else\n"                                                                          \
-    "    redis.call('PERSIST', bkey)\n"                                                 \
-    "  end\n"                                                                           \
-    "end\n"                                                                             \
-    "local function save(bkey, b, now, idle, caller)\n"                                 \
-    "  redis.call('HSET', bkey, 'st', b.st, 'cf', str(b.cf), 'cs', str(b.cs),\n"       \
-    "    'oa', str(b.oa), 'ou', str(b.ou), 'gen', str(b.gen), 'ot', str(b.ot),\n"     \
-    "    'ls', str(b.ls), 'ver', str(b.ver), 'fo', str(b.fo), 'fu', str(b.fu))\n"      \
-    "  expire(bkey, b, now, idle, caller)\n"                                            \
-    "end\n"                                                                             \
+    "end\n"
+
+#define LUA_PUBLISH                                                                      \
     "local function publish(channel, b, tool)\n"                                        \
     "  redis.call('PUBLISH', channel, str(b.ver) .. ' ' .. str(b.gen) .. ' ' .. tool)\n" \
+    "end\n"
+
+/* LUA_BREAKER_WRITE: the scripts that change a breaker (after
+ * LUA_BREAKER_RULES). */
+#define LUA_BREAKER_WRITE                                                                \
+    "local function fresh(now)\n"                                                       \
+    "  return {st=1, cf=0, cs=0, oa=0, ou=0, gen=0, ot=0, ls=now, ver=0, fo=0, fu=0,\n" \
+    "          tok='0', plu=0}\n"                                                       \
     "end\n"                                                                             \
-    "local function reply(code, adm, tr, b, now)\n"                                     \
-    "  return {code, adm, tr, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.tok, b.plu,\n" \
-    "          b.ls, now, b.ver, b.fo, b.fu}\n"                                         \
+    /* The key's expiry for record b last seen at ls, judged at now: kind 0 no \
+     * TTL, 1 pristine, 2 OPEN or held; and the time it ends. Pristine:        \
+     * forgotten after the idle TTL. OPEN: after its open period, any lease    \
+     * and the idle TTL. A failure streak or an endless hold: kept (like the   \
+     * memory store; max_tools bounds how many). */                             \
+    "local function expiry(b, ls, now, idle)\n"                                         \
+    "  if idle <= 0 then return 0, 0 end\n"                                             \
+    "  local held = hold_live(b, now)\n"                                                \
+    "  if held and b.fu == 0 then return 0, 0 end\n"                                    \
+    "  if pristine(b, now) then return 1, sat_add(ls, idle) end\n"                      \
+    "  if b.st == 2 or held then return 2, sat_add(math.max(b.ou, ls, b.plu, b.fu), idle) end\n" \
+    "  return 0, 0\n"                                                                   \
+    "end\n"                                                                             \
+    "local function expire(bkey, b, now, idle, caller)\n"                               \
+    "  local kind = expiry(b, b.ls, now, idle)\n"                                       \
+    "  if kind == 0 then\n"                                                             \
+    "    redis.call('PERSIST', bkey)\n"                                                 \
+    "  elseif kind == 1 then\n"                                                         \
+    "    redis.call('PEXPIRE', bkey, str(real_ttl(idle, caller)))\n"                    \
+    "  else\n"                                                                          \
+    "    local base = math.max(b.ou, b.ls, b.plu, b.fu)\n"                              \
+    "    redis.call('PEXPIRE', bkey, str(real_ttl(sat_add(base - now, idle), caller)))\n" \
+    "  end\n"                                                                           \
+    "end\n"                                                                             \
+    /* Writes b (b.ls = now), after load(key, true) or for a new record.     \
+     * Invariant: the key's TTL is the one expire() gives the stored record   \
+     * at its stored ls. So when nothing but the time changed and the stored  \
+     * ls is younger than the slack (idle / 16, at least 1 s), nothing is     \
+     * written, unless the kind of expiry changed meanwhile (a timed hold ran \
+     * out): last_seen and a sliding TTL lag by less than the slack.          \
+     * Otherwise the changed fields and ls go in one HSET, and the expiry is  \
+     * set only when it differs from the stored one. `always` (force), or a   \
+     * field missing from the hash, writes every field and sets the expiry. */ \
+    "local function save(bkey, b, now, idle, caller, always)\n"                         \
+    "  local s = stored\n"                                                              \
+    "  if always or partial then s = nil end\n"                                         \
+    "  if s and idle > 0 and b.st == s[1] and b.cf == s[2] and b.cs == s[3] and\n"      \
+    "     b.oa == s[4] and b.ou == s[5] and b.gen == s[6] and b.ot == s[7] and\n"       \
+    "     b.ver == s[9] and b.fo == s[10] and b.fu == s[11] and b.tok == s[12] and\n"   \
+    "     b.plu == s[13] then\n"                                                        \
+    /* the kind of expiry changes with time only where a timed hold ends */    \
+    "    local seen, slack = s[8], math.floor(idle / 16)\n"                             \
+    "    if slack < 1000 then slack = 1000 end\n"                                       \
+    "    if now >= seen and now - seen < slack and\n"                                   \
+    "       not ((b.fo == 1 or b.fo == 2) and b.fu > seen and b.fu <= now) then\n"      \
+    "      return\n"                                                                    \
+    "    end\n"                                                                         \
+    "  end\n"                                                                           \
+    "  local names = {'st', 'cf', 'cs', 'oa', 'ou', 'gen', 'ot', 'ls', 'ver', 'fo', 'fu'}\n" \
+    "  local args, n = {}, 0\n"                                                         \
+    "  for i = 1, 11 do\n"                                                              \
+    "    local x = b[names[i]]\n"                                                       \
+    "    if not s or x ~= s[i] then\n"                                                  \
+    "      args[n + 1] = names[i]; args[n + 2] = str(x); n = n + 2\n"                   \
+    "    end\n"                                                                         \
+    "  end\n"                                                                           \
+    "  if n > 0 then redis.call('HSET', bkey, unpack(args)) end\n"                      \
+    "  if s and idle > 0 then\n"                                                        \
+    "    local old = {st=s[1], cf=s[2], ou=s[5], fo=s[10], fu=s[11], tok=s[12], plu=s[13]}\n" \
+    "    local k0, d0 = expiry(old, s[8], s[8], idle)\n"                                \
+    "    local k1, d1 = expiry(b, b.ls, now, idle)\n"                                   \
+    "    if k0 == k1 and d0 == d1 then return end\n"                                    \
+    "  end\n"                                                                           \
+    "  expire(bkey, b, now, idle, caller)\n"                                            \
     "end\n"
 
 /* The bucketed window of core/window.c in a hash: field b<slot> holds the
- * absolute bucket number of the slot, v<slot>_<f> its counters (f = 1..3).
- * The key expires one window after its last write. */
+ * absolute bucket number of the slot, v<slot>_<f> its counters (f = 1..3),
+ * named by the constants BF and VF. win_load reads the hash once (m: the
+ * fields, sb: each slot's bucket number); win_total sums the slots of the
+ * last NB buckets; win_add adds to the current bucket's slot in one HSET
+ * and keeps m and sb up to date.
+ *
+ * Expiry: a slot counts only while its bucket is one of the last NB, and
+ * NB buckets span at most w (width = floor(w / NB)), so the key may expire
+ * one window after the first write into its newest bucket instead of after
+ * every write: win_add sets the TTL (w) only when it writes a bucket other
+ * than the newest one stored, and always when w < NB (the width is then
+ * rounded up to 1 ms and the TTL itself bounds the sums). A write into an
+ * older bucket (the clock stepped back) keeps the key until the newest
+ * bucket has left the window too (if that is within 2 w). */
 #define LUA_WINDOW                                                                       \
     "local NB = 10\n"                                                                   \
-    "local function win_bucket(w, now)\n"                                               \
+    "local BF = {'b0', 'b1', 'b2', 'b3', 'b4', 'b5', 'b6', 'b7', 'b8', 'b9'}\n"          \
+    "local VF = {'v0_1', 'v0_2', 'v0_3', 'v1_1', 'v1_2', 'v1_3', 'v2_1', 'v2_2', 'v2_3',\n" \
+    "  'v3_1', 'v3_2', 'v3_3', 'v4_1', 'v4_2', 'v4_3', 'v5_1', 'v5_2', 'v5_3', 'v6_1',\n" \
+    "  'v6_2', 'v6_3', 'v7_1', 'v7_2', 'v7_3', 'v8_1', 'v8_2', 'v8_3', 'v9_1', 'v9_2',\n" \
+    "  'v9_3'}\n"                                                                       \
+    "local function win_width(w)\n"                                                     \
     "  local width = math.floor(w / NB)\n"                                              \
     "  if width < 1 then width = 1 end\n"                                               \
+    "  return width\n"                                                                  \
+    "end\n"                                                                             \
+    "local function win_bucket(w, now)\n"                                               \
     "  if now < 0 then now = 0 end\n"                                                   \
-    "  return math.floor(now / width)\n"                                                \
+    "  return math.floor(now / win_width(w))\n"                                         \
     "end\n"                                                                             \
-    "local function win_add(key, w, now, add, caller)\n"                                \
-    "  local b = win_bucket(w, now)\n"                                                  \
-    "  local slot = b % NB\n"                                                           \
-    "  if tonumber(redis.call('HGET', key, 'b' .. slot)) ~= b then\n"                   \
-    "    redis.call('HSET', key, 'b' .. slot, str(b), 'v' .. slot .. '_1', 0,\n"        \
-    "               'v' .. slot .. '_2', 0, 'v' .. slot .. '_3', 0)\n"                  \
-    "  end\n"                                                                           \
-    "  for f = 1, 3 do\n"                                                               \
-    "    if add[f] ~= 0 then redis.call('HINCRBY', key, 'v' .. slot .. '_' .. f, add[f]) end\n" \
-    "  end\n"                                                                           \
-    "  redis.call('PEXPIRE', key, str(real_ttl(w, caller)))\n"                          \
-    "end\n"                                                                             \
-    "local function win_sum(key, w, now)\n"                                             \
-    "  local b = win_bucket(w, now)\n"                                                  \
+    "local function win_load(key)\n"                                                    \
     "  local all = redis.call('HGETALL', key)\n"                                        \
-    "  local m = {}\n"                                                                  \
+    "  local m, sb = {}, {}\n"                                                          \
     "  for i = 1, #all, 2 do m[all[i]] = all[i + 1] end\n"                              \
-    "  local out = {0, 0, 0}\n"                                                         \
-    "  for slot = 0, NB - 1 do\n"                                                       \
-    "    local sb = tonumber(m['b' .. slot])\n"                                         \
-    "    if sb and sb <= b and sb > b - NB then\n"                                      \
-    "      for f = 1, 3 do out[f] = out[f] + (tonumber(m['v' .. slot .. '_' .. f]) or 0) end\n" \
+    "  for s = 1, NB do local x = m[BF[s]]; sb[s] = x and x + 0 end\n"                  \
+    "  return m, sb\n"                                                                  \
+    "end\n"                                                                             \
+    "local function win_total(m, sb, w, now)\n"                                         \
+    "  local b = win_bucket(w, now)\n"                                                  \
+    "  local c1, c2, c3 = 0, 0, 0\n"                                                    \
+    "  for s = 1, NB do\n"                                                              \
+    "    local x = sb[s]\n"                                                             \
+    "    if x and x <= b and x > b - NB then\n"                                         \
+    "      local k = 3 * s\n"                                                           \
+    "      c1 = c1 + (m[VF[k - 2]] or 0)\n"                                             \
+    "      c2 = c2 + (m[VF[k - 1]] or 0)\n"                                             \
+    "      c3 = c3 + (m[VF[k]] or 0)\n"                                                 \
     "    end\n"                                                                         \
     "  end\n"                                                                           \
-    "  return out\n"                                                                    \
+    "  return {c1, c2, c3}\n"                                                           \
+    "end\n"                                                                             \
+    "local function win_add(key, m, sb, w, now, add, caller)\n"                         \
+    "  local b = win_bucket(w, now)\n"                                                  \
+    "  local s = b % NB + 1\n"                                                          \
+    "  local newest\n"                                                                  \
+    "  for i = 1, NB do\n"                                                              \
+    "    local x = sb[i]\n"                                                             \
+    "    if x and (not newest or x > newest) then newest = x end\n"                     \
+    "  end\n"                                                                           \
+    "  local args, n = {}, 0\n"                                                         \
+    "  local reset = sb[s] ~= b\n"                                                      \
+    "  if reset then\n"                                                                 \
+    "    sb[s] = b; m[BF[s]] = b; args[1] = BF[s]; args[2] = str(b); n = 2\n"           \
+    "  end\n"                                                                           \
+    "  for f = 1, 3 do\n"                                                               \
+    "    local vf = VF[3 * s - 3 + f]\n"                                                \
+    "    if reset or add[f] ~= 0 then\n"                                                \
+    "      local x = add[f]\n"                                                          \
+    "      if not reset then x = x + (m[vf] or 0) end\n"                                \
+    "      m[vf] = x; args[n + 1] = vf; args[n + 2] = str(x); n = n + 2\n"              \
+    "    end\n"                                                                         \
+    "  end\n"                                                                           \
+    "  if n > 0 then redis.call('HSET', key, unpack(args)) end\n"                       \
+    "  if w < NB or b ~= newest then\n"                                                 \
+    "    local ttl = w\n"                                                               \
+    "    if newest and b < newest then\n"                                               \
+    "      local keep = (newest + NB) * win_width(w) - now\n"                           \
+    "      if keep > ttl and keep <= 2 * w then ttl = keep end\n"                       \
+    "    end\n"                                                                         \
+    "    redis.call('PEXPIRE', key, str(real_ttl(ttl, caller)))\n"                      \
+    "  end\n"                                                                           \
     "end\n"
 
 /* KEYS: breaker, probe. ARGV: now, tool, failure_threshold,
  * success_threshold, open_timeout, lease, fresh_token, idle_ttl, create,
  * channel. Reply: see reply() above; {1} = unknown tool and create = 0. */
 static const char admit_src[] =
-    LUA_PRELUDE LUA_BREAKER
+    LUA_PRELUDE LUA_BREAKER_READ LUA_BREAKER_RULES LUA_BREAKER_WRITE
     "local now, caller = clock(ARGV[1])\n"
-    "local idle = tonumber(ARGV[8])\n"
-    "local b = load(KEYS[1])\n"
-    "local created = false\n"
+    "local idle = ARGV[8] + 0\n"
+    "local b = load(KEYS[1], true)\n"
     "if not b then\n"
     "  if ARGV[9] ~= '1' then return {1} end\n"
-    "  b = fresh(now); created = true\n"
+    "  b = fresh(now)\n"
     "else\n"
     "  load_probe(KEYS[2], b)\n"
     "end\n"
@@ -163,7 +287,7 @@ static const char admit_src[] =
     "elseif b.st ~= 2 then\n"
     "  adm = 1\n"
     "elseif now >= b.ou and not probe_live(b, now) and ARGV[7] ~= '0' then\n"
-    "  local lease = tonumber(ARGV[6])\n"
+    "  local lease = ARGV[6] + 0\n"
     "  if lease <= 0 then lease = 1 end\n"
     "  b.tok = ARGV[7]; b.plu = sat_add(now, lease)\n"
     /* Inside the script this SET is the lease's SET NX: nothing else runs
@@ -172,12 +296,7 @@ static const char admit_src[] =
     "             'PX', str(real_ttl(lease, caller)))\n"
     "  adm, tr = 2, 3\n"
     "end\n"
-    "if created or tr ~= 0 then\n"
-    "  save(KEYS[1], b, now, idle, caller)\n"
-    "else\n"
-    "  redis.call('HSET', KEYS[1], 'ls', str(now))\n"
-    "  expire(KEYS[1], b, now, idle, caller)\n"
-    "end\n"
+    "save(KEYS[1], b, now, idle, caller)\n"
     "return reply(0, adm, tr, b, now)\n";
 
 /* KEYS: breaker, probe, calls (window hash), quorum (sorted set of
@@ -186,27 +305,37 @@ static const char admit_src[] =
  * idle_ttl, create, channel, mode (0 consecutive, 1 failure rate),
  * failure_rate_threshold, minimum_calls, window_ms, slow_call_ms,
  * slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
- * executor, latency_ms (-1 = not measured). Mirrors
+ * executor, latency_ms (-1 = not measured), then a batched run
+ * (redis_batch.c; calls 0 = one outcome, as ARGV[6]): calls, transient
+ * failures, slow calls, trailing failures, reset (1 = the run ends the
+ * streak first), the epoch it was counted in. Mirrors
  * rd_breaker_record_evidence and the memory store's counting. Reply as
  * admit, then calls, failures, slow, failing executors, held by quorum. */
 static const char record_src[] =
-    LUA_PRELUDE LUA_BREAKER LUA_WINDOW
+    LUA_PRELUDE LUA_BREAKER_READ LUA_BREAKER_RULES LUA_BREAKER_WRITE LUA_PUBLISH LUA_WINDOW
+    "local function inc32(v) if v >= 4294967295 then return v end return v + 1 end\n"
+    "local function at_least_one(v) if v == 0 then return 1 end return v end\n"
     "local now, caller = clock(ARGV[1])\n"
-    "local fthr = at_least_one(tonumber(ARGV[3]))\n"
-    "local sthr = at_least_one(tonumber(ARGV[4]))\n"
-    "local timeout = tonumber(ARGV[5])\n"
-    "local outcome = tonumber(ARGV[6])\n"
+    "local fthr = at_least_one(ARGV[3] + 0)\n"
+    "local sthr = at_least_one(ARGV[4] + 0)\n"
+    "local timeout = ARGV[5] + 0\n"
+    "local outcome = ARGV[6] + 0\n"
     "local tok = ARGV[7]\n"
-    "local mode, rthr, mincalls = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])\n"
-    "local wms, slowms, slowthr = tonumber(ARGV[14]), tonumber(ARGV[15]), tonumber(ARGV[16])\n"
-    "local qk, qwin = tonumber(ARGV[17]), tonumber(ARGV[18])\n"
-    "local latency = tonumber(ARGV[20])\n"
-    "local b = load(KEYS[1])\n"
+    "local mode, rthr, mincalls = ARGV[11] + 0, ARGV[12] + 0, ARGV[13] + 0\n"
+    "local wms, slowms, slowthr = ARGV[14] + 0, ARGV[15] + 0, ARGV[16] + 0\n"
+    "local qk, qwin = ARGV[17] + 0, ARGV[18] + 0\n"
+    "local latency = ARGV[20] + 0\n"
+    "local run = tonumber(ARGV[21]) or 0\n"
+    "local b = load(KEYS[1], true)\n"
     "if not b then\n"
     "  if ARGV[9] ~= '1' then return {1} end\n"
     "  b = fresh(now)\n"
     "else\n"
     "  load_probe(KEYS[2], b)\n"
+    "end\n"
+    /* a run counted on a CLOSED breaker is void once its period is over */
+    "if run > 0 and (b.gen ~= tonumber(ARGV[26]) or b.st == 2 or hold_live(b, now)) then\n"
+    "  return {1}\n"
     "end\n"
     "b.ls = now\n"
     "local function clear_probe() b.tok = '0'; b.plu = 0; redis.call('DEL', KEYS[2]) end\n"
@@ -222,8 +351,11 @@ static const char record_src[] =
     "if wms > 0 then\n"
     "  local slow = 0\n"
     "  if slowms > 0 and latency >= slowms then slow = 1 end\n"
-    "  if counts then win_add(KEYS[3], wms, now, {1, transient, slow}, caller) end\n"
-    "  ev = win_sum(KEYS[3], wms, now)\n"
+    "  local m, sb = win_load(KEYS[3])\n"
+    "  local add = {1, transient, slow}\n"
+    "  if run > 0 then add = {run, tonumber(ARGV[22]), tonumber(ARGV[23])} end\n"
+    "  if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end\n"
+    "  ev = win_total(m, sb, wms, now)\n"
     "end\n"
     "if qk > 1 then\n"
     "  if counts and transient == 1 then\n"
@@ -242,9 +374,16 @@ static const char record_src[] =
     "if hold_live(b, now) then\n"
     "  tr = 0\n" /* the operator decides during a hold */
     "elseif b.st ~= 2 then\n"
-    "  if outcome == 2 then b.cf = inc32(b.cf) else b.cf = 0 end\n"
     "  local trip\n"
-    "  if mode == 1 then trip = rate_tripped() else trip = outcome == 2 and b.cf >= fthr end\n"
+    "  if run > 0 then\n" /* consecutive mode only: the streak after the run */
+    "    local trailing = tonumber(ARGV[24])\n"
+    "    if ARGV[25] == '1' then b.cf = 0 end\n"
+    "    b.cf = math.min(b.cf + trailing, 4294967295)\n"
+    "    trip = trailing > 0 and b.cf >= fthr\n"
+    "  else\n"
+    "    if outcome == 2 then b.cf = inc32(b.cf) else b.cf = 0 end\n"
+    "    if mode == 1 then trip = rate_tripped() else trip = outcome == 2 and b.cf >= fthr end\n"
+    "  end\n"
     "  if trip then\n"
     "    if qk > 1 and execs < qk then held = 1 else open_now(); tr = 1 end\n"
     "  end\n"
@@ -261,21 +400,21 @@ static const char record_src[] =
     "end\n"
     /* a new period judges only its own calls */
     "if tr ~= 0 then b.ver = b.ver + 1; redis.call('DEL', KEYS[3], KEYS[4]) end\n"
-    "save(KEYS[1], b, now, tonumber(ARGV[8]), caller)\n"
+    "save(KEYS[1], b, now, ARGV[8] + 0, caller)\n"
     "if tr ~= 0 then publish(ARGV[10], b, ARGV[2]) end\n"
     "local out = reply(0, 0, tr, b, now)\n"
-    "for _, v in ipairs({ev[1], ev[2], ev[3], execs, held}) do out[#out + 1] = v end\n"
+    "out[18], out[19], out[20], out[21], out[22] = ev[1], ev[2], ev[3], execs, held\n"
     "return out\n";
 
 /* KEYS: breaker, probe. ARGV: now, tool, -, -, -, mode (1 hold OPEN,
  * 2 hold CLOSED, 3 reset, 4 release), ttl, idle_ttl, create, channel.
  * Mirrors rd_breaker_force. Reply as admit. */
 static const char force_src[] =
-    LUA_PRELUDE LUA_BREAKER
+    LUA_PRELUDE LUA_BREAKER_READ LUA_BREAKER_RULES LUA_BREAKER_WRITE LUA_PUBLISH
     "local now, caller = clock(ARGV[1])\n"
     "local mode = tonumber(ARGV[6])\n"
     "local ttl = tonumber(ARGV[7])\n"
-    "local b = load(KEYS[1])\n"
+    "local b = load(KEYS[1], true)\n"
     "if not b then\n"
     "  if ARGV[9] ~= '1' then return {1} end\n"
     "  b = fresh(now)\n"
@@ -294,13 +433,13 @@ static const char force_src[] =
     "if mode ~= 4 then redis.call('DEL', KEYS[2]) else load_probe(KEYS[2], b) end\n"
     "b.ls = now\n"
     "b.ver = b.ver + 1\n"
-    "save(KEYS[1], b, now, tonumber(ARGV[8]), caller)\n"
+    "save(KEYS[1], b, now, tonumber(ARGV[8]), caller, true)\n"
     "publish(ARGV[10], b, ARGV[2])\n"
     "return reply(0, 0, 0, b, now)\n";
 
 /* KEYS: breaker, probe. ARGV: now. Reply as admit, {2} = not found. */
 static const char read_src[] =
-    LUA_PRELUDE LUA_BREAKER
+    LUA_PRELUDE LUA_BREAKER_READ
     "local now = clock(ARGV[1])\n"
     "local b = load(KEYS[1])\n"
     "if not b then return {2} end\n"
@@ -311,7 +450,7 @@ static const char read_src[] =
  * evict rule, 'pristine' = make room under max_tools), channel.
  * Reply: 1 dropped, 0 kept, -1 no such breaker. */
 static const char forget_tool_src[] =
-    LUA_PRELUDE LUA_BREAKER
+    LUA_PRELUDE LUA_BREAKER_READ LUA_BREAKER_RULES LUA_PUBLISH
     "local now = clock(ARGV[1])\n"
     "local idle = tonumber(ARGV[3])\n"
     "local b = load(KEYS[1])\n"
@@ -442,7 +581,8 @@ static const char index_trim_src[] =
 static const char window_read_src[] =
     LUA_PRELUDE LUA_WINDOW
     "local now = clock(ARGV[1])\n"
-    "return win_sum(KEYS[1], tonumber(ARGV[2]), now)\n";
+    "local m, sb = win_load(KEYS[1])\n"
+    "return win_total(m, sb, tonumber(ARGV[2]), now)\n";
 
 /* KEYS: the tool's budget window. ARGV: now, op (1 count a request, 2 take
  * a retry, 3 peek), window_ms, budget_percent, min_retries. Mirrors
@@ -452,17 +592,18 @@ static const char budget_src[] =
     "local now, caller = clock(ARGV[1])\n"
     "local op, w = tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "local pct, minr = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
-    "local sum = win_sum(KEYS[1], w, now)\n"
+    "local m, sb = win_load(KEYS[1])\n"
+    "local sum = win_total(m, sb, w, now)\n"
     "local req, ret, granted = sum[1], sum[2], 0\n"
     "if op == 1 then\n"
-    "  win_add(KEYS[1], w, now, {1, 0, 0}, caller); req = req + 1\n"
+    "  win_add(KEYS[1], m, sb, w, now, {1, 0, 0}, caller); req = req + 1\n"
     "else\n"
     "  local allowance = 0\n"
     "  if pct > 0 then allowance = math.floor(pct / 100 * req) end\n"
     "  if allowance < minr then allowance = minr end\n"
     "  if ret < allowance then granted = 1 end\n"
     "  if op == 2 and granted == 1 then\n"
-    "    win_add(KEYS[1], w, now, {0, 1, 0}, caller); ret = ret + 1\n"
+    "    win_add(KEYS[1], m, sb, w, now, {0, 1, 0}, caller); ret = ret + 1\n"
     "  end\n"
     "end\n"
     "return {granted, req, ret}\n";

@@ -838,6 +838,8 @@ static void test_ops_defaults(void **state)
     assert_string_equal(cfg->store.redis.address, "127.0.0.1:6379");
     assert_string_equal(cfg->store.redis.key_prefix, "recoveryd:");
     assert_int_equal(cfg->store.redis.command_timeout_ms, 50);
+    assert_int_equal(cfg->store.redis.closed_cache_ms, 250);
+    assert_int_equal(cfg->store.redis.outcome_batch_ms, 5);
     assert_non_null(strstr(cfg->tools_dir, "tools.d"));
     rd_config_free(cfg);
 }
@@ -939,6 +941,10 @@ static void test_ops_key_errors(void **state)
                       "store.redis.master_name", "required with sentinels");
     expect_main_error("store:\n  redis:\n    command_timeout_ms: 0\n" MAIN_MIN, 3,
                       "store.redis.command_timeout_ms", "out of range (1..10000)");
+    expect_main_error("store:\n  redis:\n    closed_cache_ms: -1\n" MAIN_MIN, 3,
+                      "store.redis.closed_cache_ms", "out of range (0..10000)");
+    expect_main_error("store:\n  redis:\n    outcome_batch_ms: 5000\n" MAIN_MIN, 3,
+                      "store.redis.outcome_batch_ms", "out of range (0..1000)");
 }
 
 static void test_secret_never_in_error_messages(void **state)

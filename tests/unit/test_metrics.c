@@ -365,6 +365,25 @@ static void test_other_absent_until_used(void **state)
     rd_metrics_free(m);
 }
 
+/* The Redis store's counters appear once the store reports them, and
+ * never for a memory-store deployment. */
+static void test_shared_store_counters(void **state)
+{
+    rd_metrics *m = rd_metrics_new(3);
+    char *t = render(m);
+    assert_null(strstr(t, "recoveryd_redis_"));
+    free(t);
+    rd_metrics_set_shared_store(m, &(rd_shared_store_counts){
+                                       .cache_answers = 7, .outcomes_batched = 40,
+                                       .outcomes_dropped = 2});
+    t = render(m);
+    assert_sample(t, "recoveryd_redis_cache_answers_total", 7);
+    assert_sample(t, "recoveryd_redis_outcomes_batched_total", 40);
+    assert_sample(t, "recoveryd_redis_outcomes_dropped_total", 2);
+    free(t);
+    rd_metrics_free(m);
+}
+
 /* ---- exposition ---- */
 
 static int fake_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, void *visit_ctx)
@@ -716,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_outcome_counters),
         cmocka_unit_test(test_cardinality_cap),
         cmocka_unit_test(test_other_absent_until_used),
+        cmocka_unit_test(test_shared_store_counters),
         cmocka_unit_test(test_breaker_state_gauge),
         cmocka_unit_test(test_breaker_gauge_capped),
         cmocka_unit_test(test_exposition_parses),

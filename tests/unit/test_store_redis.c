@@ -660,6 +660,12 @@ static bool invalidated(void *arg)
     return rd_store_redis_stats(arg, &stats) && stats.invalidations > 0;
 }
 
+/* The name of tool "api"'s key `part` under prefix. */
+static void api_key(char out[128], const char *prefix, const char *part)
+{
+    snprintf(out, 128, "%s{tool:api}:%s", prefix, part);
+}
+
 /* An OPEN breaker is refused from the cache; a published change drops the
  * entry at once; a change nobody published is served stale at most until
  * the open_until the entry holds. */
@@ -668,7 +674,7 @@ static void test_cache_staleness_bound(void **state)
     skip_without_redis();
     char prefix[32], key[128], channel[64];
     fresh_prefix(prefix, sizeof prefix, "cache");
-    snprintf(key, sizeof key, "%s{tool:api}:breaker", prefix);
+    api_key(key, prefix, "breaker");
     snprintf(channel, sizeof channel, "%sbreaker-events", prefix);
     rd_store *s = redis_store_at(shared_redis.port, prefix);
     assert_true(wait_for(subscribed, s, 3000));
@@ -700,6 +706,292 @@ static void test_cache_staleness_bound(void **state)
     rd_harness_sleep_ms((int)(open_for - (rd_harness_now_ms() - t0)) + 20);
     assert_int_equal(must_admit(s, "api", &p, 100).admission, RD_ADMIT_YES);
     rd_store_destroy(s);
+}
+
+/* ---- what the breaker scripts write ---- */
+
+static int64_t key_pttl(const char *key)
+{
+    redisReply *r = rd_harness_cmd(shared_redis.port, "PTTL %s", key);
+    assert_non_null(r);
+    int64_t v = r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
+    freeReplyObject(r);
+    return v;
+}
+
+/* A breaker that only sees time pass is not rewritten: its stored last_seen
+ * (and a pristine breaker's TTL) moves once it is older than the slack,
+ * max(idle / 16, 1 s); any change writes it at once, and the TTL follows
+ * every change of the kind of expiry, a timed hold running out included.
+ * An idle breaker is then forgotten between idle - slack and idle after its
+ * last use (docs/REDIS.md, "Eviction"). */
+static void test_last_seen_slack_and_ttl(void **state)
+{
+    skip_without_redis();
+    char prefix[32], key[128], calls[128];
+    fresh_prefix(prefix, sizeof prefix, "slack");
+    api_key(key, prefix, "breaker");
+    api_key(calls, prefix, "calls");
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .evict_sweep = true, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 16000; /* slack 1 s */
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                           .open_timeout_ms = 5000, .window_ms = 10000};
+    rd_store_result r;
+    bool found;
+
+    r = conf_admit(s, "api", &p, 10000);
+    assert_int_equal(r.breaker.last_seen_ms, 10000);
+    assert_true(key_pttl(key) > 0);
+    r = conf_admit(s, "api", &p, 10999);
+    assert_int_equal(r.breaker.last_seen_ms, 10999); /* the reply: the call's time */
+    assert_int_equal(conf_get(s, "api", 10999, &found).last_seen_ms, 10000);
+    conf_admit(s, "api", &p, 11000);
+    assert_int_equal(conf_get(s, "api", 11000, &found).last_seen_ms, 11000);
+
+    /* a streak is written at once and has no TTL; it ends pristine again */
+    r = conf_record(s, "api", &p, 11100, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    assert_int_equal(conf_get(s, "api", 11100, &found).last_seen_ms, 11100);
+    assert_int_equal(key_pttl(key), -1);
+    assert_true(key_pttl(calls) > 0);
+    conf_record(s, "api", &p, 11200, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(key_pttl(key), -1);
+    r = conf_record(s, "api", &p, 11300, RD_OUTCOME_SUCCESS, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    assert_int_equal(r.evidence.calls, 3);
+    assert_true(key_pttl(key) > 0);
+
+    /* an endless hold has no TTL; released, the breaker is pristine again */
+    conf_force(s, "api", RD_FORCE_OPEN, 11400, 0);
+    assert_int_equal(key_pttl(key), -1);
+    conf_force(s, "api", RD_FORCE_RELEASE, 11500, 0);
+    assert_true(key_pttl(key) > 0);
+
+    /* a streak under a timed hold expires with the hold; once the hold has
+     * run out, nothing is written but the TTL must go */
+    conf_record(s, "api", &p, 11600, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    conf_force(s, "api", RD_FORCE_CLOSED, 11700, 300);
+    assert_true(key_pttl(key) > 0);
+    conf_admit(s, "api", &p, 12100);
+    assert_int_equal(key_pttl(key), -1);
+
+    /* eviction: not before idle - slack after the last use, by idle */
+    conf_record(s, "api", &p, 12200, RD_OUTCOME_SUCCESS, 0);
+    conf_admit(s, "api", &p, 12900);
+    assert_int_equal(conf_get(s, "api", 12900, &found).last_seen_ms, 12200);
+    assert_int_equal(s->ops->evict(s, 12900 + 16000 - 1000 - 1), 0);
+    conf_get(s, "api", 12900 + 16000 - 1000 - 1, &found);
+    assert_true(found);
+    assert_int_equal(s->ops->evict(s, 12900 + 16000), 1);
+    conf_get(s, "api", 12900 + 16000, &found);
+    assert_false(found);
+    rd_store_destroy(s);
+}
+
+/* ---- CLOSED answered from the cache; outcomes sent in batches ---- */
+
+/* A store as recoveryd runs it: Redis time, a closed cache and batches. */
+static rd_store *cached_store_at(int port, const char *prefix, int closed_ms, int batch_ms)
+{
+    rd_redis_options o = {.port = port, .key_prefix = prefix, .closed_cache_ms = closed_ms,
+                          .outcome_batch_ms = batch_ms, .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    if (!s)
+        fail_msg("rd_store_redis_new: %s", st.msg);
+    assert_true(wait_for(subscribed, s, 3000));
+    return s;
+}
+
+/* Two replicas on one prefix: `a` as recoveryd runs (closed cache,
+ * batches), `b` without either. */
+typedef struct replica_pair {
+    char prefix[32];
+    rd_store *a, *b;
+} replica_pair;
+
+static replica_pair pair_new(const char *tag, int closed_ms, int batch_ms)
+{
+    skip_without_redis();
+    replica_pair p;
+    fresh_prefix(p.prefix, sizeof p.prefix, tag);
+    p.a = cached_store_at(shared_redis.port, p.prefix, closed_ms, batch_ms);
+    p.b = redis_store_at(shared_redis.port, p.prefix);
+    return p;
+}
+
+static void pair_free(replica_pair *p)
+{
+    rd_store_destroy(p->b);
+    rd_store_destroy(p->a);
+}
+
+static rd_redis_stats stats_of(rd_store *s)
+{
+    rd_redis_stats stats;
+    assert_true(rd_store_redis_stats(s, &stats));
+    return stats;
+}
+
+static rd_breaker must_get(rd_store *s, const char *tool)
+{
+    rd_breaker b;
+    bool found;
+    rd_status st = {0};
+    if (s->ops->get(s, tool, 0, &b, &found, &st) != RD_OK)
+        fail_msg("get: %s", st.msg);
+    assert_true(found);
+    return b;
+}
+
+/* Writes an OPEN record straight into Redis, as a change nobody published. */
+static void open_behind_the_cache(const char *prefix, const char *tool)
+{
+    redisReply *r = rd_harness_cmd(shared_redis.port,
+                                   "HSET %s{tool:%s}:breaker st 2 ou 9000000000000 gen 7", prefix,
+                                   tool); /* open until the year 2255 */
+    freeReplyObject(r);
+}
+
+/* An admission check on a CLOSED breaker is answered locally; a published
+ * change drops the entry at once; an unpublished one is served stale for
+ * at most closed_cache_ms. */
+static void test_closed_cache_staleness_bound(void **state)
+{
+    replica_pair pair = pair_new("closed", 300, 0);
+    rd_store *a = pair.a, *b = pair.b;
+    const rd_breaker_policy once = {.failure_threshold = 1, .success_threshold = 1,
+                                    .open_timeout_ms = 60000};
+
+    assert_int_equal(must_admit(a, "api", &once, 100).admission, RD_ADMIT_YES);
+    uint64_t hits = cache_hits(a);
+    assert_int_equal(must_admit(a, "api", &once, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(cache_hits(a), hits + 1);
+
+    /* opened through another replica: published, so refused at once */
+    assert_int_equal(must_record(b, "api", &once, RD_OUTCOME_TRANSIENT_FAILURE, 0).transition,
+                     RD_TRANSITION_OPENED);
+    assert_true(wait_for(invalidated, a, 2000));
+    assert_int_equal(must_admit(a, "api", &once, 100).admission, RD_ADMIT_NO);
+
+    /* opened behind the cache's back: stale YES for at most 300 ms */
+    assert_int_equal(must_admit(a, "web", &once, 100).admission, RD_ADMIT_YES);
+    int64_t read_at = rd_harness_now_ms();
+    open_behind_the_cache(pair.prefix, "web");
+    rd_store_result stale = must_admit(a, "web", &once, 100);
+    if (rd_harness_now_ms() - read_at < 250)
+        assert_int_equal(stale.admission, RD_ADMIT_YES);
+    rd_harness_sleep_ms((int)(read_at + 320 - rd_harness_now_ms()));
+    assert_int_equal(must_admit(a, "web", &once, 100).admission, RD_ADMIT_NO);
+    pair_free(&pair);
+}
+
+static bool streak_is(rd_store *s, const char *tool, uint32_t want)
+{
+    return must_get(s, tool).consecutive_failures == want;
+}
+
+typedef struct streak_wait {
+    rd_store *s;
+    const char *tool;
+    uint32_t want;
+} streak_wait;
+
+static bool streak_reached(void *arg)
+{
+    streak_wait *w = arg;
+    return streak_is(w->s, w->tool, w->want);
+}
+
+/* Outcomes on a CLOSED breaker far from its threshold are counted locally:
+ * the replica that counted them sees them at once, others within the batch
+ * interval, and the failure that reaches the threshold on one replica is
+ * recorded at once and opens the breaker, as in the memory store. */
+static void test_batched_outcomes_keep_one_replica_exact(void **state)
+{
+    replica_pair pair = pair_new("batch", 1000, 200);
+    rd_store *a = pair.a, *b = pair.b;
+
+    must_admit(a, "api", &three_strikes, 100);
+    uint64_t deferred = stats_of(a).deferred;
+    rd_store_result r = must_record(a, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    r = must_record(a, "api", &three_strikes, RD_OUTCOME_SUCCESS, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    r = must_record(a, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    assert_int_equal(stats_of(a).deferred, deferred + 3);
+
+    /* the other replica: within the batch interval */
+    streak_wait w = {b, "api", 1};
+    assert_true(wait_for(streak_reached, &w, 2000));
+    /* this replica: at once, in order (failure, success, failure) */
+    r = must_record(a, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_true(streak_is(a, "api", 2));
+
+    /* the third failure in a row reaches the threshold: recorded at once */
+    r = must_record(a, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+    assert_int_equal(must_get(b, "api").stored, RD_BREAKER_OPEN);
+    pair_free(&pair);
+}
+
+/* A batch counted in an epoch that is over (the breaker was reset
+ * meanwhile) is dropped; a store being destroyed sends what it counted. */
+static void test_batches_respect_epochs_and_survive_shutdown(void **state)
+{
+    replica_pair pair = pair_new("epoch", 5000, 1000);
+    rd_store *a = pair.a, *b = pair.b;
+
+    must_admit(a, "api", &three_strikes, 100);
+    must_record(a, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_result r;
+    rd_status st = {0};
+    assert_int_equal(b->ops->force(b, "api", RD_FORCE_RESET, 0, 0, &r, &st), RD_OK);
+    assert_true(streak_is(a, "api", 0)); /* a's get sent the old epoch's batch: dropped */
+
+    must_admit(a, "web", &three_strikes, 100);
+    must_record(a, "web", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_destroy(a); /* sends what it counted */
+    pair.a = redis_store_at(shared_redis.port, pair.prefix);
+    assert_true(streak_is(b, "web", 1));
+    pair_free(&pair);
+}
+
+/* Probes, the failure-rate mode and quorum tripping are never batched. */
+static void test_what_is_never_batched(void **state)
+{
+    replica_pair pair = pair_new("never", 1000, 200);
+    rd_store *a = pair.a;
+    const rd_breaker_policy rate = {
+        .failure_threshold = 3, .success_threshold = 1, .open_timeout_ms = 60000,
+        .mode = RD_BREAKER_MODE_FAILURE_RATE, .failure_rate_threshold = 50,
+        .minimum_calls = 10, .window_ms = 60000};
+    const rd_breaker_policy quorum = {
+        .failure_threshold = 3, .success_threshold = 1, .open_timeout_ms = 60000,
+        .quorum_min_executors = 2, .quorum_window_ms = 60000};
+    const rd_breaker_policy brief = {
+        .failure_threshold = 1, .success_threshold = 1, .open_timeout_ms = 1};
+    must_admit(a, "rate", &rate, 100);
+    must_admit(a, "quorum", &quorum, 100);
+    must_record(a, "probe", &brief, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_harness_sleep_ms(5); /* half-open */
+    rd_store_result permit = must_admit(a, "probe", &brief, 1000);
+    assert_int_equal(permit.admission, RD_ADMIT_PROBE);
+
+    uint64_t deferred = stats_of(a).deferred;
+    must_record(a, "rate", &rate, RD_OUTCOME_SUCCESS, 0);
+    must_record(a, "quorum", &quorum, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_result closed =
+        must_record(a, "probe", &brief, RD_OUTCOME_SUCCESS, permit.permit_token);
+    assert_int_equal(closed.transition, RD_TRANSITION_CLOSED);
+    assert_int_equal(stats_of(a).deferred, deferred);
+    pair_free(&pair);
 }
 
 /* ---- options ---- */
@@ -785,6 +1077,11 @@ int main(void)
         cmocka_unit_test(test_degraded_mode_and_return),
         cmocka_unit_test(test_sentinel_follows_failover),
         cmocka_unit_test(test_cache_staleness_bound),
+        cmocka_unit_test(test_closed_cache_staleness_bound),
+        cmocka_unit_test(test_batched_outcomes_keep_one_replica_exact),
+        cmocka_unit_test(test_batches_respect_epochs_and_survive_shutdown),
+        cmocka_unit_test(test_what_is_never_batched),
+        cmocka_unit_test(test_last_seen_slack_and_ttl),
         cmocka_unit_test(test_password_and_bad_options),
         cmocka_unit_test(test_destroy_null_and_name),
     };
