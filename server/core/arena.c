@@ -33,7 +33,7 @@ static rd_arena_chunk *chunk_new(size_t cap, rd_arena_chunk *next)
     return c;
 }
 
-void *rd_arena_alloc(rd_arena *a, size_t size)
+void *rd_arena_alloc_uninit(rd_arena *a, size_t size)
 {
     size_t need = (size + ALIGN - 1) & ~(ALIGN - 1);
     if (need < size)
@@ -48,13 +48,20 @@ void *rd_arena_alloc(rd_arena *a, size_t size)
     }
     void *p = c->data + c->used;
     c->used += need;
-    memset(p, 0, size);
+    return p;
+}
+
+void *rd_arena_alloc(rd_arena *a, size_t size)
+{
+    void *p = rd_arena_alloc_uninit(a, size);
+    if (p)
+        memset(p, 0, size);
     return p;
 }
 
 char *rd_arena_strndup(rd_arena *a, const char *s, size_t n)
 {
-    char *p = rd_arena_alloc(a, n + 1);
+    char *p = rd_arena_alloc_uninit(a, n + 1);
     if (p) {
         memcpy(p, s, n);
         p[n] = '\0';

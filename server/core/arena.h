@@ -18,6 +18,9 @@ typedef struct rd_arena {
 void rd_arena_init(rd_arena *a, size_t chunk_size);
 /* Returns zeroed memory aligned for any type, or NULL when out of memory. */
 void *rd_arena_alloc(rd_arena *a, size_t size);
+/* The same without zeroing, for large records whose every field the
+ * caller sets (strings need only their terminator). */
+void *rd_arena_alloc_uninit(rd_arena *a, size_t size);
 char *rd_arena_strdup(rd_arena *a, const char *s);
 char *rd_arena_strndup(rd_arena *a, const char *s, size_t n);
 char *rd_arena_printf(rd_arena *a, const char *fmt, ...)

@@ -307,15 +307,32 @@ typedef struct event_list {
 } event_list;
 
 /* Room for the events of most answers at first (a RETRY has two, three
- * after a timeout): an event is ~820 bytes and the arena zeroes them all. */
+ * after a timeout). */
 #define EVENTS_FIRST_CAP 3
 
-/* Slots past n come zeroed from the arena and are written once each. */
+/* Every field but the unused tails of the texts is set when an event is
+ * added, so the ~820-byte slots are not zeroed first. */
+static void event_init(rd_trace_event *ev, rd_event_type type, const char *tool_id)
+{
+    ev->type = type;
+    rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+    ev->error[0] = '\0';
+    ev->detail[0] = '\0';
+    ev->retryability = RD_RETRYABILITY_UNSPECIFIED;
+    ev->breaker = RD_BREAKER_UNSPECIFIED;
+    ev->retry_count = 0;
+    ev->decision = RD_ACTION_UNSPECIFIED;
+    ev->timestamp_ms = 0;
+    ev->timeout_ms = 0;
+    ev->executed = false;
+    ev->sequence = 0;
+}
+
 static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *tool_id)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : EVENTS_FIRST_CAP;
-        rd_trace_event *items = rd_arena_alloc(l->arena, cap * sizeof *items);
+        rd_trace_event *items = rd_arena_alloc_uninit(l->arena, cap * sizeof *items);
         if (!items) {
             l->out_of_memory = true;
             return NULL;
@@ -326,8 +343,7 @@ static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *
         l->cap = cap;
     }
     rd_trace_event *ev = &l->items[l->n++];
-    ev->type = type;
-    rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+    event_init(ev, type, tool_id);
     return ev;
 }
 
