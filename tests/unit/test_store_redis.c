@@ -963,6 +963,58 @@ static void test_batches_respect_epochs_and_survive_shutdown(void **state)
     pair_free(&pair);
 }
 
+#define BATCH_THREADS 8
+#define BATCH_OUTCOMES 400
+
+typedef struct batch_racer {
+    rd_store *s;
+    const rd_breaker_policy *p;
+    atomic_int *errors;
+} batch_racer;
+
+/* Every third outcome a transient failure, the rest successes. */
+static void *batch_racer_main(void *arg)
+{
+    batch_racer *b = arg;
+    for (int i = 0; i < BATCH_OUTCOMES; i++) {
+        rd_outcome o = i % 3 == 0 ? RD_OUTCOME_TRANSIENT_FAILURE : RD_OUTCOME_SUCCESS;
+        rd_store_result r;
+        rd_status st = {0};
+        if (b->s->ops->record(b->s, "api", b->p, 0, o, 0, &r, &st) != RD_OK)
+            atomic_fetch_add(b->errors, 1);
+    }
+    return NULL;
+}
+
+/* Outcomes recorded by many threads while the flusher runs: every one is
+ * counted in the window exactly once. */
+static void test_batched_outcomes_under_concurrency(void **state)
+{
+    replica_pair pair = pair_new("batchrace", 5000, 2);
+    const rd_breaker_policy p = {.failure_threshold = 1000000, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    must_admit(pair.a, "api", &p, 100);
+    atomic_int errors = 0;
+    batch_racer shared = {.s = pair.a, .p = &p, .errors = &errors};
+    pthread_t threads[BATCH_THREADS];
+    for (int i = 0; i < BATCH_THREADS; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, batch_racer_main, &shared), 0);
+    for (int i = 0; i < BATCH_THREADS; i++)
+        pthread_join(threads[i], NULL);
+    assert_int_equal(atomic_load(&errors), 0);
+    assert_true(stats_of(pair.a).deferred > 0);
+
+    rd_breaker b;
+    rd_breaker_evidence ev;
+    bool found;
+    rd_status st = {0};
+    assert_int_equal(pair.a->ops->stats(pair.a, "api", &p, 0, &b, &ev, &found, &st), RD_OK);
+    assert_int_equal(ev.calls, BATCH_THREADS * BATCH_OUTCOMES);
+    assert_int_equal(ev.failures, BATCH_THREADS * ((BATCH_OUTCOMES + 2) / 3));
+    assert_int_equal(stats_of(pair.a).deferred_dropped, 0);
+    pair_free(&pair);
+}
+
 /* Probes, the failure-rate mode and quorum tripping are never batched. */
 static void test_what_is_never_batched(void **state)
 {
@@ -1080,6 +1132,7 @@ int main(void)
         cmocka_unit_test(test_closed_cache_staleness_bound),
         cmocka_unit_test(test_batched_outcomes_keep_one_replica_exact),
         cmocka_unit_test(test_batches_respect_epochs_and_survive_shutdown),
+        cmocka_unit_test(test_batched_outcomes_under_concurrency),
         cmocka_unit_test(test_what_is_never_batched),
         cmocka_unit_test(test_last_seen_slack_and_ttl),
         cmocka_unit_test(test_password_and_bad_options),
