@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -299,6 +300,21 @@ static const char *const REDIS_KEYS[] = {
     "connect_timeout_ms", "sentinels", "master_name", "probe_interval_ms", "closed_cache_ms",
     "outcome_batch_ms", NULL};
 
+/* The millisecond settings of store.redis and their ranges. */
+typedef struct redis_time {
+    const char *key;
+    int64_t min, max;
+    size_t offset;               /* of the int64_t field in rd_redis_config */
+} redis_time;
+
+static const redis_time REDIS_TIMES[] = {
+    {"command_timeout_ms", 1, 10000, offsetof(rd_redis_config, command_timeout_ms)},
+    {"connect_timeout_ms", 1, 60000, offsetof(rd_redis_config, connect_timeout_ms)},
+    {"probe_interval_ms", 10, 600000, offsetof(rd_redis_config, probe_interval_ms)},
+    {"closed_cache_ms", 0, 10000, offsetof(rd_redis_config, closed_cache_ms)},
+    {"outcome_batch_ms", 0, 1000, offsetof(rd_redis_config, outcome_batch_ms)},
+};
+
 static int parse_redis_values(const rd_yctx *c, const rd_ynode *map, rd_redis_config *r)
 {
     const char *path = "store.redis";
@@ -316,16 +332,11 @@ static int parse_redis_values(const rd_yctx *c, const rd_ynode *map, rd_redis_co
         rc = rd_yget_str(c, map, path, "key_prefix", 64, &r->key_prefix);
     if (rc == RD_OK)
         rc = check_key_prefix(c, map, r->key_prefix);
-    if (rc == RD_OK)
-        rc = rd_yget_int(c, map, path, "command_timeout_ms", 1, 10000, &r->command_timeout_ms);
-    if (rc == RD_OK)
-        rc = rd_yget_int(c, map, path, "connect_timeout_ms", 1, 60000, &r->connect_timeout_ms);
-    if (rc == RD_OK)
-        rc = rd_yget_int(c, map, path, "probe_interval_ms", 10, 600000, &r->probe_interval_ms);
-    if (rc == RD_OK)
-        rc = rd_yget_int(c, map, path, "closed_cache_ms", 0, 10000, &r->closed_cache_ms);
-    if (rc == RD_OK)
-        rc = rd_yget_int(c, map, path, "outcome_batch_ms", 0, 1000, &r->outcome_batch_ms);
+    for (size_t i = 0; rc == RD_OK && i < sizeof REDIS_TIMES / sizeof REDIS_TIMES[0]; i++) {
+        const redis_time *t = &REDIS_TIMES[i];
+        rc = rd_yget_int(c, map, path, t->key, t->min, t->max,
+                         (int64_t *)(void *)((char *)r + t->offset));
+    }
     return rc;
 }
 
