@@ -704,15 +704,23 @@ static int forget_outcomes(redis_store *r, conn_slot *slot, const redisReply *id
     return RD_OK;
 }
 
-static int claim_on(redis_store *r, conn_slot *slot, const char *outcome_id, int64_t now_ms,
-                    bool *duplicate, rd_status *st)
+/* Runs an outcome script (claim or expire) over the outcome's key with
+ * the time and outcome_ttl_ms; the caller frees the reply. */
+static redisReply *eval_outcome(redis_store *r, conn_slot *slot, rd_script_id script,
+                                const char *outcome_id, int64_t now_ms, rd_status *st)
 {
     char key[RD_KEY_MAX], now[24], ttl[24];
     key_outcome(r, outcome_id, key);
     time_arg(r, now_ms, now);
     fmt_i64(ttl, r->base.limits.outcome_ttl_ms);
     const char *argv[] = {key, now, ttl};
-    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_CLAIM, 1, 3, argv, NULL, st);
+    return rd_redis_eval(r, slot, script, 1, 3, argv, NULL, st);
+}
+
+static int claim_on(redis_store *r, conn_slot *slot, const char *outcome_id, int64_t now_ms,
+                    bool *duplicate, rd_status *st)
+{
+    redisReply *reply = eval_outcome(r, slot, RD_SCRIPT_CLAIM, outcome_id, now_ms, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
     bool ok = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2;
@@ -996,12 +1004,7 @@ static int expire_turn(redis_store *r, conn_slot *slot, const char *id, int64_t 
 static int expire_outcome(redis_store *r, conn_slot *slot, const char *id, int64_t now_ms,
                           bool *dropped, rd_status *st)
 {
-    char key[RD_KEY_MAX], now[24], ttl[24];
-    key_outcome(r, id, key);
-    time_arg(r, now_ms, now);
-    fmt_i64(ttl, r->base.limits.outcome_ttl_ms);
-    const char *argv[] = {key, now, ttl};
-    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_OUTCOME_EXPIRE, 1, 3, argv, NULL, st);
+    redisReply *reply = eval_outcome(r, slot, RD_SCRIPT_OUTCOME_EXPIRE, id, now_ms, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
     *dropped = reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
