@@ -25,6 +25,7 @@
 #include "store/resilient.h"
 #include "transport/auth.h"
 #include "transport/codec.h"
+#include "transport/pbpack.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
 #include "core/clock.h"
@@ -234,11 +235,29 @@ static bool start_batch(rd_call *c, grpc_op *ops, size_t n, tag_kind tag)
     return true;
 }
 
+/* Most answers (a Decide answer is under 1 KiB) are packed on the stack in
+ * one pass and copied once; a larger one (GetBreakerState for many tools,
+ * a long turn trace) is sized first and packed into the end of a slice,
+ * whose packed part is then taken without a copy. */
+#define ENCODE_STACK_BYTES 4096
+
+static grpc_slice pack_to_slice(const ProtobufCMessage *msg)
+{
+    uint8_t buf[ENCODE_STACK_BYTES];
+    size_t len = rd_pb_pack_backward(msg, buf, sizeof buf);
+    if (len != SIZE_MAX)
+        return grpc_slice_from_copied_buffer((const char *)buf + sizeof buf - len, len);
+    size_t cap = protobuf_c_message_get_packed_size(msg) + RD_PB_PACK_SLACK;
+    grpc_slice room = grpc_slice_malloc(cap);
+    len = rd_pb_pack_backward(msg, GRPC_SLICE_START_PTR(room), cap);
+    grpc_slice packed = grpc_slice_sub(room, cap - len, cap);
+    grpc_slice_unref(room);
+    return packed;
+}
+
 static grpc_byte_buffer *encode(const ProtobufCMessage *msg)
 {
-    size_t len = protobuf_c_message_get_packed_size(msg);
-    grpc_slice slice = grpc_slice_malloc(len);
-    protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(slice));
+    grpc_slice slice = pack_to_slice(msg);
     grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
     grpc_slice_unref(slice);
     return bb;

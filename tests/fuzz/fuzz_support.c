@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "transport/pbpack.h"
 
 static char scratch[512];
 
@@ -114,4 +115,25 @@ void fuzz_copy_shipped_tools(const char *dir)
 void fuzz_quiet_logs(void)
 {
     rd_log_set_level(RD_LOG_ERROR);
+}
+
+const char *fuzz_packing_mismatch(const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    size_t cap = len + RD_PB_PACK_SLACK;
+    uint8_t *expected = malloc(len + 1), *buf = malloc(cap);
+    if (!expected || !buf)
+        die("out of memory", "");
+    const char *why = NULL;
+    if (protobuf_c_message_pack(msg, expected) != len)
+        why = "protobuf-c packed a size other than get_packed_size";
+    else if (rd_pb_pack_backward(msg, buf, cap) != len)
+        why = "pbpack packed another length";
+    else if (memcmp(buf + RD_PB_PACK_SLACK, expected, len) != 0)
+        why = "pbpack packed other bytes";
+    else if (len > 0 && rd_pb_pack_backward(msg, buf, len - 1) != SIZE_MAX)
+        why = "pbpack accepted a buffer too small";
+    free(expected);
+    free(buf);
+    return why;
 }

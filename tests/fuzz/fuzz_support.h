@@ -10,11 +10,17 @@
 #ifndef RD_FUZZ_SUPPORT_H
 #define RD_FUZZ_SUPPORT_H
 
+#include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #ifndef RD_SOURCE_DIR
 #error "RD_SOURCE_DIR (the repository root) must be defined"
+/* NULL when transport/pbpack.c packs msg into protobuf-c's bytes (in a
+ * buffer of the size plus RD_PB_PACK_SLACK, and refuses one a byte short),
+ * else what differed. */
+const char *fuzz_packing_mismatch(const ProtobufCMessage *msg);
+
 #endif
 
 /* A directory of this process's own, removed at exit (tmpfs when there is
@@ -36,5 +42,10 @@ void fuzz_copy_shipped_tools(const char *dir);
 /* Keeps only error-level log lines, so the fuzzer's own output stays
  * readable (every Decide logs its trace events at info). */
 void fuzz_quiet_logs(void);
+
+/* NULL when transport/pbpack.c packs msg into protobuf-c's bytes (in a
+ * buffer of the size plus RD_PB_PACK_SLACK, and refuses one a byte short),
+ * else what differed. */
+const char *fuzz_packing_mismatch(const ProtobufCMessage *msg);
 
 #endif

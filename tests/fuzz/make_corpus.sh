@@ -118,6 +118,37 @@ refl extension <<'T'
 file_containing_extension { containing_type: "recovery.v1.ToolError" extension_number: 100 }
 T
 
+# ---- answers for the packer: a byte choosing the message (its index in
+# tests/unit/pb_messages.h), then the message ----
+# packed NAME INDEX MESSAGE_TYPE  (text format on stdin)
+packed() {
+  mkdir -p "$corpus/pbpack"
+  { printf "\\$(printf '%03o' "$2")"
+    protoc --encode="recovery.v1.$3" -I"$repo/proto" "$repo/proto/recovery/v1/recovery.proto"
+  } > "$corpus/pbpack/$1"
+}
+packed decide_retry 1 DecideResponse <<'T'
+action: ACTION_RETRY delay_ms: 1250 timeout_ms: 30000 reason: "transient: attempt 1 of 3"
+classification { retryability: RETRYABILITY_TRANSIENT category: CATEGORY_EXTERNAL_SERVICE kind: ERROR_KIND_EXECUTION_ERROR rule_id: "http-503" llm_message: "Tool Execution Failed: 503 Service Unavailable" }
+breaker { tool_id: "bench_transient" state: BREAKER_STATUS_CLOSED consecutive_failures: 1 failure_threshold: 5 success_threshold: 1 }
+trace { event_type: "ToolError" tool_id: "bench_transient" error: "503 Service Unavailable" classification: "transient" timestamp: "2026-11-22T03:00:00.000Z" }
+trace { event_type: "Retry" tool_id: "bench_transient" decision: "retry" detail: "attempt 2 in 1250 ms" }
+T
+packed decide_cascade 1 DecideResponse <<'T'
+action: ACTION_PROCEED
+cascade { tool_id: "hotel_search" action: CASCADE_ACTION_SKIP reason: "depends on flight_search" }
+cascade { tool_id: "create_itinerary" action: CASCADE_ACTION_USE_DEFAULT default_value: "{}" }
+T
+packed breakers 3 GetBreakerStateResponse <<'T'
+breakers { tool_id: "flight_search" state: BREAKER_STATUS_OPEN consecutive_failures: 5 probe_in_flight: true forced: BREAKER_STATUS_OPEN }
+breakers { tool_id: "hotel_search" state: BREAKER_STATUS_HALF_OPEN }
+T
+packed turn_trace 4 GetTurnTraceResponse <<'T'
+turn_id: "turn-1"
+events { event_type: "ToolTimeout" tool_id: "hotel_search" turn_id: "turn-1" }
+summary { completed: "flight_search" timed_out: "hotel_search" partial_result: "Completed flight search, but hotel search timed out" }
+T
+
 # ---- configuration files ----
 mkdir -p "$corpus/config" "$corpus/rules"
 cp "$repo/config/recovery.yaml" "$corpus/config/shipped"

@@ -1,0 +1,393 @@
+/* The one-pass packer (transport/pbpack.c) against protobuf-c's own
+ * protobuf_c_message_pack(): the same bytes for every message recoveryd
+ * packs, filled at random through their descriptors (every field type,
+ * presence rule, oneof, repeated and packed field, unknown fields, lengths
+ * on both sides of each varint size), a buffer one byte short refused
+ * without a write outside it, and a few messages whose bytes are written
+ * out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "all_types2.pb-c.h"
+#include "all_types3.pb-c.h"
+#include "core/arena.h"
+#include "pb_messages.h"
+#include "transport/pbpack.h"
+
+#define RANDOM_MESSAGES_PER_TYPE 400
+#define MAX_DEPTH 4
+
+/* ---- the comparison ---- */
+
+/* Packs msg both ways and checks the packer's contract: the same bytes, at
+ * the end of any buffer with RD_PB_PACK_SLACK to spare, and SIZE_MAX from
+ * one a byte short of the size. */
+static void assert_packs_like_protobuf_c(const ProtobufCMessage *msg)
+{
+    size_t len = protobuf_c_message_get_packed_size(msg);
+    uint8_t *expected = malloc(len + 1);
+    assert_non_null(expected);
+    assert_int_equal(protobuf_c_message_pack(msg, expected), len);
+
+    /* The size and the slack, in a heap block of that size: ASan sees any
+     * write outside it. */
+    size_t cap = len + RD_PB_PACK_SLACK;
+    uint8_t *fitting = malloc(cap);
+    assert_non_null(fitting);
+    assert_int_equal(rd_pb_pack_backward(msg, fitting, cap), len);
+    assert_memory_equal(fitting + RD_PB_PACK_SLACK, expected, len);
+    free(fitting);
+
+    /* Exactly the size: packed, or refused, never wrong. */
+    uint8_t *exact = malloc(len + 1);
+    assert_non_null(exact);
+    size_t n = rd_pb_pack_backward(msg, exact, len);
+    if (n != SIZE_MAX) {
+        assert_int_equal(n, len);
+        assert_memory_equal(exact, expected, len);
+    }
+    free(exact);
+
+    /* Larger: the bytes end the buffer, and what is in front is untouched. */
+    enum { SLACK = RD_PB_PACK_SLACK + 37 };
+    uint8_t *roomy = malloc(len + SLACK);
+    assert_non_null(roomy);
+    memset(roomy, 0xA5, len + SLACK);
+    assert_int_equal(rd_pb_pack_backward(msg, roomy, len + SLACK), len);
+    assert_memory_equal(roomy + SLACK, expected, len);
+    for (size_t i = 0; i < SLACK; i++)
+        assert_int_equal(roomy[i], 0xA5);
+    free(roomy);
+
+    if (len > 0) {
+        uint8_t *short_buf = malloc(len - 1 + 1);
+        assert_non_null(short_buf);
+        assert_int_equal(rd_pb_pack_backward(msg, short_buf, len - 1), SIZE_MAX);
+        free(short_buf);
+    }
+    free(expected);
+}
+
+/* ---- random messages through their descriptors ---- */
+
+typedef struct {
+    uint64_t state;
+    rd_arena *arena;
+} gen;
+
+static uint64_t next_random(gen *g)
+{
+    g->state ^= g->state << 13;
+    g->state ^= g->state >> 7;
+    g->state ^= g->state << 17;
+    return g->state;
+}
+
+static unsigned below(gen *g, unsigned n)
+{
+    return (unsigned)(next_random(g) % n);
+}
+
+/* Values at the edges of every varint size, and some at random. */
+static uint64_t random_integer(gen *g)
+{
+    static const uint64_t edges[] = {
+        0, 1, 127, 128, 16383, 16384, 0x7fffffff, 0x80000000, 0xffffffff,
+        (uint64_t)-1, (uint64_t)INT64_MIN, (uint64_t)INT64_MAX, (uint64_t)-128,
+    };
+    if (below(g, 2))
+        return edges[below(g, sizeof edges / sizeof edges[0])];
+    return next_random(g) >> below(g, 64);
+}
+
+/* Text lengths on both sides of the 1-, 2- and 3-byte length prefixes. */
+static size_t random_length(gen *g)
+{
+    static const size_t edges[] = { 0, 1, 126, 127, 128, 129, 16383, 16384, 20000 };
+    if (below(g, 4) == 0)
+        return edges[below(g, sizeof edges / sizeof edges[0])];
+    return below(g, 40);
+}
+
+static char *random_text(gen *g)
+{
+    size_t n = random_length(g);
+    char *s = rd_arena_alloc(g->arena, n + 1);
+    for (size_t i = 0; i < n; i++)
+        s[i] = (char)(1 + below(g, 255)); /* any byte but NUL */
+    s[n] = '\0';
+    return s;
+}
+
+static ProtobufCMessage *random_message(gen *g, const ProtobufCMessageDescriptor *d, int depth);
+
+/* One value of the field's type into member (an element or the field). */
+static void random_value(gen *g, const ProtobufCFieldDescriptor *f, void *member, int depth)
+{
+    uint64_t v = random_integer(g);
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_SINT32:
+    case PROTOBUF_C_TYPE_INT32:
+    case PROTOBUF_C_TYPE_UINT32:
+    case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_ENUM:
+    case PROTOBUF_C_TYPE_FLOAT: {
+        uint32_t v32 = (uint32_t)v;
+        if (f->type == PROTOBUF_C_TYPE_FLOAT && below(g, 4) == 0)
+            v32 = 0x80000000u; /* -0.0: left out like 0 */
+        memcpy(member, &v32, 4);
+        break;
+    }
+    case PROTOBUF_C_TYPE_DOUBLE:
+        if (below(g, 4) == 0)
+            v = 0x8000000000000000ull;
+        memcpy(member, &v, 8);
+        break;
+    case PROTOBUF_C_TYPE_SINT64:
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+    case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_FIXED64:
+        memcpy(member, &v, 8);
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        *(protobuf_c_boolean *)member = (protobuf_c_boolean)below(g, 3); /* 2 packs as 1 */
+        break;
+    case PROTOBUF_C_TYPE_STRING:
+        *(char **)member = random_text(g);
+        break;
+    case PROTOBUF_C_TYPE_BYTES: {
+        ProtobufCBinaryData *bd = member;
+        bd->len = random_length(g);
+        bd->data = bd->len ? (uint8_t *)random_text(g) : NULL;
+        if (bd->data)
+            bd->len = strlen((char *)bd->data);
+        break;
+    }
+    case PROTOBUF_C_TYPE_MESSAGE:
+        *(ProtobufCMessage **)member =
+            depth < MAX_DEPTH ? random_message(g, f->descriptor, depth + 1) : NULL;
+        break;
+    }
+}
+
+static void random_repeated(gen *g, const ProtobufCFieldDescriptor *f, char *base, int depth)
+{
+    size_t count = below(g, 4);
+    if (f->type != PROTOBUF_C_TYPE_MESSAGE && below(g, 8) == 0)
+        count = 130; /* a packed payload past 128 bytes */
+    if (depth >= MAX_DEPTH && f->type == PROTOBUF_C_TYPE_MESSAGE)
+        count = 0;
+    size_t size = rd_pb_element_size(f->type);
+    char *array = count ? rd_arena_alloc(g->arena, count * size) : NULL;
+    for (size_t i = 0; i < count; i++)
+        random_value(g, f, array + i * size, depth);
+    *(size_t *)(base + f->quantifier_offset) = count;
+    *(char **)(base + f->offset) = array;
+}
+
+/* A oneof: one member chosen (or none), its case set; now and then the case
+ * names a string or message member left NULL, which protobuf-c leaves out. */
+static void random_oneof(gen *g, const ProtobufCMessageDescriptor *d, unsigned first, char *base,
+                         int depth)
+{
+    unsigned members[16], n = 0;
+    unsigned qoffset = d->fields[first].quantifier_offset;
+    for (unsigned i = first; i < d->n_fields && n < 16; i++)
+        if ((d->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            d->fields[i].quantifier_offset == qoffset)
+            members[n++] = i;
+    unsigned pick = below(g, n + 1);
+    if (pick == n)
+        return; /* none set */
+    const ProtobufCFieldDescriptor *f = &d->fields[members[pick]];
+    *(uint32_t *)(base + qoffset) = f->id;
+    if (below(g, 8) != 0)
+        random_value(g, f, base + f->offset, depth);
+}
+
+static void random_unknown_fields(gen *g, ProtobufCMessage *m)
+{
+    if (below(g, 6) != 0)
+        return;
+    unsigned n = 1 + below(g, 3);
+    m->unknown_fields = rd_arena_alloc(g->arena, n * sizeof *m->unknown_fields);
+    m->n_unknown_fields = n;
+    for (unsigned i = 0; i < n; i++) {
+        ProtobufCMessageUnknownField *u = &m->unknown_fields[i];
+        u->tag = 1000 + below(g, 1u << 20);
+        u->wire_type = below(g, 2) ? PROTOBUF_C_WIRE_TYPE_32BIT : PROTOBUF_C_WIRE_TYPE_64BIT;
+        u->len = u->wire_type == PROTOBUF_C_WIRE_TYPE_32BIT ? 4 : 8;
+        u->data = rd_arena_alloc(g->arena, u->len);
+        for (size_t b = 0; b < u->len; b++)
+            u->data[b] = (uint8_t)next_random(g);
+    }
+}
+
+static void random_field(gen *g, const ProtobufCMessageDescriptor *d, unsigned i, char *base,
+                         int depth)
+{
+    const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+        random_repeated(g, f, base, depth);
+    } else if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+        /* the group's first member decides for the whole group */
+        for (unsigned j = 0; j < i; j++)
+            if ((d->fields[j].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                d->fields[j].quantifier_offset == f->quantifier_offset)
+                return;
+        random_oneof(g, d, i, base, depth);
+    } else if (below(g, 3) != 0) {
+        random_value(g, f, base + f->offset, depth);
+        if (f->label == PROTOBUF_C_LABEL_OPTIONAL && f->quantifier_offset)
+            *(protobuf_c_boolean *)(base + f->quantifier_offset) = below(g, 2);
+    }
+}
+
+static ProtobufCMessage *random_message(gen *g, const ProtobufCMessageDescriptor *d, int depth)
+{
+    ProtobufCMessage *m = rd_arena_alloc(g->arena, d->sizeof_message);
+    d->message_init(m);
+    for (unsigned i = 0; i < d->n_fields; i++)
+        random_field(g, d, i, (char *)m, depth);
+    random_unknown_fields(g, m);
+    return m;
+}
+
+static void check_random_messages(const ProtobufCMessageDescriptor *d, uint64_t seed)
+{
+    rd_arena arena;
+    rd_arena_init(&arena, 1 << 16);
+    gen g = { seed, &arena };
+    for (int i = 0; i < RANDOM_MESSAGES_PER_TYPE; i++) {
+        assert_packs_like_protobuf_c(random_message(&g, d, 0));
+        rd_arena_reset(&arena);
+    }
+    rd_arena_free(&arena);
+}
+
+static void test_api_messages_pack_like_protobuf_c(void **state)
+{
+    (void)state;
+    for (size_t t = 0; t < RD_TEST_PB_MESSAGES_COUNT; t++)
+        check_random_messages(rd_test_pb_messages[t], 0x9E3779B97F4A7C15ull + t);
+}
+
+/* What the API does not use yet: every scalar type, proto2's required and
+ * optional fields with defaults, packed fields, oneofs of every kind. */
+static void test_every_field_type_packs_like_protobuf_c(void **state)
+{
+    (void)state;
+    check_random_messages(&pbtest__all2__descriptor, 0xD1B54A32D192ED03ull);
+    check_random_messages(&pbtest3__all3__descriptor, 0x8CB92BA72F3D8DD7ull);
+}
+
+/* ---- messages written out by hand ---- */
+
+/* msg packs to exactly these bytes, which protobuf-c agrees with. */
+static void assert_packs_to(const ProtobufCMessage *msg, const uint8_t *expected, size_t len)
+{
+    uint8_t buf[64];
+    size_t n = rd_pb_pack_backward(msg, buf, sizeof buf);
+    assert_int_equal(n, len);
+    assert_memory_equal(buf + sizeof buf - n, expected, n);
+    assert_packs_like_protobuf_c(msg);
+}
+
+static void test_empty_message_is_no_bytes(void **state)
+{
+    (void)state;
+    Recovery__V1__DecideResponse resp = RECOVERY__V1__DECIDE_RESPONSE__INIT;
+    uint8_t buf[1];
+    assert_int_equal(rd_pb_pack_backward(&resp.base, buf, 0), 0);
+    assert_int_equal(rd_pb_pack_backward(&resp.base, buf, sizeof buf), 0);
+}
+
+/* ClassifyResponse { classification { retryability: 1, llm_message: "x" } }:
+ * field 1 (message, 5 bytes) holding field 1 varint 1 and field 9 "x". */
+static void test_nested_message_bytes(void **state)
+{
+    (void)state;
+    Recovery__V1__Classification c = RECOVERY__V1__CLASSIFICATION__INIT;
+    c.retryability = 1;
+    c.llm_message = "x";
+    Recovery__V1__ClassifyResponse resp = RECOVERY__V1__CLASSIFY_RESPONSE__INIT;
+    resp.classification = &c;
+    static const uint8_t expected[] = { 0x0a, 0x05, 0x08, 0x01, 0x4a, 0x01, 'x' };
+    assert_packs_to(&resp.base, expected, sizeof expected);
+}
+
+/* A negative enum value is a ten-byte varint (int32 sign-extended). */
+static void test_negative_enum_is_ten_bytes(void **state)
+{
+    (void)state;
+    Recovery__V1__DecideResponse resp = RECOVERY__V1__DECIDE_RESPONSE__INIT;
+    resp.action = (Recovery__V1__Action)-1;
+    static const uint8_t expected[] = { 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                        0xff, 0xff, 0xff, 0xff, 0x01 };
+    assert_packs_to(&resp.base, expected, sizeof expected);
+}
+
+/* A trace event's text of 200 bytes inside DecideResponse.trace: the
+ * event's own length prefix takes two bytes, the text's too. */
+static void test_two_byte_length_prefixes(void **state)
+{
+    (void)state;
+    char text[201];
+    memset(text, 'e', 200);
+    text[200] = '\0';
+    Recovery__V1__TraceEvent ev = RECOVERY__V1__TRACE_EVENT__INIT;
+    ev.error = text;
+    Recovery__V1__TraceEvent *events[] = { &ev };
+    Recovery__V1__DecideResponse resp = RECOVERY__V1__DECIDE_RESPONSE__INIT;
+    resp.n_trace = 1;
+    resp.trace = events;
+    uint8_t buf[512];
+    size_t n = rd_pb_pack_backward(&resp.base, buf, sizeof buf);
+    const uint8_t *p = buf + sizeof buf - n;
+    /* trace = field 10, length 203 (0xcb 0x01); error = field 4, length 200 (0xc8 0x01) */
+    static const uint8_t head[] = { 0x52, 0xcb, 0x01, 0x22, 0xc8, 0x01, 'e' };
+    assert_int_equal(n, 3 + 3 + 200);
+    assert_memory_equal(p, head, sizeof head);
+    assert_packs_like_protobuf_c(&resp.base);
+}
+
+/* Every buffer size short of the answer is refused, none written past. */
+static void test_every_short_buffer_is_refused(void **state)
+{
+    (void)state;
+    Recovery__V1__BreakerState b = RECOVERY__V1__BREAKER_STATE__INIT;
+    b.tool_id = "flight_search";
+    b.state = RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_OPEN;
+    Recovery__V1__RecordOutcomeResponse resp = RECOVERY__V1__RECORD_OUTCOME_RESPONSE__INIT;
+    resp.breaker = &b;
+    resp.duplicate = 1;
+    size_t len = protobuf_c_message_get_packed_size(&resp.base);
+    for (size_t cap = 0; cap < len; cap++) {
+        uint8_t *buf = malloc(cap + 1);
+        assert_non_null(buf);
+        assert_int_equal(rd_pb_pack_backward(&resp.base, buf, cap), SIZE_MAX);
+        free(buf);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_api_messages_pack_like_protobuf_c),
+        cmocka_unit_test(test_every_field_type_packs_like_protobuf_c),
+        cmocka_unit_test(test_empty_message_is_no_bytes),
+        cmocka_unit_test(test_nested_message_bytes),
+        cmocka_unit_test(test_negative_enum_is_ten_bytes),
+        cmocka_unit_test(test_two_byte_length_prefixes),
+        cmocka_unit_test(test_every_short_buffer_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
