@@ -13,8 +13,11 @@
  *   - the same channel argument (max receive message size).
  * Every known call gets an empty message and OK; the request is read (the
  * byte buffer is flattened, as recoveryd does before decoding) and dropped.
+ * With --answer FILE every call gets FILE's bytes instead: the benchmark's
+ * control for what a client spends decoding recoveryd's (larger) answers.
  *
  *   null_server [--listen HOST:PORT] [--workers N] [--max-receive-bytes N]
+ *               [--answer FILE]
  *
  * Prints "listening on port P" on stdout once serving; SIGTERM/SIGINT stop
  * it (calls in flight are answered first). */
@@ -59,6 +62,7 @@ struct null_server {
     void *registered[METHOD_COUNT];
     worker workers[MAX_WORKERS];
     unsigned n_workers;
+    grpc_slice answer; /* every call's message: empty, or --answer's bytes */
 };
 
 /* One call: requested, then answered in one batch, then freed when that
@@ -148,8 +152,7 @@ static void answer(call *c)
         c->status_details = grpc_slice_from_static_string("method not implemented");
     } else {
         (void)read_request(c->request);
-        grpc_slice empty = grpc_empty_slice();
-        c->response = grpc_raw_byte_buffer_create(&empty, 1);
+        c->response = grpc_raw_byte_buffer_create(&c->worker->server->answer, 1);
         ops[n].op = GRPC_OP_SEND_MESSAGE;
         ops[n++].data.send_message.send_message = c->response;
     }
@@ -193,6 +196,7 @@ typedef struct options {
     const char *listen;
     unsigned workers;
     int max_receive_bytes;
+    const char *answer_file;
 } options;
 
 static int parse_options(int argc, char **argv, options *opt)
@@ -206,9 +210,11 @@ static int parse_options(int argc, char **argv, options *opt)
             opt->workers = (unsigned)strtoul(value, NULL, 10);
         } else if (!strcmp(argv[i], "--max-receive-bytes") && value) {
             opt->max_receive_bytes = (int)strtol(value, NULL, 10);
+        } else if (!strcmp(argv[i], "--answer") && value) {
+            opt->answer_file = value;
         } else {
             fprintf(stderr, "usage: null_server [--listen HOST:PORT] [--workers N] "
-                            "[--max-receive-bytes N]\n");
+                            "[--max-receive-bytes N] [--answer FILE]\n");
             return -1;
         }
         i++;
@@ -220,8 +226,32 @@ static int parse_options(int argc, char **argv, options *opt)
     return 0;
 }
 
+/* The whole file as one slice; 0 on success. */
+static int load_answer(const char *path, grpc_slice *answer)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    char buf[65536];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    bool whole = feof(f) && !ferror(f);
+    fclose(f);
+    if (!whole) {
+        fprintf(stderr, "null_server: cannot read %s whole (at most %zu bytes)\n", path,
+                sizeof buf - 1);
+        return -1;
+    }
+    *answer = grpc_slice_from_copied_buffer(buf, n);
+    return 0;
+}
+
 static int start(null_server *s, const options *opt)
 {
+    s->answer = grpc_empty_slice();
+    if (opt->answer_file && load_answer(opt->answer_file, &s->answer) != 0)
+        return -1;
     grpc_arg arg = {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
                     .value.integer = opt->max_receive_bytes};
     grpc_channel_args args = {.num_args = 1, .args = &arg};
@@ -272,6 +302,7 @@ static void stop(null_server *s)
                .type != GRPC_QUEUE_SHUTDOWN)
         ;
     grpc_completion_queue_destroy(s->shutdown_cq);
+    grpc_slice_unref(s->answer);
 }
 
 int main(int argc, char **argv)

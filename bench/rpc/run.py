@@ -327,8 +327,29 @@ class Load:
             other_cores=max(0.0, (busy - side_ticks) / CLK_TCK - client.seconds) / wall,
             companion_calls=comp_calls)
         if log_latency:
-            res.update(latency_from_log(logfile))
+            res.update(latency_from_log(logfile, "sat_"))
         return res
+
+    def h2load_c1(self, server, case, count):
+        """Latency at concurrency 1 as the server gives it: one connection,
+        one call at a time, timed by a client that does not decode the
+        answer (h2load), so the null server's empty answer and recoveryd's
+        larger one cost the client the same."""
+        logfile = os.path.join(self.work, "h2load-c1.log")
+        argv = pin(self.client_cores) + [
+            "h2load", "-t", "1", "-c", "1", "-m", "1", "-n", str(count),
+            "-d", self.bodies[case.body][1], "-H", "content-type: application/grpc",
+            "-H", "te: trailers", "--log-file", logfile, self.url(server.port, case.method)]
+        comp = self.companion(server.port, case, 600)
+        try:
+            out, err, rc = run_child(argv, timeout=600)
+        finally:
+            if comp:
+                comp.kill()
+                comp.communicate(timeout=60)
+        if rc != 0 or parse_h2load(out)["succeeded"] != count:
+            raise RuntimeError("h2load (c=1) failed (%s): %s %s" % (rc, out[-500:], err[-500:]))
+        return latency_from_log(logfile, "")
 
     def ghz(self, server, case, count, concurrency, connections):
         """A fixed number of calls (not a duration: ghz reports the calls it
@@ -371,7 +392,8 @@ def parse_h2load(out):
     return res
 
 
-def latency_from_log(path):
+def latency_from_log(path, prefix):
+    """p50 and p99 (us) of h2load's request log: {prefix}p50_us, {prefix}p99_us."""
     lat = []
     with open(path) as f:
         for line in f:
@@ -380,7 +402,7 @@ def latency_from_log(path):
                 lat.append(int(parts[2]))
     os.unlink(path)
     lat.sort()
-    return dict(sat_p50_us=percentile(lat, 50), sat_p99_us=percentile(lat, 99))
+    return {prefix + "p50_us": percentile(lat, 50), prefix + "p99_us": percentile(lat, 99)}
 
 
 # ---------------------------------------------------------------- samples
@@ -409,12 +431,43 @@ def sample_answer(port, case, bodies, body=None):
     return status, first
 
 
+def answer_bytes(port, case, bodies):
+    """The message of one answer of the server to the case's request."""
+    out = subprocess.run(
+        ["curl", "-sS", "--http2-prior-knowledge", "-H", "content-type: application/grpc",
+         "-H", "te: trailers", "--data-binary", "@" + bodies[case.body][1], "-o", "-",
+         "http://127.0.0.1:%d/%s/%s" % (port, SERVICE, case.method)],
+        stdout=subprocess.PIPE, check=True).stdout
+    if len(out) < 5 or out[0] != 0:
+        raise RuntimeError("no answer to sample for %s" % case.name)
+    return out[5:5 + struct.unpack(">I", out[1:5])[0]]
+
+
+def decoding_control(load, case, service, cfg, rounds):
+    """ghz's p50 at concurrency 1 against the null server answering every
+    call with the bytes of one of the service's answers: what ghz itself
+    spends on receiving and decoding that answer, which the plain null
+    server's empty answer does not cost it."""
+    path = os.path.join(load.work, "answer-%s.bin" % case.body)
+    with open(path, "wb") as f:
+        f.write(answer_bytes(service.port, case, load.bodies))
+    p = free_port()
+    null = Server("null-answer", [load.args.null_server, "--listen", "127.0.0.1:%d" % p,
+                                  "--workers", "1", "--answer", path], p, service.cores,
+                  load.work).start()
+    try:
+        return [load.ghz(null, case, cfg["ghz1_n"], 1, 1)["p50_us"] for _ in range(rounds)]
+    finally:
+        null.stop()
+
+
 # ---------------------------------------------------------------- runs
 
 
-def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz):
+def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=None):
     """Alternates the servers case by case, round by round (the order rotates
-    each round so drift in background load does not favour one server)."""
+    each round so drift in background load does not favour one server). With
+    control_of (a server's label), also the decoding control of each case."""
     results = {}
     for case in CASES:
         per = {s.label: [] for s in servers}
@@ -425,11 +478,15 @@ def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz):
                 load.h2load(s, case, cfg["warmup_s"], log_latency=False)
                 one = dict(h2=load.h2load(s, case, h2load_s))
                 if with_ghz:
+                    one["h1"] = load.h2load_c1(s, case, cfg["ghz1_n"])
                     one["c1"] = load.ghz(s, case, cfg["ghz1_n"], 1, 1)
                     one["sat"] = load.ghz(s, case, cfg["ghzsat_n"], 32, 4)
                 per[s.label].append(one)
         samples = {s.label: sample_answer(s.port, case, load.bodies) for s in servers}
         results[case.name] = dict(runs=per, sample=samples)
+        if with_ghz and control_of:
+            results[case.name]["control"] = decoding_control(
+                load, case, servers[[s.label for s in servers].index(control_of)], cfg, rounds)
         if case.companion:  # the breaker must still be closed after the runs
             results[case.name]["after"] = {
                 s.label: breaker_line(s.port, "bench_transient", load)
@@ -458,12 +515,14 @@ def summarize(results, labels):
                 client_cores=median([r["h2"]["client_cores"] for r in rs]),
                 other_cores=median([r["h2"]["other_cores"] for r in rs]),
                 sat_p99_us=median([r["h2"].get("sat_p99_us") for r in rs]),
-                c1_p50_us=median([r["c1"]["p50_us"] for r in rs if "c1" in r]),
-                c1_p99_us=median([r["c1"]["p99_us"] for r in rs if "c1" in r]),
+                c1_p50_us=median([r["h1"]["p50_us"] for r in rs if "h1" in r]),
+                c1_p99_us=median([r["h1"]["p99_us"] for r in rs if "h1" in r]),
+                ghz_c1_p50_us=median([r["c1"]["p50_us"] for r in rs if "c1" in r]),
                 ghz_sat_p99_us=median([r["sat"]["p99_us"] for r in rs if "sat" in r]),
                 statuses_ok=all(r[k]["all_ok"] for r in rs for k in ("c1", "sat") if k in r),
                 h2_failed=sum(r["h2"]["failed"] + r["h2"]["errored"] for r in rs))
         row["sample"] = results[case.name]["sample"]
+        row["control_p50_us"] = median(results[case.name].get("control") or [None])
         row["after"] = results[case.name].get("after", {})
         out[case.name] = row
     return out
@@ -488,8 +547,8 @@ def table(title, summary, service_label, rps_target, with_latency, cpu_target=Tr
     lines = ["", title, "=" * len(title)]
     head = "%-17s %7s %7s %-22s" % ("RPC", "rps0", "rps", "rps ratio [range]")
     if with_latency:
-        head += " %6s %6s %-13s %6s %6s %6s %6s" % ("p50_0", "p50", "p50 diff", "p99_0", "p99",
-                                                    "p99s0", "p99s")
+        head += " %6s %6s %-13s %6s %6s %6s %6s %6s %6s %6s" % (
+            "p50_0", "p50", "p50 diff", "p99_0", "p99", "g50_0", "g50a", "g50", "p99s0", "p99s")
     head += " %6s %6s %-22s %7s %5s" % ("cpu0", "cpu", "cpu ratio [range]", "cli/srv", "other")
     lines += [head, "-" * len(head)]
     for case in CASES:
@@ -501,11 +560,12 @@ def table(title, summary, service_label, rps_target, with_latency, cpu_target=Tr
             "[%s]" % spread(s["rps_ratios"]) if spread(s["rps_ratios"]) else "")
         if with_latency:
             diff = s["c1_p50_us"] - n["c1_p50_us"]
-            line += " %6s %6s %6s %-6s %6s %6s %6s %6s" % (
+            line += " %6s %6s %6s %-6s %6s %6s %6s %6s %6s %6s %6s" % (
                 fmt(n["c1_p50_us"]), fmt(s["c1_p50_us"]), fmt(diff, "%+.1f"),
                 verdict(diff <= TARGET_P50_DIFF_US), fmt(n["c1_p99_us"], "%.0f"),
-                fmt(s["c1_p99_us"], "%.0f"), fmt(n["sat_p99_us"], "%.0f"),
-                fmt(s["sat_p99_us"], "%.0f"))
+                fmt(s["c1_p99_us"], "%.0f"), fmt(n["ghz_c1_p50_us"]),
+                fmt(row["control_p50_us"]), fmt(s["ghz_c1_p50_us"]),
+                fmt(n["sat_p99_us"], "%.0f"), fmt(s["sat_p99_us"], "%.0f"))
         line += " %6.1f %6.1f %4.2f %-6s %-10s %3.2f/%3.2f %5.2f" % (
             n["cpu_us"], s["side_cpu_us"], cratio,
             verdict(cratio <= TARGET_CPU_MEMORY) if cpu_target else "(info)",
@@ -522,7 +582,10 @@ def table(title, summary, service_label, rps_target, with_latency, cpu_target=Tr
 
 LEGEND = [
     "legend: 0 = null server, no suffix = recoveryd. rps: h2load, median over rounds.",
-    "  p50/p99: us at concurrency 1 (ghz, one connection); p99s: us under saturation (h2load's",
+    "  p50/p99: us at concurrency 1 (h2load -c1 -m1: one connection, one call at a time; h2load",
+    "  does not decode answers). g50: ghz's p50 at concurrency 1, which includes ghz decoding",
+    "  the answer; g50a: ghz against the null server answering recoveryd's bytes (the cost of",
+    "  decoding that answer in ghz, not in the server). p99s: us under saturation (h2load's",
     "  request log). cpu: server CPU us per call from /proc (recoveryd + redis-server for the",
     "  Redis store). cli/srv: load generator CPU per call / server CPU per call (null/service);",
     "  below 1 means the client had headroom. other: cores busy with processes outside the",
@@ -751,7 +814,7 @@ def run_memory_config(args, cfg, work, load, redis_proc, redis_port):
         s.start()
     try:
         results = measure_config(load, servers, cfg, cfg["rounds"], cfg["h2load_s"],
-                                 "ghz" not in args.skip)
+                                 "ghz" not in args.skip, control_of="memory")
         prof = None if "profile" in args.skip else profile(args, cfg, work, load, servers[:2])
     finally:
         for s in servers:
