@@ -262,6 +262,49 @@ static void put_repeated(writer *w, const ProtobufCFieldDescriptor *f, size_t co
     emit_tag(w, f->id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
 }
 
+/* A proto3 field without presence whose type is a string or a varint
+ * scalar (most fields of recoveryd's answers): the zero test and the write
+ * in one switch. False for the other types, which take the general path. */
+static bool put_plain_field(writer *w, const ProtobufCFieldDescriptor *f, const void *member)
+{
+    uint64_t v;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_STRING: {
+        const char *s = *(const char *const *)member;
+        if (!s || !*s)
+            return true;
+        size_t n = strlen(s);
+        if (room(w, n + FIELD_HEAD_MAX)) {
+            emit_raw(w, s, n);
+            emit_varint(w, n);
+            emit_tag(w, f->id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+        }
+        return true;
+    }
+    case PROTOBUF_C_TYPE_ENUM:
+    case PROTOBUF_C_TYPE_INT32:
+        v = (uint64_t)(int64_t)*(const int32_t *)member;
+        break;
+    case PROTOBUF_C_TYPE_UINT32:
+        v = *(const uint32_t *)member;
+        break;
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+        v = *(const uint64_t *)member;
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        v = *(const protobuf_c_boolean *)member != 0;
+        break;
+    default:
+        return false;
+    }
+    if (v != 0 && room(w, FIELD_HEAD_MAX)) {
+        emit_varint(w, v);
+        emit_tag(w, f->id, PROTOBUF_C_WIRE_TYPE_VARINT);
+    }
+    return true;
+}
+
 /* One field under protobuf_c_message_pack's presence rules, label by label. */
 static void put_field(writer *w, const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
 {
@@ -271,7 +314,7 @@ static void put_field(writer *w, const ProtobufCMessage *msg, const ProtobufCFie
     bool in_oneof = (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0;
 
     if (f->label == PROTOBUF_C_LABEL_NONE && !in_oneof) { /* most proto3 fields */
-        if (!is_zeroish(f->type, member))
+        if (!put_plain_field(w, f, member) && !is_zeroish(f->type, member))
             put_single(w, f, member);
     } else if (f->label == PROTOBUF_C_LABEL_REQUIRED) {
         put_single(w, f, member);
