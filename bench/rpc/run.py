@@ -330,6 +330,17 @@ class Load:
             res.update(latency_from_log(logfile, "sat_"))
         return res
 
+    def run_beside_companion(self, argv, server, case):
+        """Runs a fixed-count client with the case's companion stream (if any)
+        beside it for as long as the client runs."""
+        comp = self.companion(server.port, case, 600)
+        try:
+            return run_child(argv, timeout=600)
+        finally:
+            if comp:  # h2load ends only with its duration; its output is not needed here
+                comp.kill()
+                comp.communicate(timeout=60)
+
     def h2load_c1(self, server, case, count):
         """Latency at concurrency 1 as the server gives it: one connection,
         one call at a time, timed by a client that does not decode the
@@ -340,13 +351,7 @@ class Load:
             "h2load", "-t", "1", "-c", "1", "-m", "1", "-n", str(count),
             "-d", self.bodies[case.body][1], "-H", "content-type: application/grpc",
             "-H", "te: trailers", "--log-file", logfile, self.url(server.port, case.method)]
-        comp = self.companion(server.port, case, 600)
-        try:
-            out, err, rc = run_child(argv, timeout=600)
-        finally:
-            if comp:
-                comp.kill()
-                comp.communicate(timeout=60)
+        out, err, rc = self.run_beside_companion(argv, server, case)
         if rc != 0 or parse_h2load(out)["succeeded"] != count:
             raise RuntimeError("h2load (c=1) failed (%s): %s %s" % (rc, out[-500:], err[-500:]))
         return latency_from_log(logfile, "")
@@ -359,13 +364,7 @@ class Load:
             "--call", "%s.%s" % (SERVICE, case.method), "-B", self.bodies[case.body][0],
             "-c", str(concurrency), "--connections", str(connections), "-n", str(count),
             "-O", "json", "127.0.0.1:%d" % server.port]
-        comp = self.companion(server.port, case, 600)
-        try:
-            out, err, rc = run_child(argv, timeout=600)
-        finally:
-            if comp:  # h2load ends only with its duration; its output is not needed here
-                comp.kill()
-                comp.communicate(timeout=60)
+        out, err, rc = self.run_beside_companion(argv, server, case)
         if rc not in (0, 1) or not out.strip():
             raise RuntimeError("ghz failed (%s): %s" % (rc, err[-500:]))
         d = json.loads(out)

@@ -250,6 +250,11 @@ static grpc_slice pack_to_slice(const ProtobufCMessage *msg)
     size_t cap = protobuf_c_message_get_packed_size(msg) + RD_PB_PACK_SLACK;
     grpc_slice room = grpc_slice_malloc(cap);
     len = rd_pb_pack_backward(msg, GRPC_SLICE_START_PTR(room), cap);
+    if (len == SIZE_MAX) { /* the slack promise broken: never seen; do not abort */
+        rd_log(RD_LOG_ERROR, "pbpack refused a buffer with its slack", "");
+        len = protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(room));
+        cap = len;
+    }
     grpc_slice packed = grpc_slice_sub(room, cap - len, cap);
     grpc_slice_unref(room);
     return packed;

@@ -269,7 +269,7 @@ static bool put_plain_field(writer *w, const ProtobufCFieldDescriptor *f, const 
 {
     uint64_t v;
     switch (f->type) {
-    case PROTOBUF_C_TYPE_STRING: {
+    case PROTOBUF_C_TYPE_STRING: { /* written here, not via put_single: 15 % of packing */
         const char *s = *(const char *const *)member;
         if (!s || !*s)
             return true;
