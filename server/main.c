@@ -121,6 +121,7 @@ static void sync_store_health(runtime *rt)
     if (rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis))
         rd_metrics_set_shared_store(rt->svc.metrics, &(rd_shared_store_counts){
                                                          .cache_answers = redis.cache_hits,
+                                                         .cache_reads = redis.read_hits,
                                                          .outcomes_batched = redis.deferred,
                                                          .outcomes_dropped = redis.deferred_dropped,
                                                      });

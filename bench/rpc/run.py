@@ -68,6 +68,7 @@ CASES = [
     Case("RecordOutcome", "RecordOutcome", "RecordOutcomeRequest", "record_outcome"),
     Case("GetBreakerState", "GetBreakerState", "GetBreakerStateRequest", "get_breaker_state"),
 ]
+READ_CASES = [c for c in CASES if c.method == "GetBreakerState"]
 COMPANION_METHOD, COMPANION_TYPE = "RecordOutcome", "RecordOutcomeRequest"
 
 MODES = {
@@ -226,15 +227,17 @@ class Server:
                 self.proc.wait()
 
 
-def write_config(work, name, port, workers, redis_port=None, max_tools=200000):
+def write_config(work, name, port, workers, redis_port=None, max_tools=200000,
+                 redis_extra=""):
     """The shipped config's values except: the listen port, the worker count,
     the failure threshold (10000, see decide_error.txtpb), room for the
-    memory test's tools and a free metrics port. Logging, metrics and config
-    watching stay on, as in production."""
+    memory test's tools and a free metrics port (and redis_extra, lines of
+    store.redis). Logging, metrics and config watching stay on, as in
+    production."""
     store = "  backend: memory\n"
     if redis_port:
         store = ('  backend: redis\n  redis:\n    address: "127.0.0.1:%d"\n'
-                 '    key_prefix: "bench:"\n' % redis_port)
+                 '    key_prefix: "bench:"\n%s' % (redis_port, redis_extra))
     text = (
         "server:\n  listen: \"127.0.0.1:%d\"\n  workers: %d\n"
         "store:\n%s  max_tools: %d\n"
@@ -463,12 +466,13 @@ def decoding_control(load, case, service, cfg, rounds):
 # ---------------------------------------------------------------- runs
 
 
-def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=None):
+def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=None,
+                   cases=CASES):
     """Alternates the servers case by case, round by round (the order rotates
     each round so drift in background load does not favour one server). With
     control_of (a server's label), also the decoding control of each case."""
     results = {}
-    for case in CASES:
+    for case in cases:
         per = {s.label: [] for s in servers}
         for r in range(rounds):
             order = servers[r % len(servers):] + servers[:r % len(servers)]
@@ -493,10 +497,10 @@ def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=No
     return results
 
 
-def summarize(results, labels):
+def summarize(results, labels, cases=CASES):
     """Medians over rounds per server and case."""
     out = {}
-    for case in CASES:
+    for case in cases:
         runs = results[case.name]["runs"]
         row = {}
         for label in labels:
@@ -540,7 +544,8 @@ def spread(values):
     return "%.2f-%.2f" % (min(values), max(values)) if len(values) > 1 else ""
 
 
-def table(title, summary, service_label, rps_target, with_latency, cpu_target=True):
+def table(title, summary, service_label, rps_target, with_latency, cpu_target=True,
+          cases=CASES):
     """One line per RPC. Ratios are medians of the per-round ratios (each
     round pairs adjacent runs of the two servers); the range follows."""
     lines = ["", title, "=" * len(title)]
@@ -550,7 +555,7 @@ def table(title, summary, service_label, rps_target, with_latency, cpu_target=Tr
             "p50_0", "p50", "p50 diff", "p99_0", "p99", "g50_0", "g50a", "g50", "p99s0", "p99s")
     head += " %6s %6s %-22s %7s %5s" % ("cpu0", "cpu", "cpu ratio [range]", "cli/srv", "other")
     lines += [head, "-" * len(head)]
-    for case in CASES:
+    for case in cases:
         row = summary[case.name]
         n, s = row["null"], row[service_label]
         ratio, cratio = median(s["rps_ratios"]), median(s["cpu_ratios"])
@@ -821,6 +826,28 @@ def run_memory_config(args, cfg, work, load, redis_proc, redis_port):
     return results, [s.label for s in servers], prof
 
 
+def run_redis_exact(args, cfg, work, load, redis_proc, redis_port):
+    """GetBreakerState with store.redis.read_cache_ms 0 (every read a round
+    trip to Redis) against the null server, h2load only: the cost of the
+    read the cache saves."""
+    pn, pr = free_port(), free_port()
+    exact = Server("redis-exact", [args.recoveryd, "--config",
+                                   write_config(work, "redis-exact", pr, 1, redis_port,
+                                                redis_extra="    read_cache_ms: 0\n")],
+                   pr, args.server_cores, work)
+    exact.also_pids.append(redis_proc.pid)
+    servers = [Server("null", [args.null_server, "--listen", "127.0.0.1:%d" % pn,
+                               "--workers", "1"], pn, args.server_cores, work), exact]
+    for s in servers:
+        s.start()
+    try:
+        return measure_config(load, servers, cfg, cfg["rounds"], cfg["h2load_s"], False,
+                              cases=READ_CASES)
+    finally:
+        for s in servers:
+            s.stop()
+
+
 def run_workers2(args, cfg, work, bodies):
     """workers=2 on both servers, nothing pinned, h2load only."""
     a = argparse.Namespace(**vars(args))
@@ -885,6 +912,11 @@ def main():
                                                                    args.client_cores))
         results, labels, prof = run_memory_config(args, cfg, work, load, redis_proc,
                                                    redis_port)
+        exact = None
+        if redis_port:
+            log("Redis store, every read a round trip (read_cache_ms 0)")
+            exact = summarize(run_redis_exact(args, cfg, work, load, redis_proc, redis_port),
+                              ["null", "redis-exact"], READ_CASES)
     finally:
         if redis_proc:
             redis_proc.terminate()
@@ -899,6 +931,10 @@ def main():
         lines += table("workers=1, Redis store (Redis on the server's cores; cpu = "
                        "recoveryd + redis-server)", summary, "redis", TARGET_RPS_REDIS, with_lat,
                        cpu_target=False)
+        report["redis_exact"] = exact
+        lines += table("workers=1, Redis store with read_cache_ms 0 (every read asks Redis; "
+                       "for information)", exact, "redis-exact", TARGET_RPS_REDIS, False,
+                       cpu_target=False, cases=READ_CASES)
     else:
         lines.append("")
         lines.append("redis: not available in this build (%s)" % redis_why)

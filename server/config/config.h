@@ -165,6 +165,7 @@ typedef struct rd_redis_config {
     int64_t probe_interval_ms;
     int64_t closed_cache_ms;     /* 0 = every admission check asks Redis */
     int64_t outcome_batch_ms;    /* 0 = every success is recorded at once */
+    int64_t read_cache_ms;       /* 0 = every read of a named tool asks Redis */
 } rd_redis_config;
 
 typedef struct rd_store_config {

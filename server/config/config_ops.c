@@ -30,6 +30,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     r->probe_interval_ms = 500;
     r->closed_cache_ms = 250;
     r->outcome_batch_ms = 5;
+    r->read_cache_ms = 100;
     return cfg->metrics.listen && r->address && r->key_prefix ? RD_OK : RD_ERR_NOMEM;
 }
 
@@ -298,7 +299,7 @@ static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, rd_redis_confi
 static const char *const REDIS_KEYS[] = {
     "address", "password_file", "password_env", "db", "key_prefix", "command_timeout_ms",
     "connect_timeout_ms", "sentinels", "master_name", "probe_interval_ms", "closed_cache_ms",
-    "outcome_batch_ms", NULL};
+    "outcome_batch_ms", "read_cache_ms", NULL};
 
 /* The millisecond settings of store.redis and their ranges. */
 typedef struct redis_time {
@@ -313,6 +314,7 @@ static const redis_time REDIS_TIMES[] = {
     {"probe_interval_ms", 10, 600000, offsetof(rd_redis_config, probe_interval_ms)},
     {"closed_cache_ms", 0, 10000, offsetof(rd_redis_config, closed_cache_ms)},
     {"outcome_batch_ms", 0, 1000, offsetof(rd_redis_config, outcome_batch_ms)},
+    {"read_cache_ms", 0, 10000, offsetof(rd_redis_config, read_cache_ms)},
 };
 
 static int parse_redis_values(const rd_yctx *c, const rd_ynode *map, rd_redis_config *r)

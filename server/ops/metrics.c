@@ -76,7 +76,7 @@ struct rd_metrics {
     atomic_uint_fast64_t store_errors;
     atomic_bool degraded;
     atomic_bool shared_store;            /* the counters below were set */
-    atomic_uint_fast64_t shared_cache_answers, shared_batched, shared_dropped;
+    atomic_uint_fast64_t shared_cache_answers, shared_cache_reads, shared_batched, shared_dropped;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
 };
@@ -312,6 +312,7 @@ void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c)
     if (!m)
         return;
     atomic_store_explicit(&m->shared_cache_answers, c->cache_answers, memory_order_relaxed);
+    atomic_store_explicit(&m->shared_cache_reads, c->cache_reads, memory_order_relaxed);
     atomic_store_explicit(&m->shared_batched, c->outcomes_batched, memory_order_relaxed);
     atomic_store_explicit(&m->shared_dropped, c->outcomes_dropped, memory_order_relaxed);
     atomic_store_explicit(&m->shared_store, true, memory_order_release);
@@ -689,6 +690,10 @@ static void render_shared_store(strbuf *sb, rd_metrics *m)
               "Admission checks answered from the local cache of breaker states.");
     sb_printf(sb, "recoveryd_redis_cache_answers_total %" PRIu64 "\n",
               read_count(&m->shared_cache_answers));
+    sb_family(sb, "recoveryd_redis_cache_reads_total", "counter",
+              "Breaker reads of a named tool answered from the local cache.");
+    sb_printf(sb, "recoveryd_redis_cache_reads_total %" PRIu64 "\n",
+              read_count(&m->shared_cache_reads));
     sb_family(sb, "recoveryd_redis_outcomes_batched_total", "counter",
               "Outcomes on CLOSED breakers counted locally and sent to Redis in batches.");
     sb_printf(sb, "recoveryd_redis_outcomes_batched_total %" PRIu64 "\n",

@@ -40,6 +40,7 @@ void rd_metrics_set_degraded(rd_metrics *m, bool degraded);
  * once set, so a memory-store deployment shows none. */
 typedef struct rd_shared_store_counts {
     uint64_t cache_answers;      /* admission checks answered from the local cache */
+    uint64_t cache_reads;        /* reads of a named tool answered from it */
     uint64_t outcomes_batched;   /* outcomes counted for a batch */
     uint64_t outcomes_dropped;   /* of those, lost because Redis failed the batch */
 } rd_shared_store_counts;

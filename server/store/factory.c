@@ -70,6 +70,7 @@ static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits
         .pool_size = cfg->server.workers + 1,
         .closed_cache_ms = (int)r->closed_cache_ms,
         .outcome_batch_ms = (int)r->outcome_batch_ms,
+        .read_cache_ms = (int)r->read_cache_ms,
         .limits = *limits,
     };
     if (r->n_sentinels == 0 && split_address(r->address, host, sizeof host, &o, st) != RD_OK)

@@ -430,6 +430,8 @@ static int read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64
     key_tool(r, tool, "probe", pkey);
     time_arg(r, now_ms, now);
     const char *argv[] = {bkey, pkey, now};
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
     redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_READ, 2, 3, argv, NULL, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
@@ -440,10 +442,12 @@ static int read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64
     if (!ok)
         return rd_status_set(st, RD_ERR_INTERNAL, "store: redis read script: bad reply");
     *found = code == 0;
-    if (*found)
+    if (*found) {
         *out = res.breaker;
-    else
+        rd_redis_cache_note(r, tool, out, version, res.now_ms, mono_sent, seq_sent);
+    } else {
         rd_breaker_init(out, now_ms);
+    }
     return RD_OK;
 }
 
@@ -454,6 +458,10 @@ static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
+    if (rd_redis_cache_read(r, tool_id, now_ms, out)) {
+        *found = true;
+        return RD_OK;
+    }
     conn_slot *slot = rd_redis_slot_take(r);
     rc = rd_redis_batch_flush_tool(r, slot, tool_id, st);
     if (rc == RD_OK)
@@ -1356,6 +1364,9 @@ rd_store *rd_store_redis_new(const rd_redis_options *opt, rd_status *st)
     r->closed_cache_ms = r->local_cache && !opt->use_caller_time && opt->closed_cache_ms > 0
                              ? opt->closed_cache_ms
                              : 0;
+    r->read_cache_ms = r->local_cache && !opt->use_caller_time && opt->read_cache_ms > 0
+                           ? opt->read_cache_ms
+                           : 0;
     /* Batching needs the cache's word that the breaker is CLOSED. */
     r->batch_ms = r->closed_cache_ms > 0 && opt->outcome_batch_ms > 0
                               ? opt->outcome_batch_ms
@@ -1380,6 +1391,7 @@ bool rd_store_redis_stats(rd_store *s, rd_redis_stats *out)
         .commands = atomic_load(&r->commands),
         .errors = atomic_load(&r->errors),
         .cache_hits = atomic_load(&r->cache_hits),
+        .read_hits = atomic_load(&r->read_hits),
         .script_reloads = atomic_load(&r->script_reloads),
         .connects = atomic_load(&r->connects),
         .invalidations = atomic_load(&r->invalidations),

@@ -58,6 +58,12 @@ typedef struct rd_redis_options {
      * probe) are sent to Redis in one batch per tool this often; 0 (or no
      * closed cache) = every success is recorded at once. */
     int outcome_batch_ms;
+    /* How long a read of a named tool (GetBreakerState) may be answered
+     * from the last reply seen for it, while no event and no outcome of
+     * this replica's own has touched it since; 0 = every read asks Redis.
+     * Needs the CLOSED cache for CLOSED breakers. Ignored with
+     * use_caller_time. */
+    int read_cache_ms;
     /* evict() sweeps the keyspace (SCAN) and applies the memory store's
      * eviction rules, returning what it dropped. Off: Redis TTLs do the
      * work and evict() returns 0. */
@@ -80,6 +86,7 @@ typedef struct rd_redis_stats {
     uint64_t commands;          /* script/command round trips */
     uint64_t errors;            /* of those, failed ones */
     uint64_t cache_hits;        /* admission checks answered from the local cache */
+    uint64_t read_hits;         /* reads of a named tool answered from it */
     uint64_t script_reloads;    /* NOSCRIPT answered by sending the script again */
     uint64_t connects;          /* connections established (pool and subscriber) */
     uint64_t invalidations;     /* cache entries dropped by a published event */

@@ -186,6 +186,18 @@ int rd_redis_batch_flush_tool(redis_store *r, conn_slot *slot, const char *tool_
     return have ? send_taken(r, slot, i, &taken, st) : RD_OK;
 }
 
+bool rd_redis_batch_idle(redis_store *r, const char *tool_id)
+{
+    if (!r->batch.started)
+        return true;
+    redis_batch *b = &r->batch;
+    const batch_entry *e = &b->slots[slot_of(tool_id)];
+    pthread_mutex_lock(&b->lock);
+    bool idle = strcmp(e->tool_id, tool_id) != 0 || (e->pending.calls == 0 && !e->flushing);
+    pthread_mutex_unlock(&b->lock);
+    return idle;
+}
+
 #define RD_BATCH_TAKE_MAX 32
 
 /* Takes up to max pending runs, starting at *next; their slots go to idx. */

@@ -125,6 +125,32 @@ bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
     return hit;
 }
 
+/* Reads need more than admission: every field as of the reply, so the
+ * entry must be recent enough (read_until_ms) and no outcome of this
+ * replica may be waiting in the batch table (those are not in the reply;
+ * a read after them goes to Redis, which flushes them first). */
+bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out)
+{
+    if (r->read_cache_ms <= 0 || !atomic_load(&r->cache.usable) ||
+        !rd_redis_batch_idle(r, tool_id))
+        return false;
+    redis_cache *c = &r->cache;
+    const cache_entry *e = &c->slots[slot_of(tool_id)];
+    bool hit = false;
+    pthread_mutex_lock(&c->lock);
+    if (e->valid && holds_tool(e, tool_id) && rd_clock_mono_ms() < e->read_until_ms) {
+        int64_t redis_now;
+        hit = e->breaker.stored == RD_BREAKER_OPEN ? open_entry_holds(r, e, now_ms, &redis_now)
+                                                   : closed_entry_holds(e, &redis_now);
+        if (hit)
+            *out = e->breaker;
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (hit)
+        atomic_fetch_add(&r->read_hits, 1);
+    return hit;
+}
+
 bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
                           rd_store_result *out)
 {
@@ -179,6 +205,7 @@ void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *
         e->local_deadline_ms = b->stored == RD_BREAKER_OPEN
                                    ? mono_sent_ms + (b->open_until_ms - redis_now_ms)
                                    : mono_sent_ms + r->closed_cache_ms;
+        e->read_until_ms = r->read_cache_ms > 0 ? mono_sent_ms + r->read_cache_ms : 0;
     } else if (same_tool) {
         e->valid = false;
         e->version = version;

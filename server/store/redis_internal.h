@@ -98,6 +98,7 @@ typedef struct cache_entry {
     int64_t local_deadline_ms; /* monotonic: the entry answers until then */
     int64_t redis_seen_ms;   /* Redis time of the reply (CLOSED entries) */
     int64_t mono_sent_ms;    /* monotonic time the command was sent */
+    int64_t read_until_ms;   /* monotonic: reads may use it until then (0 = not) */
     uint64_t event_seq;      /* redis_cache.event_seq of its last event, 0 = none */
 } cache_entry;
 
@@ -152,6 +153,7 @@ typedef struct redis_store {
     bool local_cache;
     int64_t closed_cache_ms; /* 0: CLOSED is never cached */
     int64_t batch_ms;        /* 0: every outcome is recorded at once */
+    int64_t read_cache_ms;   /* 0: every read asks Redis */
     redis_batch batch;
     conn_slot *pool;         /* owned, pool_size entries */
     size_t pool_size;
@@ -163,7 +165,7 @@ typedef struct redis_store {
     /* Bumped when the sentinels name a different master: every pool
      * connection made before is dropped on its next use. */
     atomic_uint master_epoch;
-    atomic_uint_fast64_t commands, errors, cache_hits, script_reloads, connects,
+    atomic_uint_fast64_t commands, errors, cache_hits, read_hits, script_reloads, connects,
         invalidations, deferred, deferred_dropped;
     pthread_mutex_t listener_lock; /* guards listener/listener_ctx */
     rd_store_change_fn listener;
@@ -215,6 +217,8 @@ bool rd_redis_batch_outcome(redis_store *r, const char *tool_id, const rd_breake
  * in flight), so that what this replica does next comes after them. */
 int rd_redis_batch_flush_tool(redis_store *r, conn_slot *slot, const char *tool_id,
                               rd_status *st);
+/* True when this replica holds no outcome of tool_id, pending or in flight. */
+bool rd_redis_batch_idle(redis_store *r, const char *tool_id);
 int rd_redis_batch_start(redis_store *r, rd_status *st);
 /* Stops the flusher after a last flush; safe on a batch never started. */
 void rd_redis_batch_stop(redis_store *r);
@@ -230,6 +234,10 @@ void rd_redis_cache_destroy(redis_cache *c);
  * (refused) or, within closed_cache_ms of a reply, CLOSED (admitted). */
 bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
                           rd_store_result *out);
+/* A read of tool_id from the cache: true and *out filled while an entry
+ * noted within read_cache_ms still holds and this replica has no outcome of
+ * the tool waiting in (or on its way from) the batch table. */
+bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out);
 /* The same answer without counting it as an admission served. */
 bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
                            rd_store_result *out);

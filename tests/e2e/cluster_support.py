@@ -164,6 +164,27 @@ def wait_until(predicate, timeout: float, interval: float = 0.02):
         time.sleep(interval)
 
 
+# Replicas agree on a breaker within a bound, not at once: a replica answers
+# GetBreakerState of a named tool from the last reply it saw for up to
+# store.redis.read_cache_ms (default 100) and sees other replicas' batched
+# outcomes up to outcome_batch_ms late (docs/REDIS.md). A replica reads its
+# own writes at once.
+SETTLE_S = 1.0
+
+
+def settled_breakers(stubs, tool_id: str, settle_s: float = SETTLE_S):
+    """Every replica's state of tool_id, read again until they all agree (or
+    settle_s passed: then the disagreement is what the caller sees)."""
+    states = []
+
+    def agree():
+        states[:] = [rdtest.breaker(stub, tool_id) for stub in stubs]
+        return all(s == states[0] for s in states)
+
+    wait_until(agree, settle_s, interval=0.01)
+    return states
+
+
 class RedisProc:
     """One redis-server (or sentinel) process in its own directory."""
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from cluster_support import cluster_env  # noqa: F401  (fixture)
+from cluster_support import cluster_env, settled_breakers  # noqa: F401  (fixture)
 from rdtest import (pb, breaker, decide, expect_action, expect_state, network_timeout,
                     record, unique)
 
@@ -67,8 +67,7 @@ def test_quorum_counts_executors_across_replicas(fleet):
     for i in range(9):  # one executor, every replica
         expect_action(decide(stubs[i % 3], tool, network_timeout(), attempt=1,
                              executor_id="sick"), pb.ACTION_RETRY)
-    for stub in stubs:
-        state = breaker(stub, tool)
+    for state in settled_breakers(stubs, tool):
         expect_state(state, pb.BREAKER_STATUS_CLOSED)
         assert state.consecutive_failures == 9
     d = decide(stubs[1], tool, network_timeout(), attempt=1, executor_id="second")

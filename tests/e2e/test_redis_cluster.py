@@ -11,7 +11,8 @@ import time
 import pytest
 
 from cluster_support import (DEGRADED_KEY, Load, admin_pb, cluster_env,  # noqa: F401
-                             module_cluster_env, summarize, timed_call, wait_until)
+                             module_cluster_env, settled_breakers, summarize, timed_call,
+                             wait_until)
 from rdtest import (admit, breaker, decide, describe_events, expect_action, network_timeout,
                     now_ms, pb, record, state_name, turn_trace, unique)
 
@@ -49,10 +50,6 @@ def shared(module_cluster_env, tmp_path_factory):
     return topo, cluster
 
 
-def states_everywhere(stubs, tool):
-    return [breaker(stub, tool) for stub in stubs]
-
-
 def assert_same_everywhere(states):
     first = states[0]
     for i, s in enumerate(states[1:], start=1):
@@ -73,16 +70,16 @@ def test_failures_through_different_replicas_open_the_breaker_for_all(shared):
     tool = unique("shared")
     # transient failures, round-robin over the replicas, both ways of reporting
     record(stubs[0], tool, success=False, error=network_timeout())
-    states = states_everywhere(stubs, tool)
+    states = settled_breakers(stubs, tool)
     assert_same_everywhere(states)
     assert states[0].state == CLOSED and states[0].consecutive_failures == 1
     decide(stubs[1], tool, network_timeout(), attempt=1)
-    states = states_everywhere(stubs, tool)
+    states = settled_breakers(stubs, tool)
     assert_same_everywhere(states)
     assert states[0].state == CLOSED and states[0].consecutive_failures == 2
     record(stubs[2], tool, success=False, error=network_timeout())
 
-    states = states_everywhere(stubs, tool)
+    states = settled_breakers(stubs, tool)
     assert_same_everywhere(states)
     s = states[0]
     assert s.state == OPEN, f"expected OPEN on every replica, got {state_name(s.state)}: {s}"
@@ -158,7 +155,7 @@ def test_a_dead_executors_permit_is_freed_after_the_lease(shared):
     assert late.state == HALF_OPEN and late.probe_in_flight, (
         f"an outcome with an expired permit changed the breaker: {late}")
     record(c, LEASE_TOOL, success=True, permit_id=second.permit_id)
-    states = states_everywhere(cluster.stubs, LEASE_TOOL)
+    states = settled_breakers(cluster.stubs, LEASE_TOOL)
     assert_same_everywhere(states)
     assert states[0].state == CLOSED, states[0]
 
@@ -173,7 +170,7 @@ def test_outcome_ids_are_deduplicated_across_replicas(shared):
     assert again.duplicate, "the same outcome_id through a second replica was counted again"
     via_decide = decide(c, tool, network_timeout(), attempt=1, outcome_id=outcome)
     assert via_decide.duplicate
-    for s in states_everywhere(cluster.stubs, tool):
+    for s in settled_breakers(cluster.stubs, tool):
         assert s.consecutive_failures == 1, f"one outcome counted more than once: {s}"
 
 
@@ -217,14 +214,14 @@ def test_manual_control_is_seen_by_other_replicas(shared):
         assert forced.forced == OPEN
         expect_action(admit(b, tool), pb.ACTION_FAIL_FAST)
         expect_action(admit(c, tool), pb.ACTION_FAIL_FAST)
-        for s in states_everywhere(cluster.stubs, tool):
+        for s in settled_breakers(cluster.stubs, tool):
             assert s.state == OPEN and s.forced == OPEN and s.forced_until_ms == 0, s
         admin_b.ForceBreaker(admin_pb.ForceBreakerRequest(
             tool_id=tool, mode=admin_pb.FORCE_MODE_RELEASE, reason="cluster e2e",
             operator="tester"), timeout=5)
         for stub in (a, b, c):
             expect_action(admit(stub, tool), pb.ACTION_PROCEED)
-        for s in states_everywhere(cluster.stubs, tool):
+        for s in settled_breakers(cluster.stubs, tool):
             assert s.forced == pb.BREAKER_STATUS_UNSPECIFIED and s.state == CLOSED, s
     finally:
         ch_a.close()
@@ -307,7 +304,7 @@ def test_script_flush_under_load(shared):
     tool = unique("after-flush")
     for i in range(FAILURE_THRESHOLD):
         record(cluster.stubs[1], tool, success=False, error=network_timeout())
-    states = states_everywhere(cluster.stubs, tool)
+    states = settled_breakers(cluster.stubs, tool)
     assert_same_everywhere(states)
     assert states[0].state == OPEN
 
@@ -393,7 +390,7 @@ def test_redis_killed_under_load_degrades_then_resumes(cluster_env):
     tool = unique("after-restart")
     for _ in range(FAILURE_THRESHOLD):
         record(cluster.stubs[0], tool, success=False, error=network_timeout())
-    states = states_everywhere(cluster.stubs, tool)
+    states = settled_breakers(cluster.stubs, tool)
     assert_same_everywhere(states)
     assert states[0].state == OPEN, states[0]
     assert topo.master.cmd("EXISTS", f"outage:{{tool:{tool}}}:breaker") == 1
@@ -456,7 +453,7 @@ def test_sentinel_failover_is_followed_without_restart(cluster_env):
     tool = unique("after-failover")
     for _ in range(FAILURE_THRESHOLD):
         record(cluster.stubs[1], tool, success=False, error=network_timeout())
-    states = states_everywhere(cluster.stubs, tool)
+    states = settled_breakers(cluster.stubs, tool)
     assert_same_everywhere(states)
     assert states[0].state == OPEN, states[0]
     assert new.cmd("EXISTS", key(tool)) == 1

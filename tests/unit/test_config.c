@@ -840,6 +840,7 @@ static void test_ops_defaults(void **state)
     assert_int_equal(cfg->store.redis.command_timeout_ms, 50);
     assert_int_equal(cfg->store.redis.closed_cache_ms, 250);
     assert_int_equal(cfg->store.redis.outcome_batch_ms, 5);
+    assert_int_equal(cfg->store.redis.read_cache_ms, 100);
     assert_non_null(strstr(cfg->tools_dir, "tools.d"));
     rd_config_free(cfg);
 }
@@ -945,6 +946,8 @@ static void test_ops_key_errors(void **state)
                       "store.redis.closed_cache_ms", "out of range (0..10000)");
     expect_main_error("store:\n  redis:\n    outcome_batch_ms: 5000\n" MAIN_MIN, 3,
                       "store.redis.outcome_batch_ms", "out of range (0..1000)");
+    expect_main_error("store:\n  redis:\n    read_cache_ms: 10001\n" MAIN_MIN, 3,
+                      "store.redis.read_cache_ms", "out of range (0..10000)");
 }
 
 static void test_secret_never_in_error_messages(void **state)

@@ -374,10 +374,11 @@ static void test_shared_store_counters(void **state)
     assert_null(strstr(t, "recoveryd_redis_"));
     free(t);
     rd_metrics_set_shared_store(m, &(rd_shared_store_counts){
-                                       .cache_answers = 7, .outcomes_batched = 40,
+                                       .cache_answers = 7, .cache_reads = 11, .outcomes_batched = 40,
                                        .outcomes_dropped = 2});
     t = render(m);
     assert_sample(t, "recoveryd_redis_cache_answers_total", 7);
+    assert_sample(t, "recoveryd_redis_cache_reads_total", 11);
     assert_sample(t, "recoveryd_redis_outcomes_batched_total", 40);
     assert_sample(t, "recoveryd_redis_outcomes_dropped_total", 2);
     free(t);

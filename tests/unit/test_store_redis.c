@@ -794,17 +794,25 @@ static void test_last_seen_slack_and_ttl(void **state)
 
 /* ---- CLOSED answered from the cache; outcomes sent in batches ---- */
 
-/* A store as recoveryd runs it: Redis time, a closed cache and batches. */
-static rd_store *cached_store_at(int port, const char *prefix, int closed_ms, int batch_ms)
+/* A store as recoveryd runs it: Redis time, a closed cache, batches and
+ * (read_ms > 0) reads from the cache. */
+static rd_store *reading_store_at(int port, const char *prefix, int closed_ms, int batch_ms,
+                                  int read_ms)
 {
     rd_redis_options o = {.port = port, .key_prefix = prefix, .closed_cache_ms = closed_ms,
-                          .outcome_batch_ms = batch_ms, .limits = test_limits()};
+                          .outcome_batch_ms = batch_ms, .read_cache_ms = read_ms,
+                          .limits = test_limits()};
     rd_status st = {0};
     rd_store *s = rd_store_redis_new(&o, &st);
     if (!s)
         fail_msg("rd_store_redis_new: %s", st.msg);
     assert_true(wait_for(subscribed, s, 3000));
     return s;
+}
+
+static rd_store *cached_store_at(int port, const char *prefix, int closed_ms, int batch_ms)
+{
+    return reading_store_at(port, prefix, closed_ms, batch_ms, 0);
 }
 
 /* Two replicas on one prefix: `a` as recoveryd runs (closed cache,
@@ -1015,6 +1023,65 @@ static void test_batched_outcomes_under_concurrency(void **state)
     pair_free(&pair);
 }
 
+static uint64_t read_hits(rd_store *s)
+{
+    return stats_of(s).read_hits;
+}
+
+/* A read of a named tool is answered from the last reply for at most
+ * read_cache_ms; this replica's own outcomes and published changes are
+ * seen at once; with read_cache_ms 0 every read asks Redis. */
+static void test_read_cache_staleness_bound(void **state)
+{
+    replica_pair pair = pair_new("reads", 0, 0);
+    rd_store_destroy(pair.a);
+    pair.a = reading_store_at(shared_redis.port, pair.prefix, 5000, 1000, 300);
+    rd_store *a = pair.a, *b = pair.b;
+
+    int64_t noted_at = rd_harness_now_ms();
+    must_admit(a, "api", &three_strikes, 100);
+    uint64_t hits = read_hits(a);
+    assert_int_equal(must_get(a, "api").consecutive_failures, 0);
+    assert_int_equal(read_hits(a), hits + 1);
+
+    /* another replica's failure publishes nothing: stale for <= 300 ms */
+    must_record(b, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    uint32_t seen = must_get(a, "api").consecutive_failures;
+    if (rd_harness_now_ms() - noted_at < 250)
+        assert_int_equal(seen, 0);
+    rd_harness_sleep_ms((int)(noted_at + 400 - rd_harness_now_ms()));
+    hits = read_hits(a);
+    assert_int_equal(must_get(a, "api").consecutive_failures, 1);
+    assert_int_equal(read_hits(a), hits); /* asked Redis, and noted the reply */
+    assert_int_equal(must_get(a, "api").consecutive_failures, 1);
+    assert_int_equal(read_hits(a), hits + 1);
+
+    /* this replica's batched outcome: the read goes to Redis, after it */
+    rd_store_result r = must_record(a, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    hits = read_hits(a);
+    assert_int_equal(must_get(a, "api").consecutive_failures, 2);
+    assert_int_equal(read_hits(a), hits);
+
+    /* opened elsewhere: published, so the next read shows OPEN */
+    assert_int_equal(must_record(b, "api", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0)
+                         .transition,
+                     RD_TRANSITION_OPENED);
+    assert_true(wait_for(invalidated, a, 2000));
+    assert_int_equal(must_get(a, "api").stored, RD_BREAKER_OPEN);
+    hits = read_hits(a);
+    assert_int_equal(must_get(a, "api").stored, RD_BREAKER_OPEN);
+    assert_int_equal(read_hits(a), hits + 1);
+
+    /* read_cache_ms 0: every read asks Redis */
+    rd_store *exact = cached_store_at(shared_redis.port, pair.prefix, 5000, 1000);
+    must_get(exact, "api");
+    must_get(exact, "api");
+    assert_int_equal(read_hits(exact), 0);
+    rd_store_destroy(exact);
+    pair_free(&pair);
+}
+
 /* Probes, the failure-rate mode and quorum tripping are never batched. */
 static void test_what_is_never_batched(void **state)
 {
@@ -1134,6 +1201,7 @@ int main(void)
         cmocka_unit_test(test_batches_respect_epochs_and_survive_shutdown),
         cmocka_unit_test(test_batched_outcomes_under_concurrency),
         cmocka_unit_test(test_what_is_never_batched),
+        cmocka_unit_test(test_read_cache_staleness_bound),
         cmocka_unit_test(test_last_seen_slack_and_ttl),
         cmocka_unit_test(test_password_and_bad_options),
         cmocka_unit_test(test_destroy_null_and_name),
