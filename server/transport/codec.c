@@ -227,12 +227,12 @@ int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_stat
 {
     if (pb->n_tool_ids > 10000)
         return rd_status_set(st, RD_ERR_INVALID, "tool_ids: more than 10000 entries");
-    char field[48];
     for (size_t i = 0; i < pb->n_tool_ids; i++) {
+        if (check_text(pb->tool_ids[i], "", RD_ID_MAX, true, NULL) == RD_OK)
+            continue;
+        char field[48]; /* named only when it is wrong: formatting costs per id */
         snprintf(field, sizeof field, "tool_ids[%zu]", i);
-        int rc = check_text(pb->tool_ids[i], field, RD_ID_MAX, true, st);
-        if (rc)
-            return rc;
+        return check_text(pb->tool_ids[i], field, RD_ID_MAX, true, st);
     }
     return RD_OK;
 }
