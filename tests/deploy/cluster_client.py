@@ -35,8 +35,10 @@ def state_of(stub, tool):
 
 
 # A replica sends the outcomes it batched every store.redis.outcome_batch_ms
-# (5 ms), so the others see them that late plus a round trip
-# (docs/REDIS.md, "Batched outcomes"); room here for a loaded machine.
+# (5 ms), so the others see them that late plus a round trip, and answers a
+# read from its cache for up to store.redis.read_cache_ms (100 ms)
+# (docs/REDIS.md, "Consistency and staleness"); room here for a loaded
+# machine.
 SETTLE_S = 2.0
 
 

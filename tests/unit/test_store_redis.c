@@ -1082,6 +1082,65 @@ static void test_read_cache_staleness_bound(void **state)
     pair_free(&pair);
 }
 
+#define READ_THREADS 4
+#define READS_PER_THREAD 400
+
+typedef struct read_racer {
+    rd_store *s;
+    atomic_int *errors;
+    atomic_bool *writers_done;
+} read_racer;
+
+/* Reads while the writers run, and some more after they are done (those
+ * find the entry fresh, so the cache answers under the same threads). */
+static void *reader_main(void *arg)
+{
+    read_racer *r = arg;
+    int after = 0;
+    for (int i = 0; i < READS_PER_THREAD || after < 50; i++) {
+        after += atomic_load(r->writers_done);
+        rd_breaker b;
+        bool found;
+        rd_status st = {0};
+        if (r->s->ops->get(r->s, "api", 0, &b, &found, &st) != RD_OK || !found)
+            atomic_fetch_add(r->errors, 1);
+    }
+    return NULL;
+}
+
+/* Reads from the cache while outcomes are batched and flushed: none fails,
+ * and once the writers are done this replica reads what Redis holds. */
+static void test_reads_race_batched_outcomes(void **state)
+{
+    replica_pair pair = pair_new("readrace", 0, 0);
+    rd_store_destroy(pair.a);
+    pair.a = reading_store_at(shared_redis.port, pair.prefix, 5000, 2, 300);
+    const rd_breaker_policy p = {.failure_threshold = 1000000, .success_threshold = 1,
+                                 .open_timeout_ms = 60000};
+    must_admit(pair.a, "api", &p, 100);
+    atomic_int errors = 0;
+    atomic_bool writers_done = false;
+    batch_racer shared = {.s = pair.a, .p = &p, .errors = &errors};
+    read_racer reading = {.s = pair.a, .errors = &errors, .writers_done = &writers_done};
+    pthread_t writers[BATCH_THREADS], readers[READ_THREADS];
+    for (int i = 0; i < BATCH_THREADS; i++)
+        assert_int_equal(pthread_create(&writers[i], NULL, batch_racer_main, &shared), 0);
+    for (int i = 0; i < READ_THREADS; i++)
+        assert_int_equal(pthread_create(&readers[i], NULL, reader_main, &reading), 0);
+    for (int i = 0; i < BATCH_THREADS; i++)
+        pthread_join(writers[i], NULL);
+    atomic_store(&writers_done, true);
+    for (int i = 0; i < READ_THREADS; i++)
+        pthread_join(readers[i], NULL);
+    assert_int_equal(atomic_load(&errors), 0);
+    assert_true(read_hits(pair.a) > 0);
+
+    uint32_t mine = must_get(pair.a, "api").consecutive_failures;
+    assert_int_equal(must_get(pair.b, "api").consecutive_failures, mine);
+    assert_int_equal(must_get(pair.a, "api").consecutive_failures, mine);
+    pair_free(&pair);
+}
+
 /* Probes, the failure-rate mode and quorum tripping are never batched. */
 static void test_what_is_never_batched(void **state)
 {
@@ -1202,6 +1261,7 @@ int main(void)
         cmocka_unit_test(test_batched_outcomes_under_concurrency),
         cmocka_unit_test(test_what_is_never_batched),
         cmocka_unit_test(test_read_cache_staleness_bound),
+        cmocka_unit_test(test_reads_race_batched_outcomes),
         cmocka_unit_test(test_last_seen_slack_and_ttl),
         cmocka_unit_test(test_password_and_bad_options),
         cmocka_unit_test(test_destroy_null_and_name),
