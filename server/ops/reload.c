@@ -69,7 +69,9 @@ static bool store_differs(const rd_store_config *a, const rd_store_config *b)
            x->command_timeout_ms != y->command_timeout_ms ||
            x->connect_timeout_ms != y->connect_timeout_ms || x->n_sentinels != y->n_sentinels ||
            str_differs(x->master_name, y->master_name) ||
-           x->probe_interval_ms != y->probe_interval_ms;
+           x->probe_interval_ms != y->probe_interval_ms ||
+           x->closed_cache_ms != y->closed_cache_ms ||
+           x->outcome_batch_ms != y->outcome_batch_ms || x->read_cache_ms != y->read_cache_ms;
 }
 
 /* Logs every key whose new value will not take effect until a restart. */
