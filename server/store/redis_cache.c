@@ -14,6 +14,12 @@
  * only used while the subscriber is connected, and is emptied whenever it
  * (or any pool connection) reconnects.
  *
+ * Reads of a named tool (GetBreakerState) use the same entries for
+ * read_cache_ms after their reply, and only while this replica has no
+ * outcome of the tool waiting in the batch table: what changes without an
+ * event (a CLOSED breaker's streak moved by other replicas) is then at most
+ * read_cache_ms old, and a replica always reads its own writes.
+ *
  * The table is direct-mapped (a colliding tool simply replaces the entry),
  * so its size is fixed. One mutex guards it; the critical sections copy a
  * few hundred bytes. */
@@ -91,6 +97,13 @@ static bool closed_entry_holds(const cache_entry *e, int64_t *redis_now)
     return mono < e->local_deadline_ms;
 }
 
+static bool entry_holds(const redis_store *r, const cache_entry *e, int64_t now_ms,
+                        int64_t *redis_now)
+{
+    return e->breaker.stored == RD_BREAKER_OPEN ? open_entry_holds(r, e, now_ms, redis_now)
+                                                : closed_entry_holds(e, redis_now);
+}
+
 static void answer_from(const cache_entry *e, int64_t redis_now, rd_store_result *out)
 {
     bool open = e->breaker.stored == RD_BREAKER_OPEN;
@@ -114,8 +127,7 @@ bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
     pthread_mutex_lock(&c->lock);
     if (e->valid && holds_tool(e, tool_id)) {
         int64_t redis_now;
-        hit = e->breaker.stored == RD_BREAKER_OPEN ? open_entry_holds(r, e, now_ms, &redis_now)
-                                                   : closed_entry_holds(e, &redis_now);
+        hit = entry_holds(r, e, now_ms, &redis_now);
         if (hit)
             answer_from(e, redis_now, out);
         else
@@ -140,8 +152,7 @@ bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd
     pthread_mutex_lock(&c->lock);
     if (e->valid && holds_tool(e, tool_id) && rd_clock_mono_ms() < e->read_until_ms) {
         int64_t redis_now;
-        hit = e->breaker.stored == RD_BREAKER_OPEN ? open_entry_holds(r, e, now_ms, &redis_now)
-                                                   : closed_entry_holds(e, &redis_now);
+        hit = entry_holds(r, e, now_ms, &redis_now);
         if (hit)
             *out = e->breaker;
     }
