@@ -682,33 +682,36 @@ static void render_rpcs(strbuf *sb, rd_metrics *m)
         render_method_histogram(sb, &m->unknown_method, NULL);
 }
 
+/* A family of one unlabelled counter. */
+static void render_counter(strbuf *sb, const char *name, const char *help,
+                           atomic_uint_fast64_t *value)
+{
+    sb_family(sb, name, "counter", help);
+    sb_printf(sb, "%s %" PRIu64 "\n", name, read_count(value));
+}
+
 static void render_shared_store(strbuf *sb, rd_metrics *m)
 {
     if (!atomic_load_explicit(&m->shared_store, memory_order_acquire))
         return;
-    sb_family(sb, "recoveryd_redis_cache_answers_total", "counter",
-              "Admission checks answered from the local cache of breaker states.");
-    sb_printf(sb, "recoveryd_redis_cache_answers_total %" PRIu64 "\n",
-              read_count(&m->shared_cache_answers));
-    sb_family(sb, "recoveryd_redis_cache_reads_total", "counter",
-              "Breaker reads of a named tool answered from the local cache.");
-    sb_printf(sb, "recoveryd_redis_cache_reads_total %" PRIu64 "\n",
-              read_count(&m->shared_cache_reads));
-    sb_family(sb, "recoveryd_redis_outcomes_batched_total", "counter",
-              "Outcomes on CLOSED breakers counted locally and sent to Redis in batches.");
-    sb_printf(sb, "recoveryd_redis_outcomes_batched_total %" PRIu64 "\n",
-              read_count(&m->shared_batched));
-    sb_family(sb, "recoveryd_redis_outcomes_dropped_total", "counter",
-              "Batched outcomes lost because Redis failed their batch.");
-    sb_printf(sb, "recoveryd_redis_outcomes_dropped_total %" PRIu64 "\n",
-              read_count(&m->shared_dropped));
+    render_counter(sb, "recoveryd_redis_cache_answers_total",
+                   "Admission checks answered from the local cache of breaker states.",
+                   &m->shared_cache_answers);
+    render_counter(sb, "recoveryd_redis_cache_reads_total",
+                   "Breaker reads of a named tool answered from the local cache.",
+                   &m->shared_cache_reads);
+    render_counter(sb, "recoveryd_redis_outcomes_batched_total",
+                   "Outcomes on CLOSED breakers counted locally and sent to Redis in batches.",
+                   &m->shared_batched);
+    render_counter(sb, "recoveryd_redis_outcomes_dropped_total",
+                   "Batched outcomes lost because Redis failed their batch.",
+                   &m->shared_dropped);
 }
 
 static void render_process(strbuf *sb, rd_metrics *m)
 {
-    sb_family(sb, "recoveryd_store_errors_total", "counter",
-              "Store operations that failed (the store could not answer).");
-    sb_printf(sb, "recoveryd_store_errors_total %" PRIu64 "\n", read_count(&m->store_errors));
+    render_counter(sb, "recoveryd_store_errors_total",
+                   "Store operations that failed (the store could not answer).", &m->store_errors);
     sb_family(sb, "recoveryd_store_degraded", "gauge",
               "1 while the shared store is unreachable and decisions run on local state.");
     sb_printf(sb, "recoveryd_store_degraded %d\n",
