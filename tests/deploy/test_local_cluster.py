@@ -167,10 +167,12 @@ def run_cluster(hosts: Hosts, binary: Path, config: Path, tmp_path: Path,
 
 def check_only_in_flight_calls_failed(result: dict) -> None:
     """Only calls in flight on the replica as it died may fail: all with
-    UNAVAILABLE, all sent within 50 ms of the SIGKILL (until the kernel has
-    reaped the process and reset its connections, and the client's picker
-    has dropped it, calls still go to it; measured here: 5 to 15 ms). Any
-    call started later succeeds, and the load goes on over the survivors.
+    UNAVAILABLE, all sent before the client saw its connection reset (the
+    end of the first failure; until the kernel has reaped the process and
+    reset its connections, and the client's picker has dropped it, calls
+    still go to it: 5 to 15 ms here, about 100 ms on a loaded machine, and
+    at most 1 s allowed). Any call started later succeeds, and the load goes
+    on over the survivors.
     (A client with a retryPolicy on UNAVAILABLE, as docs/DEPLOYMENT.md
     recommends, retries even these: Decide and RecordOutcome with an
     outcome_id are idempotent.)"""
@@ -178,8 +180,12 @@ def check_only_in_flight_calls_failed(result: dict) -> None:
     print(f"in flight at the kill: {result['in_flight_at_kill']}, failed: {len(failures)}, "
           f"calls before/after: {result['calls_before_kill']}/{result['calls_after_kill']}")
     assert all(f["code"] == "UNAVAILABLE" for f in failures), failures
-    assert all(f["start_s"] <= 0.05 for f in failures), (
-        f"calls started after the replica was gone failed: {failures}")
+    if failures:
+        reset_seen = min(f["end_s"] for f in failures)
+        assert reset_seen <= 1.0, f"the client took {reset_seen} s to see the reset: {failures}"
+        # 10 ms of slack: a call the picker sent as the reset was being read
+        assert all(f["start_s"] <= reset_seen + 0.01 for f in failures), (
+            f"calls started after the replica was seen gone failed: {failures}")
     assert result["calls_after_kill"] > 100, result
 
 
