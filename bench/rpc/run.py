@@ -593,7 +593,8 @@ LEGEND = [
     "  request log). cpu: server CPU us per call from /proc (recoveryd + redis-server for the",
     "  Redis store). cli/srv: load generator CPU per call / server CPU per call (null/service);",
     "  below 1 means the client had headroom. other: cores busy with processes outside the",
-    "  benchmark during the runs (the machine is shared; high values make the figures noisy).",
+    "  benchmark, or taken by the VM's host (steal), during the runs (high values make the",
+    "  figures noisy).",
 ]
 
 
