@@ -447,6 +447,7 @@ static int read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64
         rd_redis_cache_note(r, tool, out, version, res.now_ms, mono_sent, seq_sent);
     } else {
         rd_breaker_init(out, now_ms);
+        rd_redis_cache_note_absent(r, tool, now_ms, mono_sent, seq_sent);
     }
     return RD_OK;
 }
@@ -458,10 +459,8 @@ static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
-    if (rd_redis_cache_read(r, tool_id, now_ms, out)) {
-        *found = true;
+    if (rd_redis_cache_read(r, tool_id, now_ms, out, found))
         return RD_OK;
-    }
     conn_slot *slot = rd_redis_slot_take(r);
     rc = rd_redis_batch_flush_tool(r, slot, tool_id, st);
     if (rc == RD_OK)

@@ -18,7 +18,8 @@
  * read_cache_ms after their reply, and only while this replica has no
  * outcome of the tool waiting in the batch table: what changes without an
  * event (a CLOSED breaker's streak moved by other replicas) is then at most
- * read_cache_ms old, and a replica always reads its own writes.
+ * read_cache_ms old, and a replica always reads its own writes. A read
+ * that finds no breaker leaves an absent entry, which only reads use.
  *
  * The table is direct-mapped (a colliding tool simply replaces the entry),
  * so its size is fixed. One mutex guards it; the critical sections copy a
@@ -125,7 +126,7 @@ bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
     cache_entry *e = &c->slots[slot_of(tool_id)];
     bool hit = false;
     pthread_mutex_lock(&c->lock);
-    if (e->valid && holds_tool(e, tool_id)) {
+    if (e->valid && !e->absent && holds_tool(e, tool_id)) {
         int64_t redis_now;
         hit = entry_holds(r, e, now_ms, &redis_now);
         if (hit)
@@ -141,7 +142,8 @@ bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
  * entry must be recent enough (read_until_ms) and no outcome of this
  * replica may be waiting in the batch table (those are not in the reply;
  * a read after them goes to Redis, which flushes them first). */
-bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out)
+bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out,
+                         bool *found)
 {
     if (r->read_cache_ms <= 0 || !atomic_load(&r->cache.usable) ||
         !rd_redis_batch_idle(r, tool_id))
@@ -153,8 +155,13 @@ bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd
     if (e->valid && holds_tool(e, tool_id) && rd_clock_mono_ms() < e->read_until_ms) {
         int64_t redis_now;
         hit = entry_holds(r, e, now_ms, &redis_now);
-        if (hit)
-            *out = e->breaker;
+        if (hit) {
+            *found = !e->absent;
+            if (e->absent)
+                rd_breaker_init(out, now_ms); /* as a read that finds none */
+            else
+                *out = e->breaker;
+        }
     }
     pthread_mutex_unlock(&c->lock);
     if (hit)
@@ -188,13 +195,17 @@ uint64_t rd_redis_cache_seq(redis_store *r)
     return atomic_load(&r->cache.event_seq);
 }
 
-void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
-                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
-                         uint64_t seq_sent)
+/* Absent entries (a read found no breaker) carry version -1, below any
+ * reply's, so they never replace what a reply taught. */
+#define ABSENT_VERSION (-1)
+
+static void note_entry(redis_store *r, const char *tool_id, const rd_breaker *b, bool absent,
+                       int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
+                       uint64_t seq_sent)
 {
     if (!r->local_cache)
         return;
-    bool keep = cacheable(r, b, redis_now_ms);
+    bool keep = absent ? r->read_cache_ms > 0 : cacheable(r, b, redis_now_ms);
     redis_cache *c = &r->cache;
     cache_entry *e = &c->slots[slot_of(tool_id)];
     pthread_mutex_lock(&c->lock);
@@ -206,6 +217,7 @@ void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *
         /* keep what the slot knows */
     } else if (keep) {
         e->valid = true;
+        e->absent = absent;
         strcpy(e->tool_id, tool_id); /* checked to fit before any command */
         e->breaker = *b;
         e->version = version;
@@ -215,13 +227,28 @@ void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *
          * no later than T on this host's clock, whatever the skew to Redis. */
         e->local_deadline_ms = b->stored == RD_BREAKER_OPEN
                                    ? mono_sent_ms + (b->open_until_ms - redis_now_ms)
-                                   : mono_sent_ms + r->closed_cache_ms;
+                                   : mono_sent_ms + (absent ? r->read_cache_ms : r->closed_cache_ms);
         e->read_until_ms = r->read_cache_ms > 0 ? mono_sent_ms + r->read_cache_ms : 0;
     } else if (same_tool) {
         e->valid = false;
         e->version = version;
     }
     pthread_mutex_unlock(&c->lock);
+}
+
+void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
+                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
+                         uint64_t seq_sent)
+{
+    note_entry(r, tool_id, b, false, version, redis_now_ms, mono_sent_ms, seq_sent);
+}
+
+void rd_redis_cache_note_absent(redis_store *r, const char *tool_id, int64_t redis_now_ms,
+                                int64_t mono_sent_ms, uint64_t seq_sent)
+{
+    rd_breaker none;
+    rd_breaker_init(&none, redis_now_ms);
+    note_entry(r, tool_id, &none, true, ABSENT_VERSION, redis_now_ms, mono_sent_ms, seq_sent);
 }
 
 /* An event ends the tool's entry and leaves a tombstone, unless the entry

@@ -92,6 +92,7 @@ typedef struct conn_slot {
  * command sent before the event cannot bring the old state back. */
 typedef struct cache_entry {
     bool valid;
+    bool absent;             /* a read found no breaker: for reads only */
     char tool_id[RD_ID_MAX + 1]; /* "" = never used */
     rd_breaker breaker;      /* as last seen from Redis: OPEN, or CLOSED without a hold */
     int64_t version;         /* the breaker's version in Redis then (or the event's) */
@@ -237,7 +238,8 @@ bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
 /* A read of tool_id from the cache: true and *out filled while an entry
  * noted within read_cache_ms still holds and this replica has no outcome of
  * the tool waiting in (or on its way from) the batch table. */
-bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out);
+bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out,
+                         bool *found);
 /* The same answer without counting it as an admission served. */
 bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
                            rd_store_result *out);
@@ -247,6 +249,10 @@ bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
 void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
                          int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
                          uint64_t seq_sent);
+/* A read found no breaker for tool_id: later reads may say so for
+ * read_cache_ms (admission checks never use this). */
+void rd_redis_cache_note_absent(redis_store *r, const char *tool_id, int64_t redis_now_ms,
+                                int64_t mono_sent_ms, uint64_t seq_sent);
 uint64_t rd_redis_cache_seq(redis_store *r);
 void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version);
 void rd_redis_cache_clear(redis_cache *c);

@@ -845,14 +845,20 @@ static rd_redis_stats stats_of(rd_store *s)
     return stats;
 }
 
+/* Reads the tool's breaker; false when the store has none. */
+static bool read_tool(rd_store *s, const char *tool, rd_breaker *b)
+{
+    bool found;
+    rd_status st = {0};
+    if (s->ops->get(s, tool, 0, b, &found, &st) != RD_OK)
+        fail_msg("get: %s", st.msg);
+    return found;
+}
+
 static rd_breaker must_get(rd_store *s, const char *tool)
 {
     rd_breaker b;
-    bool found;
-    rd_status st = {0};
-    if (s->ops->get(s, tool, 0, &b, &found, &st) != RD_OK)
-        fail_msg("get: %s", st.msg);
-    assert_true(found);
+    assert_true(read_tool(s, tool, &b));
     return b;
 }
 
@@ -1028,14 +1034,22 @@ static uint64_t read_hits(rd_store *s)
     return stats_of(s).read_hits;
 }
 
+/* `a` reads from the cache for 300 ms (closed cache 5 s, batches every
+ * batch_ms); `b` has no cache. */
+static replica_pair reading_pair_new(const char *tag, int batch_ms)
+{
+    replica_pair p = pair_new(tag, 0, 0);
+    rd_store_destroy(p.a);
+    p.a = reading_store_at(shared_redis.port, p.prefix, 5000, batch_ms, 300);
+    return p;
+}
+
 /* A read of a named tool is answered from the last reply for at most
  * read_cache_ms; this replica's own outcomes and published changes are
  * seen at once; with read_cache_ms 0 every read asks Redis. */
 static void test_read_cache_staleness_bound(void **state)
 {
-    replica_pair pair = pair_new("reads", 0, 0);
-    rd_store_destroy(pair.a);
-    pair.a = reading_store_at(shared_redis.port, pair.prefix, 5000, 1000, 300);
+    replica_pair pair = reading_pair_new("reads", 1000);
     rd_store *a = pair.a, *b = pair.b;
 
     int64_t noted_at = rd_harness_now_ms();
@@ -1082,6 +1096,43 @@ static void test_read_cache_staleness_bound(void **state)
     pair_free(&pair);
 }
 
+static bool tool_found(rd_store *s, const char *tool)
+{
+    rd_breaker b;
+    return read_tool(s, tool, &b);
+}
+
+/* A read that finds no breaker is remembered for reads only: admission
+ * still asks Redis (and creates the breaker), and this replica's own write
+ * replaces the entry at once. */
+static void test_read_cache_remembers_absent_tools(void **state)
+{
+    replica_pair pair = reading_pair_new("absent", 1000);
+    rd_store *a = pair.a, *b = pair.b;
+
+    int64_t noted_at = rd_harness_now_ms();
+    assert_false(tool_found(a, "ghost"));
+    uint64_t hits = read_hits(a);
+    assert_false(tool_found(a, "ghost"));
+    assert_int_equal(read_hits(a), hits + 1);
+
+    /* created elsewhere without a transition: unseen for <= 300 ms */
+    must_record(b, "ghost", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    bool seen = tool_found(a, "ghost");
+    if (rd_harness_now_ms() - noted_at < 250)
+        assert_false(seen);
+    rd_harness_sleep_ms((int)(noted_at + 400 - rd_harness_now_ms()));
+    assert_true(tool_found(a, "ghost"));
+    assert_int_equal(must_get(a, "ghost").consecutive_failures, 1);
+
+    /* admission is not answered from an absent entry: it creates the breaker */
+    assert_false(tool_found(a, "own"));
+    assert_int_equal(must_admit(a, "own", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_true(tool_found(b, "own"));
+    assert_true(tool_found(a, "own"));
+    pair_free(&pair);
+}
+
 #define READ_THREADS 4
 #define READS_PER_THREAD 400
 
@@ -1112,9 +1163,7 @@ static void *reader_main(void *arg)
  * and once the writers are done this replica reads what Redis holds. */
 static void test_reads_race_batched_outcomes(void **state)
 {
-    replica_pair pair = pair_new("readrace", 0, 0);
-    rd_store_destroy(pair.a);
-    pair.a = reading_store_at(shared_redis.port, pair.prefix, 5000, 2, 300);
+    replica_pair pair = reading_pair_new("readrace", 2);
     const rd_breaker_policy p = {.failure_threshold = 1000000, .success_threshold = 1,
                                  .open_timeout_ms = 60000};
     must_admit(pair.a, "api", &p, 100);
@@ -1262,6 +1311,7 @@ int main(void)
         cmocka_unit_test(test_what_is_never_batched),
         cmocka_unit_test(test_read_cache_staleness_bound),
         cmocka_unit_test(test_reads_race_batched_outcomes),
+        cmocka_unit_test(test_read_cache_remembers_absent_tools),
         cmocka_unit_test(test_last_seen_slack_and_ttl),
         cmocka_unit_test(test_password_and_bad_options),
         cmocka_unit_test(test_destroy_null_and_name),
