@@ -195,9 +195,22 @@ uint64_t rd_redis_cache_seq(redis_store *r)
     return atomic_load(&r->cache.event_seq);
 }
 
-/* Absent entries (a read found no breaker) carry version -1, below any
- * reply's, so they never replace what a reply taught. */
-#define ABSENT_VERSION (-1)
+/* Whether the slot knows better than a reply (or, absent, a read that
+ * found nothing) to a command sent at seq_sent. A lower version is stale if
+ * an event for the tool came in after the command was sent, or a newer
+ * reply is held (versions only restart after an eviction, whose event
+ * leaves the slot invalid). An absent entry is not a reply: it never
+ * stands in the way of one, and never replaces one. */
+static bool slot_knows_better(const cache_entry *e, bool same_tool, bool absent,
+                              int64_t version, uint64_t seq_sent)
+{
+    if (!same_tool)
+        return false;
+    bool reply_held = e->valid && !e->absent;
+    if (absent)
+        return reply_held || e->event_seq > seq_sent;
+    return version < e->version && (reply_held || e->event_seq > seq_sent);
+}
 
 static void note_entry(redis_store *r, const char *tool_id, const rd_breaker *b, bool absent,
                        int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
@@ -210,17 +223,16 @@ static void note_entry(redis_store *r, const char *tool_id, const rd_breaker *b,
     cache_entry *e = &c->slots[slot_of(tool_id)];
     pthread_mutex_lock(&c->lock);
     bool same_tool = holds_tool(e, tool_id);
-    /* A lower version is stale if an event for the tool came in after the
-     * command was sent, or a newer reply is held (versions only restart
-     * after an eviction, whose event leaves the slot invalid). */
-    if (same_tool && version < e->version && (e->valid || e->event_seq > seq_sent)) {
+    if (slot_knows_better(e, same_tool, absent, version, seq_sent)) {
         /* keep what the slot knows */
     } else if (keep) {
         e->valid = true;
         e->absent = absent;
         strcpy(e->tool_id, tool_id); /* checked to fit before any command */
         e->breaker = *b;
-        e->version = version;
+        /* an absent entry keeps the tombstone's version, which guards
+         * against replies to commands sent before that event */
+        e->version = absent ? (same_tool ? e->version : 0) : version;
         e->redis_seen_ms = redis_now_ms;
         e->mono_sent_ms = mono_sent_ms;
         /* Counted from before the command was sent, so an OPEN entry ends
@@ -229,7 +241,7 @@ static void note_entry(redis_store *r, const char *tool_id, const rd_breaker *b,
                                    ? mono_sent_ms + (b->open_until_ms - redis_now_ms)
                                    : mono_sent_ms + (absent ? r->read_cache_ms : r->closed_cache_ms);
         e->read_until_ms = r->read_cache_ms > 0 ? mono_sent_ms + r->read_cache_ms : 0;
-    } else if (same_tool) {
+    } else if (same_tool && !absent) {
         e->valid = false;
         e->version = version;
     }
@@ -248,7 +260,7 @@ void rd_redis_cache_note_absent(redis_store *r, const char *tool_id, int64_t red
 {
     rd_breaker none;
     rd_breaker_init(&none, redis_now_ms);
-    note_entry(r, tool_id, &none, true, ABSENT_VERSION, redis_now_ms, mono_sent_ms, seq_sent);
+    note_entry(r, tool_id, &none, true, 0, redis_now_ms, mono_sent_ms, seq_sent);
 }
 
 /* An event ends the tool's entry and leaves a tombstone, unless the entry
@@ -262,7 +274,8 @@ void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version)
     cache_entry *e = &c->slots[slot_of(tool_id)];
     pthread_mutex_lock(&c->lock);
     bool same_tool = holds_tool(e, tool_id);
-    if (same_tool && e->valid && version <= e->version) {
+    /* an absent entry always ends: its version is an older event's */
+    if (same_tool && e->valid && !e->absent && version <= e->version) {
         pthread_mutex_unlock(&c->lock);
         return;
     }

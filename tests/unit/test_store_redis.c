@@ -1130,6 +1130,18 @@ static void test_read_cache_remembers_absent_tools(void **state)
     assert_int_equal(must_admit(a, "own", &three_strikes, 100).admission, RD_ADMIT_YES);
     assert_true(tool_found(b, "own"));
     assert_true(tool_found(a, "own"));
+
+    /* opened elsewhere: the published change ends the absent entry */
+    const rd_breaker_policy once = {.failure_threshold = 1, .success_threshold = 1,
+                                    .open_timeout_ms = 60000};
+    assert_false(tool_found(a, "later"));
+    uint64_t dropped = stats_of(a).invalidations;
+    assert_int_equal(must_record(b, "later", &once, RD_OUTCOME_TRANSIENT_FAILURE, 0).transition,
+                     RD_TRANSITION_OPENED);
+    for (int i = 0; i < 200 && tool_found(a, "later") == false; i++)
+        rd_harness_sleep_ms(1);
+    assert_int_equal(must_get(a, "later").stored, RD_BREAKER_OPEN);
+    assert_true(stats_of(a).invalidations > dropped);
     pair_free(&pair);
 }
 
