@@ -11,8 +11,8 @@ import time
 import pytest
 
 from cluster_support import (DEGRADED_KEY, Load, admin_pb, cluster_env,  # noqa: F401
-                             module_cluster_env, settled_breakers, summarize, timed_call,
-                             wait_until)
+                             module_cluster_env, SETTLE_S, settled_breakers, summarize,
+                             timed_call, wait_until)
 from rdtest import (admit, breaker, decide, describe_events, expect_action, network_timeout,
                     now_ms, pb, record, state_name, turn_trace, unique)
 
@@ -90,6 +90,9 @@ def test_failures_through_different_replicas_open_the_breaker_for_all(shared):
     assert s.state == OPEN, f"expected OPEN on every replica, got {state_name(s.state)}: {s}"
     assert s.consecutive_failures == FAILURE_THRESHOLD and s.opens_total == 1
     assert s.generation >= 1 and s.open_until_ms > s.opened_at_ms > 0
+    # replicas whose cache held CLOSED learn of the opening by pub/sub
+    wait_until(lambda: all(admit(stub, tool).action == pb.ACTION_FAIL_FAST for stub in stubs),
+               SETTLE_S)
     for stub in stubs:
         expect_action(admit(stub, tool), pb.ACTION_FAIL_FAST)
 
