@@ -14,7 +14,7 @@ _Static_assert((int)RD_FORCE_RELEASE == (int)RECOVERY__V1__FORCE_MODE__FORCE_MOD
                "force modes mirror the proto");
 
 int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
-                           ProtobufCMessage **resp, rd_status *st)
+                           rd_reply *reply, rd_status *st)
 {
     const Recovery__V1__ForceBreakerRequest *r = (const void *)req;
     if (strlen(r->reason) > TEXT_FIELD_MAX || strlen(r->operator_) > TEXT_FIELD_MAX)
@@ -33,6 +33,6 @@ int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
     out->breaker = rd_codec_breaker_state_out(rpc->ctx.arena, &view);
     if (!out->breaker)
         return rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
-    *resp = (ProtobufCMessage *)out;
+    reply->msg = (ProtobufCMessage *)out;
     return RD_OK;
 }

@@ -19,15 +19,15 @@ static Grpc__Health__V1__HealthCheckResponse *response(rd_arena *a, rd_health_st
 }
 
 int rd_health_check_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
-                            ProtobufCMessage **resp, rd_status *st)
+                            rd_reply *reply, rd_status *st)
 {
     const Grpc__Health__V1__HealthCheckRequest *r = (const void *)req;
     rd_health_status status = rd_health_status_of(rpc->svc->health, r->service);
     if (status == RD_HEALTH_SERVICE_UNKNOWN)
         return rd_status_set(st, RD_ERR_NOT_FOUND, "service: unknown service '%.200s'",
                              r->service);
-    *resp = (ProtobufCMessage *)response(rpc->ctx.arena, status);
-    return *resp ? RD_OK : rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
+    reply->msg = (ProtobufCMessage *)response(rpc->ctx.arena, status);
+    return reply->msg ? RD_OK : rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
 }
 
 typedef struct health_stream {

@@ -325,11 +325,11 @@ static refl_response *answer(rd_arena *a, refl_request *req)
 }
 
 int rd_reflection_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
-                          ProtobufCMessage **resp, rd_status *st)
+                          rd_reply *reply, rd_status *st)
 {
     refl_response *r = answer(rpc->ctx.arena, (refl_request *)req);
     if (!r)
         return rd_status_set(st, RD_ERR_NOMEM, "reflection: out of memory");
-    *resp = (ProtobufCMessage *)r;
+    reply->msg = (ProtobufCMessage *)r;
     return RD_OK;
 }

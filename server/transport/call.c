@@ -268,6 +268,17 @@ static grpc_byte_buffer *encode(const ProtobufCMessage *msg)
     return bb;
 }
 
+/* A handler's reply: packed here, or already packed in the arena. */
+static grpc_byte_buffer *encode_reply(const rd_reply *reply)
+{
+    if (!reply->bytes)
+        return encode(reply->msg);
+    grpc_slice slice = grpc_slice_from_copied_buffer((const char *)reply->bytes, reply->len);
+    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
+    grpc_slice_unref(slice);
+    return bb;
+}
+
 static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer *bb,
                                 rd_status *st)
 {
@@ -421,7 +432,8 @@ static void run_unary(rd_call *c, const rd_method *m)
     rd_status st = {.code = RD_OK, .msg = ""};
     rpc_scope s;
     scope_open(&s, c);
-    ProtobufCMessage *req = NULL, *resp = NULL;
+    ProtobufCMessage *req = NULL;
+    rd_reply reply = {NULL, NULL, 0};
     rd_store_last_call_reset();
     int rc = deadline_passed(c)
                  ? rd_status_set(&st, RD_ERR_DEADLINE, "deadline passed before the call was handled")
@@ -429,8 +441,8 @@ static void run_unary(rd_call *c, const rd_method *m)
     if (rc == RD_OK && !(req = decode(c, m, c->request, &st)))
         rc = st.code;
     if (rc == RD_OK)
-        rc = m->handle(&s.rpc, req, &resp, &st);
-    grpc_byte_buffer *out = rc == RD_OK ? encode(resp) : NULL;
+        rc = m->handle(&s.rpc, req, &reply, &st);
+    grpc_byte_buffer *out = rc == RD_OK ? encode_reply(&reply) : NULL;
     scope_close(&s, c);
     finish(c, rc == RD_OK ? GRPC_STATUS_OK : rd_status_to_grpc((rd_err)rc), st.msg, out);
 }
@@ -498,10 +510,11 @@ static void on_received(rd_call *c, bool success)
     rd_status st = {.code = RD_OK, .msg = ""};
     rpc_scope s;
     scope_open(&s, c);
-    ProtobufCMessage *req = decode(c, m, bb, &st), *resp = NULL;
-    int rc = req ? m->handle(&s.rpc, req, &resp, &st) : st.code;
+    ProtobufCMessage *req = decode(c, m, bb, &st);
+    rd_reply reply = {NULL, NULL, 0};
+    int rc = req ? m->handle(&s.rpc, req, &reply, &st) : st.code;
     if (rc == RD_OK)
-        c->pending = encode(resp);
+        c->pending = encode_reply(&reply);
     scope_close(&s, c);
     grpc_byte_buffer_destroy(bb);
     if (rc != RD_OK)

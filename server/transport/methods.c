@@ -5,20 +5,79 @@
 #include "ops/observe.h"
 #include "recovery/v1/admin.pb-c.h"
 #include "recovery/v1/recovery.pb-c.h"
+#include "transport/answers.h"
 #include "transport/codec.h"
 #include "transport/services.h"
 
 /* Every handler has the same shape: decode -> engine -> encode. */
 
-static int out_or_nomem(void *msg, ProtobufCMessage **resp, rd_status *st)
+static int out_or_nomem(void *msg, rd_reply *reply, rd_status *st)
 {
     if (!msg)
         return rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
-    *resp = msg;
+    reply->msg = msg;
     return RD_OK;
 }
 
-static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+/* ---- the hot answers, packed straight from the core's structs ---- */
+
+/* Most answers fit the first room; a larger one (many breakers, a long
+ * cascade) gets twice the room until it fits. */
+#define ANSWER_FIRST_BYTES 4096
+#define ANSWER_MAX_BYTES ((size_t)256 << 20)
+
+typedef size_t (*answer_fn)(uint8_t *buf, size_t cap, const void *subject);
+
+static int pack_answer(rd_arena *a, answer_fn write, const void *subject, rd_reply *reply,
+                       rd_status *st)
+{
+    for (size_t cap = ANSWER_FIRST_BYTES; cap <= ANSWER_MAX_BYTES; cap *= 2) {
+        uint8_t *buf = rd_arena_alloc_uninit(a, cap);
+        if (!buf)
+            break;
+        size_t len = write(buf, cap, subject);
+        if (len != SIZE_MAX) {
+            reply->bytes = buf + cap - len;
+            reply->len = len;
+            return RD_OK;
+        }
+    }
+    return rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
+}
+
+typedef struct decide_subject {
+    const char *turn_id;
+    const rd_decision *decision;
+} decide_subject;
+
+typedef struct breakers_subject {
+    const rd_breaker_view *views;
+    size_t n;
+} breakers_subject;
+
+static size_t classify_answer(uint8_t *buf, size_t cap, const void *subject)
+{
+    return rd_answer_classify(buf, cap, subject);
+}
+
+static size_t decide_answer(uint8_t *buf, size_t cap, const void *subject)
+{
+    const decide_subject *s = subject;
+    return rd_answer_decide(buf, cap, s->turn_id, s->decision);
+}
+
+static size_t outcome_answer(uint8_t *buf, size_t cap, const void *subject)
+{
+    return rd_answer_outcome(buf, cap, subject);
+}
+
+static size_t breakers_answer(uint8_t *buf, size_t cap, const void *subject)
+{
+    const breakers_subject *s = subject;
+    return rd_answer_breakers(buf, cap, s->views, s->n);
+}
+
+static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                            rd_status *st)
 {
     const rd_engine *e = rpc->engine;
@@ -29,10 +88,10 @@ static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, Protobu
     int rc = rd_codec_classify_in(req, &err, st);
     if (!rc)
         rc = rd_engine_classify(e, req->tool_id, &err, ctx, &res, st);
-    return rc ? rc : out_or_nomem(rd_codec_classify_out(ctx->arena, &res), resp, st);
+    return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, reply, st);
 }
 
-static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                          rd_status *st)
 {
     const rd_engine *e = rpc->engine;
@@ -44,12 +103,14 @@ static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufC
     int rc = rd_codec_decide_in(req, ctx->arena, &in, &err, st);
     if (!rc)
         rc = rd_engine_decide(e, &in, ctx, &d, st);
-    if (!rc)
-        rd_observe_decision(rpc, &in, &d);
-    return rc ? rc : out_or_nomem(rd_codec_decide_out(ctx->arena, req->turn_id, &d), resp, st);
+    if (rc)
+        return rc;
+    rd_observe_decision(rpc, &in, &d);
+    decide_subject subject = {req->turn_id, &d};
+    return pack_answer(ctx->arena, decide_answer, &subject, reply, st);
 }
 
-static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                                  rd_status *st)
 {
     const rd_engine *e = rpc->engine;
@@ -61,27 +122,29 @@ static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, P
     int rc = rd_codec_outcome_in(req, &in, &err, st);
     if (!rc)
         rc = rd_engine_record_outcome(e, &in, ctx, &res, st);
-    if (!rc)
-        rd_observe_outcome(rpc, &in, &res);
-    return rc ? rc : out_or_nomem(rd_codec_outcome_out(ctx->arena, &res), resp, st);
+    if (rc)
+        return rc;
+    rd_observe_outcome(rpc, &in, &res);
+    return pack_answer(ctx->arena, outcome_answer, &res, reply, st);
 }
 
-static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                                     rd_status *st)
 {
     const rd_engine *e = rpc->engine;
     const rd_call_ctx *ctx = &rpc->ctx;
     const Recovery__V1__GetBreakerStateRequest *req = (const void *)m;
+    breakers_subject subject = {NULL, 0};
     rd_breaker_view *views = NULL;
-    size_t n = 0;
     int rc = rd_codec_breakers_in(req, st);
     if (!rc)
         rc = rd_engine_breakers(e, (const char *const *)req->tool_ids, req->n_tool_ids, ctx,
-                                &views, &n, st);
-    return rc ? rc : out_or_nomem(rd_codec_breakers_out(ctx->arena, views, n), resp, st);
+                                &views, &subject.n, st);
+    subject.views = views;
+    return rc ? rc : pack_answer(ctx->arena, breakers_answer, &subject, reply, st);
 }
 
-static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, ProtobufCMessage **resp,
+static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                                  rd_status *st)
 {
     const rd_engine *e = rpc->engine;
@@ -91,7 +154,7 @@ static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, P
     int rc = rd_codec_turn_trace_in(req, st);
     if (!rc)
         rc = rd_engine_turn_trace(e, req->turn_id, ctx, &t, st);
-    return rc ? rc : out_or_nomem(rd_codec_turn_trace_out(ctx->arena, req->turn_id, &t), resp, st);
+    return rc ? rc : out_or_nomem(rd_codec_turn_trace_out(ctx->arena, req->turn_id, &t), reply, st);
 }
 
 #define SERVICE "/recovery.v1.RecoveryService/"

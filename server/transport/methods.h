@@ -38,11 +38,19 @@ typedef struct rd_rpc {
     rd_call_ctx ctx;
 } rd_rpc;
 
-/* Unary, and each message of a bidirectional stream: *resp is set to an
- * arena-allocated message on RD_OK; on error, st holds the code and a
- * message naming the field. */
-typedef int (*rd_handler_fn)(const rd_rpc *rpc, const ProtobufCMessage *req,
-                             ProtobufCMessage **resp, rd_status *st);
+/* A handler's answer, in the call's arena: a protobuf-c message for the
+ * transport to pack, or (the hot RPCs, see answers.h) bytes already packed.
+ * Exactly one of msg and bytes is set. */
+typedef struct rd_reply {
+    ProtobufCMessage *msg;
+    const uint8_t *bytes;
+    size_t len;
+} rd_reply;
+
+/* Unary, and each message of a bidirectional stream: *reply is set on
+ * RD_OK; on error, st holds the code and a message naming the field. */
+typedef int (*rd_handler_fn)(const rd_rpc *rpc, const ProtobufCMessage *req, rd_reply *reply,
+                             rd_status *st);
 
 typedef void (*rd_wake_fn)(void *arg);
 

@@ -8,7 +8,7 @@
 
 /* grpc.health.v1.Health (ops/health_service.c) */
 int rd_health_check_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
-                            ProtobufCMessage **resp, rd_status *st);
+                            rd_reply *reply, rd_status *st);
 extern const rd_stream_ops rd_health_watch_stream;
 
 /* recovery.v1.RecoveryService/WatchBreakers (ops/breaker_watch.c) */
@@ -16,11 +16,11 @@ extern const rd_stream_ops rd_breaker_watch_stream;
 
 /* recovery.v1.AdminService/ForceBreaker (ops/admin.c) */
 int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
-                           ProtobufCMessage **resp, rd_status *st);
+                           rd_reply *reply, rd_status *st);
 
 /* grpc.reflection.{v1alpha,v1}.ServerReflection (ops/reflection.c); the two
  * versions' messages are identical on the wire, so one handler serves both. */
 int rd_reflection_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
-                          ProtobufCMessage **resp, rd_status *st);
+                          rd_reply *reply, rd_status *st);
 
 #endif

@@ -3,7 +3,8 @@
  * one: protobuf-c decoding into the worker's arena, then the method's own
  * handler from the method table (validation, the decision engine over the
  * in-memory store and the shipped configuration, the response built in the
- * arena), then encoding of the response.
+ * arena, or packed there by the handler itself), then encoding of the
+ * response.
  *
  * FUZZ_METHOD (a compile-time definition) is the method's path, e.g.
  * "/recovery.v1.RecoveryService/Decide"; tests/fuzz/CMakeLists.txt builds
@@ -13,7 +14,8 @@
  *   - a handler that answers RD_ERR_INTERNAL ("a bug or an impossible
  *     state") to any request;
  *   - an error without a message naming the field;
- *   - a success whose response protobuf-c considers incomplete.
+ *   - a success whose response protobuf-c considers incomplete, or whose
+ *     packed bytes are not protobuf-c's own packing of what they decode to.
  *
  * Each input starts from a fresh store and is handled ROUNDS times at
  * advancing times, so a single input can drive a breaker through its
@@ -104,6 +106,55 @@ static void check_response(const ProtobufCMessage *resp)
         fail(why, resp->descriptor->name);
 }
 
+/* The answers handlers pack themselves (transport/answers.c), by path. */
+static const struct {
+    const char *path;
+    const ProtobufCMessageDescriptor *type;
+} packed_answers[] = {
+    {"/recovery.v1.RecoveryService/Classify", &recovery__v1__classify_response__descriptor},
+    {"/recovery.v1.RecoveryService/Decide", &recovery__v1__decide_response__descriptor},
+    {"/recovery.v1.RecoveryService/RecordOutcome",
+     &recovery__v1__record_outcome_response__descriptor},
+    {"/recovery.v1.RecoveryService/GetBreakerState",
+     &recovery__v1__get_breaker_state_response__descriptor},
+};
+
+static const ProtobufCMessageDescriptor *packed_answer_type(void)
+{
+    for (size_t i = 0; i < sizeof packed_answers / sizeof packed_answers[0]; i++)
+        if (!strcmp(packed_answers[i].path, FUZZ_METHOD))
+            return packed_answers[i].type;
+    fail("packed bytes from a method without a known answer type", FUZZ_METHOD);
+    return NULL;
+}
+
+/* Bytes a handler packed must be what protobuf-c writes for the message
+ * they decode to: complete, and the same bytes again when packed. */
+static void check_packed(const uint8_t *bytes, size_t len)
+{
+    const ProtobufCMessageDescriptor *type = packed_answer_type();
+    ProtobufCMessage *msg = protobuf_c_message_unpack(type, NULL, len, bytes);
+    if (!msg)
+        fail("packed answer does not decode", type->name);
+    check_response(msg);
+    uint8_t *again = malloc(len ? len : 1);
+    if (!again)
+        fail("setup", "out of memory");
+    if (protobuf_c_message_get_packed_size(msg) != len ||
+        protobuf_c_message_pack(msg, again) != len || memcmp(again, bytes, len) != 0)
+        fail("packed answer is not protobuf-c's packing of itself", type->name);
+    free(again);
+    protobuf_c_message_free_unpacked(msg, NULL);
+}
+
+static void check_reply(const rd_reply *reply)
+{
+    if (reply->bytes)
+        check_packed(reply->bytes, reply->len);
+    else
+        check_response(reply->msg);
+}
+
 static void no_wake(void *arg) { (void)arg; }
 
 static void run_stream(const rd_rpc *rpc, const ProtobufCMessage *req)
@@ -140,11 +191,11 @@ static void run_round(const uint8_t *data, size_t size, rd_store *store, int rou
             run_stream(&rpc, req);
         } else {
             rd_status st = {.code = RD_OK, .msg = ""};
-            ProtobufCMessage *resp = NULL;
-            int rc = env.method->handle(&rpc, req, &resp, &st);
+            rd_reply reply = {NULL, NULL, 0};
+            int rc = env.method->handle(&rpc, req, &reply, &st);
             check_error(rc, &st);
             if (rc == RD_OK)
-                check_response(resp);
+                check_reply(&reply);
         }
     }
     rd_arena_reset(&env.arena);

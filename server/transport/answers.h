@@ -1,0 +1,34 @@
+/* The answers of the four hot RPCs (Classify, Decide, RecordOutcome,
+ * GetBreakerState) written as protobuf bytes straight from the decision
+ * core's structs.
+ *
+ * codec.c can build the same answers as protobuf-c messages, which the
+ * generic packer (pbpack.c) then walks field descriptor by field
+ * descriptor; for a Decide answer with an error those two steps cost more
+ * than the decision itself. Here each message is one function that writes
+ * its fields backwards (pbwire.h) in field-number order, so nothing is
+ * allocated and nothing is looked up.
+ *
+ * The bytes equal protobuf_c_message_pack() of the message rd_codec_*_out()
+ * builds from the same struct: tests/unit/test_answers.c checks that over
+ * many generated structs, and the fuzz targets check that every answer the
+ * handlers give decodes and re-encodes to the same bytes.
+ *
+ * Each function writes into the end of buf[0, cap) and returns the length n
+ * (the answer is buf[cap - n, cap)), or SIZE_MAX when cap is too small.
+ * Nothing is allocated; the structs are only read. */
+#ifndef RD_TRANSPORT_ANSWERS_H
+#define RD_TRANSPORT_ANSWERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/decide.h"
+
+size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r);
+/* turn_id: the request's, written into every trace event ("" or NULL: none). */
+size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_decision *d);
+size_t rd_answer_outcome(uint8_t *buf, size_t cap, const rd_outcome_result *r);
+size_t rd_answer_breakers(uint8_t *buf, size_t cap, const rd_breaker_view *v, size_t n);
+
+#endif

@@ -1,0 +1,138 @@
+/* The backward protobuf writer shared by the generic packer (pbpack.c) and
+ * the answers written straight from the core's structs (answers.c).
+ *
+ * A writer fills a caller's buffer from its end towards its start: a value
+ * is written in front of what follows it, so a nested message's length is
+ * known once its bytes are written. Every write is preceded by one room()
+ * check for the most it can take; the writes themselves check nothing. A
+ * failed check sets `full` and leaves `pos` where it was, so a writer that
+ * ran out of room keeps refusing cheaply and the caller sees `full` once,
+ * at the end. */
+#ifndef RD_TRANSPORT_PBWIRE_H
+#define RD_TRANSPORT_PBWIRE_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct rd_pbw {
+    uint8_t *start; /* the buffer's first byte */
+    uint8_t *end;   /* one past its last byte */
+    uint8_t *pos;   /* the first byte written so far */
+    bool full;      /* some write did not fit: the result is unusable */
+} rd_pbw;
+
+/* The most a tag and a scalar (or a length) take: 5 + 10 bytes. */
+#define RD_PBW_HEAD_MAX 15
+
+static inline rd_pbw rd_pbw_over(uint8_t *buf, size_t cap)
+{
+    rd_pbw w = { buf, buf + cap, buf + cap, false };
+    return w;
+}
+
+static inline size_t rd_pbw_written(const rd_pbw *w)
+{
+    return (size_t)(w->end - w->pos);
+}
+
+static inline bool rd_pbw_room(rd_pbw *w, size_t n)
+{
+    if ((size_t)(w->pos - w->start) >= n)
+        return true;
+    w->full = true;
+    return false;
+}
+
+static inline unsigned rd_pbw_varint_len(uint64_t v)
+{
+    return v < 0x80 ? 1 : (unsigned)(64 - __builtin_clzll(v) + 6) / 7;
+}
+
+static inline void rd_pbw_varint(rd_pbw *w, uint64_t v)
+{
+    if (v < 0x80) {
+        *--w->pos = (uint8_t)v;
+        return;
+    }
+    uint8_t *p = w->pos -= rd_pbw_varint_len(v);
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p = (uint8_t)v;
+}
+
+static inline void rd_pbw_raw(rd_pbw *w, const void *data, size_t n)
+{
+    if (n) {
+        w->pos -= n;
+        memcpy(w->pos, data, n);
+    }
+}
+
+static inline void rd_pbw_tag(rd_pbw *w, uint32_t id, ProtobufCWireType wire)
+{
+    rd_pbw_varint(w, ((uint64_t)id << 3) | (uint64_t)wire);
+}
+
+/* ---- whole fields, with proto3's rule that a zero value is left out ---- */
+
+static inline void rd_pbw_uint_field(rd_pbw *w, uint32_t id, uint64_t v)
+{
+    if (v != 0 && rd_pbw_room(w, RD_PBW_HEAD_MAX)) {
+        rd_pbw_varint(w, v);
+        rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_VARINT);
+    }
+}
+
+/* int32 and enums: a negative value is sign-extended to ten bytes. */
+static inline void rd_pbw_int32_field(rd_pbw *w, uint32_t id, int32_t v)
+{
+    rd_pbw_uint_field(w, id, (uint64_t)(int64_t)v);
+}
+
+static inline void rd_pbw_int64_field(rd_pbw *w, uint32_t id, int64_t v)
+{
+    rd_pbw_uint_field(w, id, (uint64_t)v);
+}
+
+static inline void rd_pbw_bool_field(rd_pbw *w, uint32_t id, bool v)
+{
+    rd_pbw_uint_field(w, id, v ? 1 : 0);
+}
+
+/* s[0, n): left out when empty. */
+static inline void rd_pbw_bytes_field(rd_pbw *w, uint32_t id, const char *s, size_t n)
+{
+    if (n != 0 && rd_pbw_room(w, n + RD_PBW_HEAD_MAX)) {
+        rd_pbw_raw(w, s, n);
+        rd_pbw_varint(w, n);
+        rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+    }
+}
+
+/* A NUL-terminated string; NULL and "" are left out. */
+static inline void rd_pbw_string_field(rd_pbw *w, uint32_t id, const char *s)
+{
+    if (s && *s)
+        rd_pbw_bytes_field(w, id, s, strlen(s));
+}
+
+/* A nested message: take the mark before writing its fields (backwards),
+ * then close it, which writes its length and tag. Present even when empty. */
+static inline size_t rd_pbw_mark(const rd_pbw *w)
+{
+    return rd_pbw_written(w);
+}
+
+static inline void rd_pbw_close_message(rd_pbw *w, uint32_t id, size_t mark)
+{
+    if (rd_pbw_room(w, RD_PBW_HEAD_MAX)) {
+        rd_pbw_varint(w, rd_pbw_written(w) - mark);
+        rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+    }
+}
+
+#endif
