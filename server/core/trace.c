@@ -173,12 +173,29 @@ static char *put_digits(char *p, unsigned value, int width)
     return p + width;
 }
 
+/* "YYYY-MM-DDTHH:MM:SS" of the second last formatted by this thread: the
+ * events of one answer, and the answers of one busy second, share it. */
+#define SECOND_TEXT_LEN 19
+static _Thread_local struct {
+    bool valid;
+    int64_t secs;
+    char text[SECOND_TEXT_LEN];
+} last_second;
+
 /* The usual case (years 0..9999) by hand: this runs for every trace event
  * of every answer, and gmtime_r takes glibc's time-zone lock. */
 static bool format_rfc3339_fast(char *buf, size_t cap, int64_t secs, int ms)
 {
     if (cap < 25 || secs < -62167219200LL || secs > 253402300799LL)
         return false; /* short buffer, or outside 0000-01-01..9999-12-31 */
+    if (last_second.valid && last_second.secs == secs) {
+        memcpy(buf, last_second.text, SECOND_TEXT_LEN);
+        char *p = put_digits(buf + SECOND_TEXT_LEN + 1, (unsigned)ms, 3);
+        buf[SECOND_TEXT_LEN] = '.';
+        p[0] = 'Z';
+        p[1] = '\0';
+        return true;
+    }
     int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400;
     int64_t sod = secs - days * 86400;
     int64_t year;
@@ -195,6 +212,9 @@ static bool format_rfc3339_fast(char *buf, size_t cap, int64_t secs, int ms)
     p = put_digits(p, (unsigned)(sod / 60 % 60), 2);
     *p++ = ':';
     p = put_digits(p, (unsigned)(sod % 60), 2);
+    memcpy(last_second.text, buf, SECOND_TEXT_LEN);
+    last_second.secs = secs;
+    last_second.valid = true;
     *p++ = '.';
     p = put_digits(p, (unsigned)ms, 3);
     *p++ = 'Z';

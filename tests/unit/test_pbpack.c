@@ -4,9 +4,11 @@
  * presence rule, oneof, repeated and packed field, unknown fields, lengths
  * on both sides of each varint size), a buffer one byte short refused
  * without a write outside it, and a few messages whose bytes are written
- * out by hand. */
+ * out by hand. The one-pass reader (transport/pbread.c) is checked here
+ * too, against protobuf_c_message_unpack() on the same bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "core/arena.h"
 #include "pb_messages.h"
 #include "transport/pbpack.h"
+#include "transport/pbread.h"
 
 #define RANDOM_MESSAGES_PER_TYPE 400
 #define MAX_DEPTH 4
@@ -289,6 +292,143 @@ static void test_every_field_type_packs_like_protobuf_c(void **state)
     check_random_messages(&pbtest3__all3__descriptor, 0x8CB92BA72F3D8DD7ull);
 }
 
+/* ---- the one-pass reader (transport/pbread.c) ---- */
+
+/* pbread's contract on data[0, len) read as d: what protobuf-c rejects is
+ * declined, and what is accepted packs to protobuf-c's decoding's bytes.
+ * Returns whether it was accepted. */
+static bool reads_like_protobuf_c(const ProtobufCMessageDescriptor *d, rd_arena *arena,
+                                  const uint8_t *data, size_t len)
+{
+    ProtobufCMessage *ref = protobuf_c_message_unpack(d, NULL, len, data);
+    ProtobufCMessage *fast = rd_pb_read(d, arena, data, len);
+    if (!ref) {
+        assert_null(fast);
+        return false;
+    }
+    if (fast) {
+        size_t n = protobuf_c_message_get_packed_size(ref);
+        assert_int_equal(protobuf_c_message_get_packed_size(fast), n);
+        uint8_t *want = malloc(n + 1), *got = malloc(n + 1);
+        assert_non_null(want);
+        assert_non_null(got);
+        protobuf_c_message_pack(ref, want);
+        protobuf_c_message_pack(fast, got);
+        assert_memory_equal(got, want, n);
+        free(want);
+        free(got);
+    }
+    protobuf_c_message_free_unpacked(ref, NULL);
+    return fast != NULL;
+}
+
+/* Random messages of every type, packed, then read back whole, cut short
+ * at every length and with one byte changed at every offset. */
+static void test_reader_agrees_with_protobuf_c(void **state)
+{
+    (void)state;
+    rd_arena arena;
+    rd_arena_init(&arena, 1 << 16);
+    gen g = { 0x2545F4914F6CDD1Dull, &arena };
+    size_t accepted = 0;
+    for (size_t t = 0; t < RD_TEST_PB_MESSAGES_COUNT; t++) {
+        const ProtobufCMessageDescriptor *d = rd_test_pb_messages[t];
+        for (int i = 0; i < RANDOM_MESSAGES_PER_TYPE / 8; i++) {
+            ProtobufCMessage *m = random_message(&g, d, 0);
+            size_t len = protobuf_c_message_get_packed_size(m);
+            uint8_t *bytes = malloc(len + 1);
+            assert_non_null(bytes);
+            protobuf_c_message_pack(m, bytes);
+            accepted += reads_like_protobuf_c(d, &arena, bytes, len);
+            for (size_t cut = 0; cut < len && cut < 64; cut++)
+                reads_like_protobuf_c(d, &arena, bytes, cut);
+            for (size_t at = 0; at < len && at < 64; at++) {
+                uint8_t was = bytes[at];
+                bytes[at] = (uint8_t)next_random(&g);
+                reads_like_protobuf_c(d, &arena, bytes, len);
+                bytes[at] = was;
+            }
+            free(bytes);
+            rd_arena_reset(&arena);
+        }
+    }
+    assert_true(accepted > 0);
+    rd_arena_free(&arena);
+}
+
+/* The requests executors send are read in one pass, not declined. */
+static void test_reader_takes_the_usual_requests(void **state)
+{
+    (void)state;
+    Recovery__V1__ToolError err = RECOVERY__V1__TOOL_ERROR__INIT;
+    err.message = "503 Service Unavailable";
+    err.http_status = 503;
+    err.kind = RECOVERY__V1__ERROR_KIND__ERROR_KIND_EXECUTION_ERROR;
+    Recovery__V1__PlanStep step = RECOVERY__V1__PLAN_STEP__INIT, *steps[] = {&step, &step};
+    char *deps[] = {"search", "geo"};
+    step.tool_id = "book";
+    step.depends_on = deps;
+    step.n_depends_on = 2;
+    step.has_default_case = RECOVERY__V1__PLAN_STEP__HAS_DEFAULT_DEFAULT_VALUE;
+    step.default_value = "none";
+    Recovery__V1__DecideRequest req = RECOVERY__V1__DECIDE_REQUEST__INIT;
+    req.tool_id = "search";
+    req.error = &err;
+    req.attempt = 1;
+    req.elapsed_ms = -5; /* ten bytes on the wire */
+    req.turn_budget_case = RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS;
+    req.turn_remaining_ms = 0; /* a oneof member is sent even when zero */
+    req.plan = steps;
+    req.n_plan = 2;
+    uint8_t bytes[512];
+    size_t len = protobuf_c_message_pack(&req.base, bytes);
+    rd_arena arena;
+    rd_arena_init(&arena, 0);
+    assert_true(reads_like_protobuf_c(&recovery__v1__decide_request__descriptor, &arena, bytes, len));
+    Recovery__V1__DecideRequest *r = (void *)rd_pb_read(&recovery__v1__decide_request__descriptor,
+                                                       &arena, bytes, len);
+    assert_non_null(r);
+    assert_string_equal(r->error->message, "503 Service Unavailable");
+    assert_int_equal(r->turn_budget_case, RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS);
+    assert_int_equal(r->n_plan, 2);
+    assert_string_equal(r->plan[1]->depends_on[1], "geo");
+    assert_int_equal(r->elapsed_ms, -5);
+    rd_arena_free(&arena);
+}
+
+/* Bytes the reader leaves to protobuf-c, which merges them, rejects them
+ * or keeps what the reader does not model. */
+static void test_reader_declines_what_it_does_not_model(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what;
+        uint8_t bytes[16];
+        size_t len;
+    } cases[] = {
+        /* error { message: "a" } error { http_status: 503 } */
+        {"a nested message sent twice (merged)",
+         {0x12, 0x03, 0x0A, 0x01, 'a', 0x12, 0x03, 0x10, 0xF7, 0x03}, 10},
+        /* tool_id "a" with its length in six bytes */
+        {"a length in more than five bytes (rejected)",
+         {0x0A, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 'a'}, 8},
+        {"attempt as an eleven-byte varint (rejected)",
+         {0x18, 0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, 12},
+        {"field 99 (kept as an unknown field)", {0x98, 0x06, 0x01}, 3},
+        {"tool_id as a varint (rejected)", {0x08, 0x01}, 2},
+        {"a length past the end (rejected)", {0x0A, 0x05, 'a'}, 3},
+    };
+    rd_arena arena;
+    rd_arena_init(&arena, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const ProtobufCMessageDescriptor *d = &recovery__v1__decide_request__descriptor;
+        if (rd_pb_read(d, &arena, cases[i].bytes, cases[i].len))
+            fail_msg("accepted %s", cases[i].what);
+        reads_like_protobuf_c(d, &arena, cases[i].bytes, cases[i].len);
+    }
+    rd_arena_free(&arena);
+}
+
 /* ---- messages written out by hand ---- */
 
 /* msg packs to exactly these bytes, which protobuf-c agrees with. */
@@ -388,6 +528,9 @@ int main(void)
         cmocka_unit_test(test_negative_enum_is_ten_bytes),
         cmocka_unit_test(test_two_byte_length_prefixes),
         cmocka_unit_test(test_every_short_buffer_is_refused),
+        cmocka_unit_test(test_reader_agrees_with_protobuf_c),
+        cmocka_unit_test(test_reader_takes_the_usual_requests),
+        cmocka_unit_test(test_reader_declines_what_it_does_not_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

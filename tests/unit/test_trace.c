@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -167,6 +169,29 @@ static void test_rfc3339_known_instants(void **state)
     assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
     rd_format_rfc3339(buf, sizeof buf, -1);
     assert_string_equal(buf, "1969-12-31T23:59:59.999Z");
+}
+
+/* The text of consecutive instants, some in the same second as the one
+ * before (the formatter reuses that second's text), against gmtime_r. */
+static void test_rfc3339_matches_gmtime(void **state)
+{
+    (void)state;
+    uint64_t x = 0x853C49E6748FEA9Bull;
+    int64_t ms = 1762338645000;
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t step[] = {0, 1, 999, 1000, -1, -1000, (int64_t)(x % 100000000000ull) - 50000000000};
+        ms += step[x % 7];
+        char got[32], want[64];
+        rd_format_rfc3339(got, sizeof got, ms);
+        int64_t secs = ms / 1000 - (ms % 1000 < 0), rem = ms - secs * 1000;
+        time_t t = (time_t)secs;
+        struct tm tm;
+        assert_non_null(gmtime_r(&t, &tm));
+        snprintf(want, sizeof want, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)rem);
+        assert_string_equal(got, want);
+    }
 }
 
 /* ---- turn summary ---- */
@@ -335,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_sanitize_matches_reference),
         cmocka_unit_test(test_char_len_every_lead_byte),
         cmocka_unit_test(test_rfc3339_known_instants),
+        cmocka_unit_test(test_rfc3339_matches_gmtime),
         cmocka_unit_test_setup_teardown(test_summary_partial_results_sentence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_all_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_last_word_wins, setup, teardown),

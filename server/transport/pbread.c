@@ -1,0 +1,221 @@
+/* One-pass decoding of simple protobuf-c messages (see pbread.h).
+ *
+ * Every rule below mirrors protobuf_c_message_unpack() (protobuf-c 1.4):
+ * varints of at most 10 bytes, tags and lengths of at most 5, the last
+ * value of a singular field winning, a oneof's case set to the member last
+ * seen. Whatever protobuf-c would treat in any other way is declined. */
+#include "transport/pbread.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#define DEPTH_MAX 16     /* nested messages; deeper input goes to protobuf-c */
+#define FIELDS_MAX 64    /* fields of one message: one bit each in seen_messages */
+
+typedef struct {
+    const uint8_t *p;
+    const uint8_t *end;
+} reader;
+
+/* A varint of at most max_bytes bytes. Declines a ten-byte varint whose
+ * last byte carries bits beyond 64 (protobuf-c reads those as "true" in a
+ * bool but drops them elsewhere). */
+static bool read_long_varint(reader *r, unsigned max_bytes, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned i = 0; i < max_bytes && r->p < r->end; i++) {
+        uint8_t b = *r->p++;
+        if (i == 9 && b > 1)
+            return false;
+        x |= (uint64_t)(b & 0x7F) << (7 * i);
+        if (!(b & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Most tags, lengths and values of a request take one byte. */
+static inline bool read_varint(reader *r, unsigned max_bytes, uint64_t *v)
+{
+    if (r->p < r->end && *r->p < 0x80) {
+        *v = *r->p++;
+        return true;
+    }
+    return read_long_varint(r, max_bytes, v);
+}
+
+/* The field a tag names, or NULL: numbers are 1..n in the descriptors we
+ * read, so the table is indexed by number. */
+static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *d, uint64_t number)
+{
+    if (number == 0 || number > d->n_fields)
+        return NULL;
+    const ProtobufCFieldDescriptor *f = &d->fields[number - 1];
+    return f->id == number ? f : NULL;
+}
+
+static bool is_varint_type(ProtobufCType t)
+{
+    return t == PROTOBUF_C_TYPE_INT32 || t == PROTOBUF_C_TYPE_INT64 ||
+           t == PROTOBUF_C_TYPE_UINT32 || t == PROTOBUF_C_TYPE_UINT64 ||
+           t == PROTOBUF_C_TYPE_BOOL || t == PROTOBUF_C_TYPE_ENUM;
+}
+
+/* The wire type a field of ours arrives in, or -1 for a field declined. */
+static int wire_type_of(const ProtobufCFieldDescriptor *f)
+{
+    if (f->label == PROTOBUF_C_LABEL_REPEATED)
+        return f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE
+                   ? PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED : -1;
+    if (f->label != PROTOBUF_C_LABEL_NONE)
+        return -1; /* proto2 presence rules: not ours */
+    if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
+        return PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+    return is_varint_type(f->type) ? PROTOBUF_C_WIRE_TYPE_VARINT : -1;
+}
+
+/* The next field: its descriptor, and its value as a varint or as the
+ * bytes [*at, *at + *len). False when declined. */
+static bool next_field(reader *r, const ProtobufCMessageDescriptor *d,
+                       const ProtobufCFieldDescriptor **field, uint64_t *varint,
+                       const uint8_t **at, size_t *len)
+{
+    uint64_t tag;
+    if (!read_varint(r, 5, &tag))
+        return false;
+    const ProtobufCFieldDescriptor *f = field_of(d, tag >> 3);
+    if (!f || wire_type_of(f) != (int)(tag & 7))
+        return false;
+    *field = f;
+    if ((tag & 7) == PROTOBUF_C_WIRE_TYPE_VARINT)
+        return read_varint(r, 10, varint);
+    uint64_t n;
+    if (!read_varint(r, 5, &n) || n > (uint64_t)(r->end - r->p))
+        return false;
+    *at = r->p;
+    *len = (size_t)n;
+    r->p += n;
+    return true;
+}
+
+/* How many times field f occurs in r's bytes, so that its array is sized
+ * once, when its first value is met. Declines what next_field() declines. */
+static bool count_occurrences(const ProtobufCMessageDescriptor *d, reader r,
+                              const ProtobufCFieldDescriptor *f, size_t *count)
+{
+    *count = 0;
+    while (r.p < r.end) {
+        const ProtobufCFieldDescriptor *g;
+        uint64_t v;
+        const uint8_t *at;
+        size_t len;
+        if (!next_field(&r, d, &g, &v, &at, &len))
+            return false;
+        *count += g == f;
+    }
+    return true;
+}
+
+static char *copy_string(rd_arena *a, const uint8_t *at, size_t len)
+{
+    return rd_arena_strndup(a, (const char *)at, len);
+}
+
+static void store_varint(const ProtobufCFieldDescriptor *f, void *member, uint64_t v)
+{
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT64:
+    case PROTOBUF_C_TYPE_UINT64:
+        *(uint64_t *)member = v;
+        break;
+    case PROTOBUF_C_TYPE_BOOL:
+        *(protobuf_c_boolean *)member = v != 0;
+        break;
+    default: /* int32, uint32, enum: the low 32 bits, as protobuf-c */
+        *(uint32_t *)member = (uint32_t)v;
+        break;
+    }
+}
+
+static ProtobufCMessage *read_message(const ProtobufCMessageDescriptor *d, rd_arena *a,
+                                      const uint8_t *data, size_t len, int depth);
+
+/* The next slot of a repeated field's array; the array is allocated at the
+ * field's first value, for all of them (the quantifier counts the filled
+ * slots). `rest` holds the bytes after this value. */
+static void **next_slot(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
+                        char *base, rd_arena *a, reader rest)
+{
+    size_t *n = (size_t *)(base + f->quantifier_offset);
+    void ***array = (void ***)(base + f->offset);
+    if (*n == 0) {
+        size_t later;
+        if (!count_occurrences(d, rest, f, &later) ||
+            !(*array = rd_arena_alloc_uninit(a, (later + 1) * sizeof **array)))
+            return NULL;
+    }
+    return &(*array)[(*n)++];
+}
+
+/* One length-delimited value into its member or its array. */
+static bool store_bytes(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
+                        char *base, rd_arena *a, const uint8_t *at, size_t len, reader rest,
+                        int depth)
+{
+    void *value;
+    if (f->type == PROTOBUF_C_TYPE_STRING)
+        value = copy_string(a, at, len);
+    else
+        value = read_message(f->descriptor, a, at, len, depth + 1);
+    if (!value)
+        return false;
+    void **slot = f->label == PROTOBUF_C_LABEL_REPEATED ? next_slot(d, f, base, a, rest)
+                                                       : (void **)(base + f->offset);
+    if (!slot)
+        return false;
+    *slot = value;
+    return true;
+}
+
+static ProtobufCMessage *read_message(const ProtobufCMessageDescriptor *d, rd_arena *a,
+                                      const uint8_t *data, size_t len, int depth)
+{
+    if (depth > DEPTH_MAX || d->n_fields > FIELDS_MAX)
+        return NULL;
+    reader r = {data, data + len};
+    ProtobufCMessage *msg = rd_arena_alloc_uninit(a, d->sizeof_message);
+    if (!msg)
+        return NULL;
+    d->message_init(msg);
+    char *base = (char *)msg;
+    uint64_t seen_messages = 0;
+    while (r.p < r.end) {
+        const ProtobufCFieldDescriptor *f;
+        uint64_t v = 0;
+        const uint8_t *at = NULL;
+        size_t n = 0;
+        if (!next_field(&r, d, &f, &v, &at, &n))
+            return NULL;
+        uint64_t bit = UINT64_C(1) << (f->id - 1);
+        if (f->type == PROTOBUF_C_TYPE_MESSAGE && f->label != PROTOBUF_C_LABEL_REPEATED) {
+            if (seen_messages & bit)
+                return NULL; /* sent twice: protobuf merges the two */
+            seen_messages |= bit;
+        }
+        if (!at)
+            store_varint(f, base + f->offset, v);
+        else if (!store_bytes(d, f, base, a, at, n, r, depth))
+            return NULL;
+        if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+            *(uint32_t *)(base + f->quantifier_offset) = f->id;
+    }
+    return msg;
+}
+
+ProtobufCMessage *rd_pb_read(const ProtobufCMessageDescriptor *d, rd_arena *a,
+                             const uint8_t *data, size_t len)
+{
+    return read_message(d, a, data, len, 0);
+}
