@@ -150,7 +150,7 @@ static const char *llm_message_for(const char *tool_id, const rd_tool_error *err
     const char *type = error_type_name(err, c);
     size_t message_len = err->message ? err->message_len : 0;
     size_t cap = 3 * (message_len + strlen(tool_id) + strlen(type)) + LLM_MESSAGE_FRAME;
-    char *text = rd_arena_alloc(a, cap);
+    char *text = rd_arena_alloc_uninit(a, cap); /* rd_llm_message terminates it */
     if (text)
         rd_llm_message(text, cap, tool_id, type, safe_str(err->message), message_len);
     return text;
@@ -287,7 +287,7 @@ static const char *arena_join(rd_arena *a, const char *const *parts)
     size_t len = 0;
     for (const char *const *p = parts; *p; p++)
         len += strlen(*p);
-    char *s = rd_arena_alloc(a, len + 1);
+    char *s = rd_arena_alloc_uninit(a, len + 1); /* join_parts terminates it */
     if (s)
         join_parts(s, len + 1, parts);
     return s;

@@ -30,6 +30,10 @@ int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_statu
 
 /* ---- core -> responses (NULL when the arena is out of memory) ---- */
 
+/* The hot RPCs' answers as protobuf-c messages. The server writes these
+ * answers as bytes straight from the structs (answers.c); these builders
+ * are the reference that tests/unit/test_answers.c compares those bytes
+ * with, and they share their parts with the builders below. */
 Recovery__V1__ClassifyResponse *rd_codec_classify_out(rd_arena *a, const rd_classify_result *r);
 Recovery__V1__DecideResponse *rd_codec_decide_out(rd_arena *a, const char *turn_id,
                                                   const rd_decision *d);
@@ -38,7 +42,8 @@ Recovery__V1__RecordOutcomeResponse *rd_codec_outcome_out(rd_arena *a,
 Recovery__V1__GetBreakerStateResponse *rd_codec_breakers_out(rd_arena *a,
                                                              const rd_breaker_view *v,
                                                              size_t n);
-/* One breaker (forced / forced_until_ms included). */
+/* The answers of the other RPCs and stream messages, packed by pbpack.c.
+ * One breaker (forced / forced_until_ms included): */
 Recovery__V1__BreakerState *rd_codec_breaker_state_out(rd_arena *a, const rd_breaker_view *v);
 Recovery__V1__GetTurnTraceResponse *rd_codec_turn_trace_out(rd_arena *a, const char *turn_id,
                                                             const rd_turn_trace *t);
