@@ -21,17 +21,20 @@ static int out_or_nomem(void *msg, rd_reply *reply, rd_status *st)
 
 /* ---- the hot answers, packed straight from the core's structs ---- */
 
-/* Most answers fit the first room; a larger one (many breakers, a long
- * cascade) gets twice the room until it fits. */
+/* Most answers fit the first room (`expected` bytes, at least 4 KiB); a
+ * larger one (a long cascade, breakers with long ids) gets twice the room
+ * until it fits. */
 #define ANSWER_FIRST_BYTES 4096
 #define ANSWER_MAX_BYTES ((size_t)256 << 20)
+#define BREAKER_ANSWER_BYTES 96 /* a breaker with a 20-byte id takes ~60 */
 
 typedef size_t (*answer_fn)(uint8_t *buf, size_t cap, const void *subject);
 
-static int pack_answer(rd_arena *a, answer_fn write, const void *subject, rd_reply *reply,
-                       rd_status *st)
+static int pack_answer(rd_arena *a, answer_fn write, const void *subject, size_t expected,
+                       rd_reply *reply, rd_status *st)
 {
-    for (size_t cap = ANSWER_FIRST_BYTES; cap <= ANSWER_MAX_BYTES; cap *= 2) {
+    size_t first = expected > ANSWER_FIRST_BYTES ? expected : ANSWER_FIRST_BYTES;
+    for (size_t cap = first; cap <= ANSWER_MAX_BYTES; cap *= 2) {
         uint8_t *buf = rd_arena_alloc_uninit(a, cap);
         if (!buf)
             break;
@@ -88,7 +91,7 @@ static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, rd_repl
     int rc = rd_codec_classify_in(req, &err, st);
     if (!rc)
         rc = rd_engine_classify(e, req->tool_id, &err, ctx, &res, st);
-    return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, reply, st);
+    return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, 0, reply, st);
 }
 
 static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -107,7 +110,7 @@ static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply 
         return rc;
     rd_observe_decision(rpc, &in, &d);
     decide_subject subject = {req->turn_id, &d};
-    return pack_answer(ctx->arena, decide_answer, &subject, reply, st);
+    return pack_answer(ctx->arena, decide_answer, &subject, 0, reply, st);
 }
 
 static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -125,7 +128,7 @@ static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, r
     if (rc)
         return rc;
     rd_observe_outcome(rpc, &in, &res);
-    return pack_answer(ctx->arena, outcome_answer, &res, reply, st);
+    return pack_answer(ctx->arena, outcome_answer, &res, 0, reply, st);
 }
 
 static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -141,7 +144,8 @@ static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m
         rc = rd_engine_breakers(e, (const char *const *)req->tool_ids, req->n_tool_ids, ctx,
                                 &views, &subject.n, st);
     subject.views = views;
-    return rc ? rc : pack_answer(ctx->arena, breakers_answer, &subject, reply, st);
+    return rc ? rc : pack_answer(ctx->arena, breakers_answer, &subject,
+                                   subject.n * BREAKER_ANSWER_BYTES, reply, st);
 }
 
 static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,

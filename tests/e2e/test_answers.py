@@ -1,7 +1,10 @@
-"""Answers larger than the 4 KiB the server packs them in on its stack
-(server/transport/call.c: pack_to_slice) take the other path: sized first,
-packed into a slice of their own. They must arrive whole: every event of a
-long turn trace, every breaker of a long list, each with its own text."""
+"""Answers larger than the room the server first packs them in must arrive
+whole: a turn trace beyond the 4 KiB of stack that pbpack.c packs into
+(server/transport/call.c: pack_to_slice, which then sizes it and packs it
+into a slice of its own), and breaker lists beyond the room answers.c is
+first given (server/transport/methods.c: pack_answer, which doubles it
+until the answer fits). Every event and every breaker, each with its own
+text."""
 import pytest
 
 from rdtest import breaker, decide, err, pb, turn_trace, unique
@@ -35,3 +38,15 @@ def test_long_breaker_list_arrives_whole(stub):
     assert [b.tool_id for b in resp.breakers] == tools
     assert all(b.consecutive_failures == 1 for b in resp.breakers)
     assert breaker(stub, tools[-1]).consecutive_failures == 1
+
+
+def test_breakers_with_long_ids_outgrow_the_first_room(stub):
+    """About 96 bytes a breaker is expected; ids of ~225 bytes make each
+    ~260, so the answer needs the room doubled twice."""
+    tools = [unique(f"long_id_{i:02d}_" + "y" * 200) for i in range(40)]
+    for tool in tools:
+        decide(stub, tool, err("503 Service Unavailable", http_status=503), attempt=1)
+    resp = stub.GetBreakerState(pb.GetBreakerStateRequest(tool_ids=tools), timeout=10)
+    assert resp.ByteSize() > 2 * STACK_BYTES
+    assert [b.tool_id for b in resp.breakers] == tools
+    assert all(b.consecutive_failures == 1 for b in resp.breakers)
