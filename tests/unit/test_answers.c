@@ -267,71 +267,77 @@ static size_t breakers_answer(uint8_t *buf, size_t cap, const void *subject)
 
 /* ---- tests ---- */
 
-static void classify_answers_match_protobuf_c(void **state)
+/* RANDOM_STRUCTS cases of one kind, each with an arena of its own. */
+static void for_random_structs(void (*check_one)(rd_arena *a))
 {
-    (void)state;
     rd_arena a;
     rd_arena_init(&a, 0);
     for (int i = 0; i < RANDOM_STRUCTS; i++) {
-        rd_classify_result r;
-        any_classification(&a, &r);
-        assert_answer_matches((ProtobufCMessage *)rd_codec_classify_out(&a, &r), classify_answer,
-                              &r);
+        check_one(&a);
         rd_arena_reset(&a);
     }
     rd_arena_free(&a);
+}
+
+static void check_classify(rd_arena *a)
+{
+    rd_classify_result r;
+    any_classification(a, &r);
+    assert_answer_matches((ProtobufCMessage *)rd_codec_classify_out(a, &r), classify_answer, &r);
+}
+
+static void check_decide(rd_arena *a)
+{
+    rd_decision d;
+    any_decision(a, &d);
+    decide_subject s = {any_text(a, RD_ID_MAX, true), &d};
+    assert_answer_matches((ProtobufCMessage *)rd_codec_decide_out(a, s.turn_id, &d),
+                          decide_answer, &s);
+}
+
+static void check_outcome(rd_arena *a)
+{
+    rd_outcome_result r;
+    memset(&r, 0, sizeof r);
+    any_breaker(a, &r.breaker);
+    r.duplicate = below(2);
+    assert_answer_matches((ProtobufCMessage *)rd_codec_outcome_out(a, &r), outcome_answer, &r);
+}
+
+static void check_breakers(rd_arena *a)
+{
+    size_t n = below(4) == 0 ? below(300) : below(3);
+    rd_breaker_view *v = rd_arena_alloc(a, (n ? n : 1) * sizeof *v);
+    assert_non_null(v);
+    for (size_t j = 0; j < n; j++)
+        any_breaker(a, &v[j]);
+    breakers_subject s = {v, n};
+    assert_answer_matches((ProtobufCMessage *)rd_codec_breakers_out(a, v, n), breakers_answer,
+                          &s);
+}
+
+static void classify_answers_match_protobuf_c(void **state)
+{
+    (void)state;
+    for_random_structs(check_classify);
 }
 
 static void decide_answers_match_protobuf_c(void **state)
 {
     (void)state;
-    rd_arena a;
-    rd_arena_init(&a, 0);
-    for (int i = 0; i < RANDOM_STRUCTS; i++) {
-        rd_decision d;
-        any_decision(&a, &d);
-        decide_subject s = {any_text(&a, RD_ID_MAX, true), &d};
-        assert_answer_matches((ProtobufCMessage *)rd_codec_decide_out(&a, s.turn_id, &d),
-                              decide_answer, &s);
-        rd_arena_reset(&a);
-    }
-    rd_arena_free(&a);
+    for_random_structs(check_decide);
 }
 
 static void outcome_answers_match_protobuf_c(void **state)
 {
     (void)state;
-    rd_arena a;
-    rd_arena_init(&a, 0);
-    for (int i = 0; i < RANDOM_STRUCTS; i++) {
-        rd_outcome_result r;
-        memset(&r, 0, sizeof r);
-        any_breaker(&a, &r.breaker);
-        r.duplicate = below(2);
-        assert_answer_matches((ProtobufCMessage *)rd_codec_outcome_out(&a, &r), outcome_answer,
-                              &r);
-        rd_arena_reset(&a);
-    }
-    rd_arena_free(&a);
+    for_random_structs(check_outcome);
 }
 
 static void breaker_answers_match_protobuf_c(void **state)
 {
     (void)state;
-    rd_arena a;
-    rd_arena_init(&a, 0);
-    for (int i = 0; i < RANDOM_STRUCTS; i++) {
-        size_t n = below(4) == 0 ? below(300) : below(3);
-        rd_breaker_view *v = rd_arena_alloc(&a, (n ? n : 1) * sizeof *v);
-        assert_non_null(v);
-        for (size_t j = 0; j < n; j++)
-            any_breaker(&a, &v[j]);
-        breakers_subject s = {v, n};
-        assert_answer_matches((ProtobufCMessage *)rd_codec_breakers_out(&a, v, n),
-                              breakers_answer, &s);
-        rd_arena_reset(&a);
-    }
-    rd_arena_free(&a);
+    for_random_structs(check_breakers);
 }
 
 /* A Decide answer as the benchmark's transient error gets it, decoded
