@@ -84,21 +84,46 @@ size_t rd_utf8_char_len(const unsigned char *s, size_t avail)
     return len;
 }
 
-/* Bytes 1..127 at the start of s[0..n). Most error text is plain ASCII,
- * so it is measured eight bytes at a time: a word is clean when no byte
- * has its top bit set and none borrows when 1 is taken from each. */
-static size_t ascii_run(const unsigned char *s, size_t n)
+/* Whether none of the eight bytes in w is 0 or above 127: a byte with its
+ * top bit set, or one that borrows when 1 is taken from it, marks it. */
+static inline bool word_is_plain_ascii(uint64_t w)
 {
     const uint64_t ones = UINT64_C(0x0101010101010101), tops = UINT64_C(0x8080808080808080);
+    return !(((w - ones) | w) & tops);
+}
+
+static inline uint64_t load_word(const unsigned char *s)
+{
+    uint64_t w;
+    memcpy(&w, s, sizeof w);
+    return w;
+}
+
+/* Bytes 1..127 at the start of s[0..n), copied to dst when dst is not
+ * NULL; returns how many. Most error text is plain ASCII, so it is
+ * measured (and copied) eight bytes at a time, and the last few bytes of
+ * a clean text as the final eight, overlapping the word before. */
+static size_t ascii_run(char *dst, const unsigned char *s, size_t n)
+{
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, sizeof w);
-        if (((w - ones) | w) & tops)
+        uint64_t w = load_word(s + i);
+        if (!word_is_plain_ascii(w))
             break;
+        if (dst)
+            memcpy(dst + i, &w, sizeof w);
     }
-    while (i < n && s[i] - 1u < 0x7Fu)
-        i++;
+    if (i < n && n - i < 8 && n >= 8) {
+        uint64_t w = load_word(s + n - 8);
+        if (word_is_plain_ascii(w)) {
+            if (dst)
+                memcpy(dst + n - 8, &w, sizeof w);
+            return n;
+        }
+    }
+    for (; i < n && s[i] - 1u < 0x7Fu; i++)
+        if (dst)
+            dst[i] = (char)s[i];
     return i;
 }
 
@@ -107,7 +132,7 @@ size_t rd_utf8_valid_len(const char *s, size_t len)
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
     while (i < len) {
-        i += ascii_run(p + i, len - i);
+        i += ascii_run(NULL, p + i, len - i);
         size_t seq = i < len ? rd_utf8_char_len(p + i, len - i) : 0;
         if (seq == 0)
             break;
@@ -122,9 +147,8 @@ size_t rd_utf8_sanitize(char *dst, size_t room, const char *src, size_t len, con
     const unsigned char *s = (const unsigned char *)src;
     size_t out = 0, i = 0;
     while (i < len) {
-        size_t run = ascii_run(s + i, len - i < room - out ? len - i : room - out);
+        size_t run = ascii_run(dst + out, s + i, len - i < room - out ? len - i : room - out);
         if (run) {
-            memcpy(dst + out, s + i, run);
             out += run;
             i += run;
             continue;
