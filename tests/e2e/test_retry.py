@@ -8,7 +8,12 @@ delays the server returns are checked exactly against the policy; measured
 delays get SLEEP_ALLOWANCE_MS on the upper bound for that overshoot. The
 executor also checks its own precision: a run in which it woke up more than
 SLEEP_ALLOWANCE_MS late (a loaded machine descheduled it) measured the
-operating system, not recoveryd, so it is set aside and run again.
+operating system, not recoveryd, so it is set aside and run again. To be
+late rarely, the executor sleeps until SPIN_MS before the deadline and
+spins the rest (a VM's timer overshoots by a millisecond or more when its
+host is busy). When too few runs are precise even so, the test still
+checks everything the server returned, then skips the measured part with
+the reason: the machine cannot measure it.
 
 The breaker is set out of the way here (failure_threshold 1000) so that the
 retry policy is seen on its own; sections 3 and 7 test how the two interact
@@ -21,6 +26,7 @@ import pytest
 from rdtest import decide, expect_action, network_timeout, pb, unique
 
 SLEEP_ALLOWANCE_MS = 1.0
+SPIN_MS = 2.0
 
 CUSTOM_API = {
     "id": "custom_api",
@@ -36,9 +42,16 @@ def stub(module_launcher):
 
 
 def sleep_until(deadline: float):
-    remaining = deadline - time.perf_counter()
+    remaining = deadline - time.perf_counter() - SPIN_MS / 1000.0
     if remaining > 0:
         time.sleep(remaining)
+    while time.perf_counter() < deadline:
+        pass
+
+
+def skip_unmeasurable(why: str):
+    pytest.skip(f"{why}: the machine is too loaded to measure delays "
+                "(every delay the server returned was checked)")
 
 
 class Call:
@@ -75,14 +88,11 @@ def play_call(stub, tool_id, make_error=network_timeout, max_attempts=50) -> Cal
 
 
 def undisturbed_calls(stub, make_tool_id, wanted, max_runs):
-    """Plays calls until `wanted` of them ran with a precise executor;
-    every call (disturbed or not) is returned for the server-side checks."""
+    """Plays calls until `wanted` of them ran with a precise executor, or
+    max_runs were played; every call (disturbed or not) is returned for
+    the server-side checks."""
     calls = []
-    while sum(not c.disturbed for c in calls) < wanted:
-        if len(calls) >= max_runs:
-            pytest.fail(f"only {sum(not c.disturbed for c in calls)} of {len(calls)} runs "
-                        f"had the executor wake within {SLEEP_ALLOWANCE_MS} ms of the delay: "
-                        "the machine is too loaded to measure delays")
+    while sum(not c.disturbed for c in calls) < wanted and len(calls) < max_runs:
         calls.append(play_call(stub, make_tool_id()))
     return calls
 
@@ -120,6 +130,9 @@ def test_2_1_exponential_backoff_delays(stub):
     for call in calls:
         for gap, d in zip(gaps_ms(call.starts), call.decisions):
             assert gap >= d.delay_ms - 0.5, f"slept {gap:.1f} ms for a {d.delay_ms} ms delay"
+    if len(measured) < runs:
+        skip_unmeasurable(f"only {len(measured)} of {len(calls)} runs had the executor wake "
+                          f"within {SLEEP_ALLOWANCE_MS} ms of the delay")
 
     print(f"\n2.1 measured delays (ms), one run per line ({len(calls) - runs} disturbed "
           "runs set aside):")
@@ -165,7 +178,8 @@ def test_2_2_jitter_applied(launcher):
         if (unique_share >= 0.8 and abs(mean - 100) <= 5) or len(trials) == 3:
             break
         # the statistical criteria missed by chance (or not): another trial
-    assert trials, "the executor overslept in every trial: machine too loaded to measure"
+    if not trials:
+        skip_unmeasurable("the executor overslept in every trial")
     unique_share, mean, returned, measured = trials[-1]
     print(f"\n2.2 measured delays (ms): {[round(m, 1) for m in measured]}; "
           f"unique {unique_share:.0%}, mean {mean:.1f}")
@@ -218,10 +232,10 @@ def test_2_5_tool_specific_overrides(stub):
         expect_action(call.decisions[2], pb.ACTION_GIVE_UP)
         if not call.disturbed:
             break
-    assert not call.disturbed, "the executor overslept in every run"
+    default_tool = decide(stub, unique("flight_search"), network_timeout(), attempt=1)
+    assert within(default_tool.delay_ms, 100, 10), "the defaults are untouched"
+    if call.disturbed:
+        skip_unmeasurable("the executor overslept in every run")
     measured = gaps_ms(call.starts)
     assert within(measured[0], 50, 5, SLEEP_ALLOWANCE_MS), measured
     assert within(measured[1], 100, 10, SLEEP_ALLOWANCE_MS), measured
-
-    default_tool = decide(stub, unique("flight_search"), network_timeout(), attempt=1)
-    assert within(default_tool.delay_ms, 100, 10), "the defaults are untouched"
