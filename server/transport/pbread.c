@@ -7,7 +7,6 @@
 #include "transport/pbread.h"
 
 #include <stdbool.h>
-#include <string.h>
 
 #define DEPTH_MAX 16     /* nested messages; deeper input goes to protobuf-c */
 #define FIELDS_MAX 64    /* fields of one message: one bit each in seen_messages */
