@@ -166,7 +166,15 @@ enum {
     NEED_SOURCE = 1 << 5,
 };
 
+#define NEED_MASKS 64 /* every combination of the NEED_* bits */
+
 typedef enum { PASS_STRUCTURED, PASS_MIXED, PASS_MESSAGE } rule_pass;
+
+/* Rules in file order: a view into rd_matcher.lists. */
+typedef struct rule_list {
+    const uint32_t *v;
+    size_t n;
+} rule_list;
 
 /* A code or exception type of some rule, lower-cased; a name index is
  * sorted by (name, rule), so the entries equal to one name form a run in
@@ -200,10 +208,12 @@ struct rd_matcher {
     size_t n_rules;
     uint8_t *need;                /* by rule: NEED_* bits */
     uint8_t *pass;                /* by rule: rule_pass */
-    uint32_t *structured;         /* rules without patterns, file order */
-    size_t n_structured;
-    uint32_t *mixed;              /* structured conditions + patterns, file order */
-    size_t n_mixed;
+    /* By the NEED_* bits an error gives, the rules that can hold for it:
+     * an error sending only a message skips every rule on HTTP status
+     * without testing each. */
+    rule_list structured[NEED_MASKS]; /* rules without patterns */
+    rule_list mixed[NEED_MASKS];      /* structured conditions + patterns */
+    uint32_t *lists;                  /* the storage of both */
     name_index codes, exception_types;
 
     uint8_t byte_class[256];
@@ -224,28 +234,45 @@ static unsigned needed_fields(const rd_match *w)
          | (w->n_kinds ? NEED_KIND : 0u) | (w->n_sources ? NEED_SOURCE : 0u);
 }
 
+/* For each mask, the rules of pass p whose needs it covers, into *at. */
+static void list_rules_by_mask(rd_matcher *m, rule_pass p, rule_list *lists, uint32_t **at)
+{
+    for (unsigned mask = 0; mask < NEED_MASKS; mask++) {
+        lists[mask].v = *at;
+        for (size_t i = 0; i < m->n_rules; i++)
+            if (m->pass[i] == p && !(m->need[i] & ~mask))
+                (*at)[lists[mask].n++] = (uint32_t)i;
+        *at += lists[mask].n;
+    }
+}
+
+static rule_pass pass_of(const rd_match *w)
+{
+    if (w->n_patterns == 0)
+        return PASS_STRUCTURED;
+    return rd_match_is_structured(w) ? PASS_MIXED : PASS_MESSAGE;
+}
+
 static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
 {
-    size_t n = rs->n_rules;
+    size_t n = rs->n_rules, listed = 0;
     m->need = calloc(n ? n : 1, 1);
     m->pass = calloc(n ? n : 1, 1);
-    m->structured = calloc(n ? n : 1, sizeof *m->structured);
-    m->mixed = calloc(n ? n : 1, sizeof *m->mixed);
-    if (!m->need || !m->pass || !m->structured || !m->mixed)
+    if (!m->need || !m->pass)
         return RD_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const rd_match *w = &rs->rules[i].when;
         m->need[i] = (uint8_t)needed_fields(w);
-        if (w->n_patterns == 0) {
-            m->pass[i] = PASS_STRUCTURED;
-            m->structured[m->n_structured++] = (uint32_t)i;
-        } else if (rd_match_is_structured(w)) {
-            m->pass[i] = PASS_MIXED;
-            m->mixed[m->n_mixed++] = (uint32_t)i;
-        } else {
-            m->pass[i] = PASS_MESSAGE;
-        }
+        m->pass[i] = (uint8_t)pass_of(w);
+        listed += m->pass[i] != PASS_MESSAGE;
     }
+    if (listed > SIZE_MAX / NEED_MASKS / sizeof *m->lists)
+        return RD_ERR_EXHAUSTED;
+    uint32_t *at = m->lists = malloc(listed * NEED_MASKS * sizeof *m->lists + 1);
+    if (!at)
+        return RD_ERR_NOMEM;
+    list_rules_by_mask(m, PASS_STRUCTURED, m->structured, &at);
+    list_rules_by_mask(m, PASS_MIXED, m->mixed, &at);
     return RD_OK;
 }
 
@@ -623,8 +650,7 @@ void rd_matcher_free(rd_matcher *m)
         return;
     free(m->need);
     free(m->pass);
-    free(m->structured);
-    free(m->mixed);
+    free(m->lists);
     free_name_index(&m->codes);
     free_name_index(&m->exception_types);
     free(m->delta);
@@ -748,17 +774,19 @@ static size_t visit_rule(void *ctx, size_t rule)
 
 static size_t first_structured(const eval *x)
 {
-    for (size_t k = 0; k < x->m->n_structured; k++)
-        if (fields_hold(x, x->m->structured[k]))
-            return x->m->structured[k];
+    const rule_list *l = &x->m->structured[x->present];
+    for (size_t k = 0; k < l->n; k++)
+        if (fields_hold(x, l->v[k]))
+            return l->v[k];
     return NONE;
 }
 
 /* Whether a mixed rule before `limit` needs its patterns looked for. */
 static bool mixed_rule_applies(const eval *x, size_t limit)
 {
-    for (size_t k = 0; k < x->m->n_mixed && x->m->mixed[k] < limit; k++)
-        if (fields_hold(x, x->m->mixed[k]))
+    const rule_list *l = &x->m->mixed[x->present];
+    for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
+        if (fields_hold(x, l->v[k]))
             return true;
     return false;
 }

@@ -12,7 +12,8 @@
  *
  * Besides sanitizer reports, a result outside the enums, a NULL rule_id or
  * suggestion, a negative retry hint or one above the documented one-hour
- * cap is a bug. */
+ * cap is a bug, and so is a compiled matcher that picks another rule than
+ * the rules tried one by one in file order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static void load_shipped(void)
     }
 }
 
-static void check(const rd_classification *c)
+static void check_ranges(const rd_classification *c)
 {
     if (c->retryability != RD_TRANSIENT && c->retryability != RD_PERMANENT)
         fail("retryability is neither transient nor permanent");
@@ -55,6 +56,22 @@ static void check(const rd_classification *c)
         fail("rule_id or suggestion is NULL");
     if (c->retry_after_ms < 0)
         fail("negative retry_after_ms");
+}
+
+/* Classifies err and checks the result against the uncompiled ruleset. */
+static void classify_checked(const rd_tool_config *tool, const char *tool_id,
+                             const rd_tool_error *err)
+{
+    rd_classification compiled, plain;
+    rd_classify(&cfg->rules, tool, tool_id, err, &compiled);
+    check_ranges(&compiled);
+    rd_ruleset one_by_one = cfg->rules;
+    one_by_one.matcher = NULL;
+    rd_classify(&one_by_one, tool, tool_id, err, &plain);
+    if (strcmp(compiled.rule_id, plain.rule_id) != 0) {
+        fprintf(stderr, "compiled: %s, one by one: %s\n", compiled.rule_id, plain.rule_id);
+        fail("the compiled matcher picked another rule");
+    }
 }
 
 /* A NUL-terminated copy of at most `cap` bytes (the API's field limit). */
@@ -95,12 +112,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!message)
         fail("out of memory");
     memcpy(message, text, text_len);
-    rd_classification c;
     rd_tool_error err = base;
     err.message = (const char *)message;
     err.message_len = text_len;
-    rd_classify(&cfg->rules, tool, tool_id, &err, &c);
-    check(&c);
+    classify_checked(tool, tool_id, &err);
 
     int64_t hint = rd_retry_hint_from_text((const char *)message, text_len);
     if (hint < 0 || hint > HOUR_MS)
@@ -117,12 +132,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *field = cstr(text, text_len, RD_SHORT_FIELD_MAX);
     err = base;
     err.code = field;
-    rd_classify(&cfg->rules, tool, tool_id, &err, &c);
-    check(&c);
+    classify_checked(tool, tool_id, &err);
     err = base;
     err.exception_type = field;
-    rd_classify(&cfg->rules, tool, tool_id, &err, &c);
-    check(&c);
+    classify_checked(tool, tool_id, &err);
     free(field);
     return 0;
 }
