@@ -191,13 +191,20 @@ static bool learnable(const rd_engine *e, const rd_classification *c)
     return e->config->learning.enabled && !c->overridden && strcmp(c->rule_id, "unknown") == 0;
 }
 
-/* Classifies err; *sig (when not NULL) receives the error's signature and
- * *tracked whether learning follows it. */
-static int classify_error(const rd_engine *e, const char *tool_id, const rd_tool_error *err,
-                          int64_t now_ms, rd_arena *a, rd_classify_result *out,
-                          rd_signature *sig, bool *tracked, rd_status *st)
+/* The tool's manifest, or NULL, from its settings (a manifest's own or the
+ * defaults): the caller has looked the tool up once already. */
+static const rd_tool_config *manifest_of(const rd_engine *e, const rd_tool_config *settings)
 {
-    const rd_tool_config *manifest = rd_config_find_tool(e->config, tool_id);
+    return settings == &e->config->defaults ? NULL : settings;
+}
+
+/* Classifies err (manifest: the tool's, or NULL); *sig (when not NULL)
+ * receives the error's signature and *tracked whether learning follows it. */
+static int classify_error(const rd_engine *e, const rd_tool_config *manifest, const char *tool_id,
+                          const rd_tool_error *err, int64_t now_ms, rd_arena *a,
+                          rd_classify_result *out, rd_signature *sig, bool *tracked,
+                          rd_status *st)
+{
     rd_classify(&e->config->rules, manifest, tool_id, err, &out->classification);
     bool learn = learnable(e, &out->classification);
     if (tracked)
@@ -238,7 +245,8 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
         return rc;
     if (!err)
         return rd_status_set(st, RD_ERR_INVALID, "error: required");
-    return classify_error(e, tool_id, err, ctx->now_ms, ctx->arena, out, NULL, NULL, st);
+    return classify_error(e, rd_config_find_tool(e->config, tool_id), tool_id, err, ctx->now_ms,
+                          ctx->arena, out, NULL, NULL, st);
 }
 
 /* ---- texts without printf ---- */
@@ -923,8 +931,9 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
 static int decide_failure(decide_call *c)
 {
     rd_classify_result *cr = &c->out->classification;
-    int rc = classify_error(c->e, c->in->tool_id, c->in->error, c->ctx->now_ms, c->ctx->arena,
-                            cr, c->signature, &c->signature_tracked, c->st);
+    int rc = classify_error(c->e, manifest_of(c->e, c->cfg), c->in->tool_id, c->in->error,
+                            c->ctx->now_ms, c->ctx->arena, cr, c->signature,
+                            &c->signature_tracked, c->st);
     if (rc != RD_OK)
         return rc;
     c->out->has_classification = true;
@@ -1095,7 +1104,8 @@ static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, int6
         return RD_OK;
     }
     rd_classify_result cr;
-    int rc = classify_error(e, in->tool_id, in->error, now_ms, a, &cr, NULL, NULL, st);
+    int rc = classify_error(e, rd_config_find_tool(e->config, in->tool_id), in->tool_id, in->error,
+                            now_ms, a, &cr, NULL, NULL, st);
     *cl = cr.classification;
     return rc;
 }

@@ -1021,6 +1021,22 @@ static void test_classify_applies_manifest_override(void **state)
     assert_int_equal(r.classification.retryability, RD_TRANSIENT);
 }
 
+/* The same override on the Decide path: the manifest's permanent 503
+ * escalates at once where a tool without a manifest would retry. */
+static void test_decide_applies_manifest_override(void **state)
+{
+    fixture *f = *state;
+    rd_tool_error err = error_text("Service unavailable (503)");
+    err.http_status = 503;
+    rd_decision d = fail_once(f, "custom_api", &err, 1, 0);
+    assert_true(d.classification.classification.overridden);
+    assert_int_equal(d.classification.classification.retryability, RD_PERMANENT);
+    assert_int_equal(d.action, RD_ACTION_ESCALATE);
+    d = fail_once(f, "flight_search", &err, 1, 0);
+    assert_false(d.classification.classification.overridden);
+    assert_int_equal(d.action, RD_ACTION_RETRY);
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -1063,6 +1079,7 @@ int main(void)
         T(test_reject_unknown_tools),
         T(test_invalid_inputs_name_the_field),
         T(test_classify_applies_manifest_override),
+        T(test_decide_applies_manifest_override),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
