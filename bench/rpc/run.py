@@ -72,11 +72,17 @@ READ_CASES = [c for c in CASES if c.method == "GetBreakerState"]
 COMPANION_METHOD, COMPANION_TYPE = "RecordOutcome", "RecordOutcomeRequest"
 
 MODES = {
-    # rounds of {null, recoveryd[, recoveryd+redis]} per case; seconds per run
-    "full": dict(rounds=3, h2load_s=4, warmup_s=1, ghz1_n=5000, ghzsat_n=10000, w2_rounds=2,
-                 w2_h2load_s=3, memory_tools=100000, profile_s=6),
-    "quick": dict(rounds=1, h2load_s=2, warmup_s=0.5, ghz1_n=2000, ghzsat_n=5000, w2_rounds=1,
-                  w2_h2load_s=2, memory_tools=20000, profile_s=3),
+    # rounds of {null, recoveryd[, recoveryd+redis]} per case; seconds per run.
+    # Throughput rounds are short and many: this VM's speed drifts within
+    # seconds, so the two runs of a pair must be close in time and the
+    # median must come from enough pairs. Latency runs follow, in rounds
+    # of their own (latency_rounds), so they do not stand between a pair.
+    "full": dict(rounds=7, h2load_s=2, warmup_s=1, latency_rounds=3, ghz1_n=5000,
+                 ghzsat_n=10000, w2_rounds=3, w2_h2load_s=2, memory_tools=100000,
+                 profile_s=6),
+    "quick": dict(rounds=1, h2load_s=2, warmup_s=0.5, latency_rounds=1, ghz1_n=2000,
+                  ghzsat_n=5000, w2_rounds=1, w2_h2load_s=2, memory_tools=20000,
+                  profile_s=3),
 }
 
 
@@ -466,30 +472,41 @@ def decoding_control(load, case, service, cfg, rounds):
 # ---------------------------------------------------------------- runs
 
 
+def rotated(servers, r):
+    """The servers in round r's order: rotated every round so drift in
+    background load does not favour one."""
+    k = r % len(servers)
+    return servers[k:] + servers[:k]
+
+
 def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=None,
                    cases=CASES):
-    """Alternates the servers case by case, round by round (the order rotates
-    each round so drift in background load does not favour one server). With
-    control_of (a server's label), also the decoding control of each case."""
+    """Per case: throughput rounds, each running every server back to back,
+    then (with_ghz) latency rounds that add h2load -c1 and ghz figures to
+    the first latency_rounds rounds of each server. With control_of (a
+    server's label), also the decoding control of each case."""
     results = {}
     for case in cases:
         per = {s.label: [] for s in servers}
         for r in range(rounds):
-            order = servers[r % len(servers):] + servers[:r % len(servers)]
-            for s in order:
+            for s in rotated(servers, r):
                 log("  %-16s round %d/%d  %s" % (case.name, r + 1, rounds, s.label))
                 load.h2load(s, case, cfg["warmup_s"], log_latency=False)
-                one = dict(h2=load.h2load(s, case, h2load_s))
-                if with_ghz:
-                    one["h1"] = load.h2load_c1(s, case, cfg["ghz1_n"])
-                    one["c1"] = load.ghz(s, case, cfg["ghz1_n"], 1, 1)
-                    one["sat"] = load.ghz(s, case, cfg["ghzsat_n"], 32, 4)
-                per[s.label].append(one)
+                per[s.label].append(dict(h2=load.h2load(s, case, h2load_s)))
+        latency_rounds = min(rounds, cfg["latency_rounds"]) if with_ghz else 0
+        for r in range(latency_rounds):
+            for s in rotated(servers, r):
+                log("  %-16s latency %d/%d  %s" % (case.name, r + 1, latency_rounds, s.label))
+                one = per[s.label][r]
+                one["h1"] = load.h2load_c1(s, case, cfg["ghz1_n"])
+                one["c1"] = load.ghz(s, case, cfg["ghz1_n"], 1, 1)
+                one["sat"] = load.ghz(s, case, cfg["ghzsat_n"], 32, 4)
         samples = {s.label: sample_answer(s.port, case, load.bodies) for s in servers}
         results[case.name] = dict(runs=per, sample=samples)
-        if with_ghz and control_of:
+        if latency_rounds and control_of:
             results[case.name]["control"] = decoding_control(
-                load, case, servers[[s.label for s in servers].index(control_of)], cfg, rounds)
+                load, case, servers[[s.label for s in servers].index(control_of)], cfg,
+                latency_rounds)
         if case.companion:  # the breaker must still be closed after the runs
             results[case.name]["after"] = {
                 s.label: breaker_line(s.port, "bench_transient", load)
