@@ -210,7 +210,8 @@ struct rd_matcher {
     uint8_t *pass;                /* by rule: rule_pass */
     /* By the NEED_* bits an error gives, the rules that can hold for it:
      * an error sending only a message skips every rule on HTTP status
-     * without testing each. */
+     * without testing each. At most 64 x 4 bytes per rule (1 MiB for
+     * RD_RULES_MAX rules). */
     rule_list structured[NEED_MASKS]; /* rules without patterns */
     rule_list mixed[NEED_MASKS];      /* structured conditions + patterns */
     uint32_t *lists;                  /* the storage of both */
