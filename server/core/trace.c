@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 static const char *const EVENT_NAMES[RD_EV_COUNT] = {
     [RD_EV_TOOL_ERROR] = "ToolError",
@@ -106,6 +109,17 @@ static inline uint64_t load_word(const unsigned char *s)
 static size_t ascii_run(char *dst, const unsigned char *s, size_t n)
 {
     size_t i = 0;
+#ifdef __SSE2__
+    /* Sixteen bytes a step where the CPU has them (every x86-64). */
+    for (; n - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m128i zero = _mm_cmpeq_epi8(v, _mm_setzero_si128());
+        if (_mm_movemask_epi8(_mm_or_si128(v, zero)))
+            break; /* a byte above 127 or a NUL: the words below find it */
+        if (dst)
+            _mm_storeu_si128((__m128i *)(void *)(dst + i), v);
+    }
+#endif
     for (; n - i >= 8; i += 8) {
         uint64_t w = load_word(s + i);
         if (!word_is_plain_ascii(w))

@@ -55,29 +55,36 @@ static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor
     return f->id == number ? f : NULL;
 }
 
-static bool is_varint_type(ProtobufCType t)
-{
-    return t == PROTOBUF_C_TYPE_INT32 || t == PROTOBUF_C_TYPE_INT64 ||
-           t == PROTOBUF_C_TYPE_UINT32 || t == PROTOBUF_C_TYPE_UINT64 ||
-           t == PROTOBUF_C_TYPE_BOOL || t == PROTOBUF_C_TYPE_ENUM;
-}
+/* The wire type each field type of ours arrives in, plus one: 0 marks a
+ * type declined (the fixed-width and floating types, bytes). */
+static const uint8_t wire_type_plus_one[] = {
+    [PROTOBUF_C_TYPE_INT32] = PROTOBUF_C_WIRE_TYPE_VARINT + 1,
+    [PROTOBUF_C_TYPE_INT64] = PROTOBUF_C_WIRE_TYPE_VARINT + 1,
+    [PROTOBUF_C_TYPE_UINT32] = PROTOBUF_C_WIRE_TYPE_VARINT + 1,
+    [PROTOBUF_C_TYPE_UINT64] = PROTOBUF_C_WIRE_TYPE_VARINT + 1,
+    [PROTOBUF_C_TYPE_BOOL] = PROTOBUF_C_WIRE_TYPE_VARINT + 1,
+    [PROTOBUF_C_TYPE_ENUM] = PROTOBUF_C_WIRE_TYPE_VARINT + 1,
+    [PROTOBUF_C_TYPE_STRING] = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED + 1,
+    [PROTOBUF_C_TYPE_MESSAGE] = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED + 1,
+};
 
-/* The wire type a field of ours arrives in, or -1 for a field declined. */
+/* The wire type a field of ours arrives in, or -1 for a field declined.
+ * A table rather than a chain of tests: this runs for every field read. */
 static int wire_type_of(const ProtobufCFieldDescriptor *f)
 {
-    if (f->label == PROTOBUF_C_LABEL_REPEATED)
-        return f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE
-                   ? PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED : -1;
-    if (f->label != PROTOBUF_C_LABEL_NONE)
-        return -1; /* proto2 presence rules: not ours */
-    if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
-        return PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
-    return is_varint_type(f->type) ? PROTOBUF_C_WIRE_TYPE_VARINT : -1;
+    if ((unsigned)f->type >= sizeof wire_type_plus_one)
+        return -1;
+    int wire = (int)wire_type_plus_one[f->type] - 1;
+    if (f->label == PROTOBUF_C_LABEL_NONE)
+        return wire;
+    /* repeated strings and messages only; proto2 presence rules are not ours */
+    return f->label == PROTOBUF_C_LABEL_REPEATED && wire == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED
+               ? wire : -1;
 }
 
 /* The next field: its descriptor, and its value as a varint or as the
  * bytes [*at, *at + *len). False when declined. */
-static bool next_field(reader *r, const ProtobufCMessageDescriptor *d,
+static inline __attribute__((always_inline)) bool next_field(reader *r, const ProtobufCMessageDescriptor *d,
                        const ProtobufCFieldDescriptor **field, uint64_t *varint,
                        const uint8_t **at, size_t *len)
 {
