@@ -356,11 +356,16 @@ static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *
 }
 
 /* The detail joined from its pieces (see EVENT_DETAIL), cut and made safe
- * like any trace text. */
+ * like any trace text. The pieces are joined in place first: when that is
+ * valid UTF-8 it is what the cut would have kept, and the usual detail
+ * (ASCII, short) is written once instead of twice. */
 static void event_detail_of(rd_trace_event *ev, const char *const *parts)
 {
+    size_t len = join_parts(ev->detail, sizeof ev->detail, parts);
+    if (rd_utf8_valid_len(ev->detail, len) == len)
+        return;
     char buf[RD_TRACE_TEXT_MAX * 2];
-    size_t len = join_parts(buf, sizeof buf, parts);
+    len = join_parts(buf, sizeof buf, parts);
     rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
 }
 
