@@ -482,20 +482,61 @@ static void put_ascii(text_out *o, const char *s)
     o->len += n;
 }
 
+#define LLM_HEAD "Tool Execution Failed\nTool: "
+#define LLM_TYPE "\nError Type: "
+#define LLM_MESSAGE "\nMessage: "
+#define LLM_TAIL "\n\nThe tool failed and cannot be used for this request."
+#define LIT(s) (s), sizeof(s) - 1
+
+static char *put_bytes(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* The text with the caller's pieces copied unchecked, or SIZE_MAX when it
+ * would not fit in cap - 1 bytes. Unterminated. */
+static size_t llm_message_unchecked(char *buf, size_t cap, const char *tool, const char *type,
+                                    const char *message, size_t message_len)
+{
+    size_t tool_len = strlen(tool), type_len = strlen(type);
+    size_t fixed = sizeof LLM_HEAD + sizeof LLM_TYPE + sizeof LLM_MESSAGE + sizeof LLM_TAIL - 4;
+    if (message_len > cap - 1 || tool_len + type_len + fixed > cap - 1 - message_len)
+        return SIZE_MAX;
+    char *p = put_bytes(buf, LIT(LLM_HEAD));
+    p = put_bytes(p, tool, tool_len);
+    p = put_bytes(p, LIT(LLM_TYPE));
+    p = put_bytes(p, type, type_len);
+    p = put_bytes(p, LIT(LLM_MESSAGE));
+    p = put_bytes(p, message, message_len);
+    p = put_bytes(p, LIT(LLM_TAIL));
+    return (size_t)(p - buf);
+}
+
 size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *error_type,
                       const char *message, size_t message_len)
 {
     if (!buf || cap == 0)
         return 0;
-    text_out o = {.buf = buf, .cap = cap, .len = 0, .full = false};
     const char *tool = or_empty(tool_id), *type = or_empty(error_type);
-    put_ascii(&o, "Tool Execution Failed\nTool: ");
+    if (!message)
+        message_len = 0;
+    /* The usual case: the whole text fits and the caller's pieces are
+     * valid UTF-8 without NULs, so the checked writing below would give
+     * the same bytes; one check of the result costs less. */
+    size_t len = llm_message_unchecked(buf, cap, tool, type, message ? message : "", message_len);
+    if (len != SIZE_MAX && rd_utf8_valid_len(buf, len) == len) {
+        buf[len] = '\0';
+        return len;
+    }
+    text_out o = {.buf = buf, .cap = cap, .len = 0, .full = false};
+    put_ascii(&o, LLM_HEAD);
     put_sanitized(&o, tool, strlen(tool));
-    put_ascii(&o, "\nError Type: ");
+    put_ascii(&o, LLM_TYPE);
     put_sanitized(&o, type, strlen(type));
-    put_ascii(&o, "\nMessage: ");
-    put_sanitized(&o, message ? message : "", message ? message_len : 0);
-    put_ascii(&o, "\n\nThe tool failed and cannot be used for this request.");
+    put_ascii(&o, LLM_MESSAGE);
+    put_sanitized(&o, message ? message : "", message_len);
+    put_ascii(&o, LLM_TAIL);
     buf[o.len] = '\0';
     return o.len;
 }
