@@ -84,9 +84,9 @@ static int wire_type_of(const ProtobufCFieldDescriptor *f)
 
 /* The next field: its descriptor, and its value as a varint or as the
  * bytes [*at, *at + *len). False when declined. */
-static inline __attribute__((always_inline)) bool next_field(reader *r, const ProtobufCMessageDescriptor *d,
-                       const ProtobufCFieldDescriptor **field, uint64_t *varint,
-                       const uint8_t **at, size_t *len)
+static inline __attribute__((always_inline)) bool next_field(
+    reader *r, const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor **field,
+    uint64_t *varint, const uint8_t **at, size_t *len)
 {
     uint64_t tag;
     if (!read_varint(r, 5, &tag))
