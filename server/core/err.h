@@ -28,6 +28,14 @@ typedef struct rd_status {
     char msg[RD_STATUS_MSG_MAX];
 } rd_status;
 
+/* An empty status (RD_OK, no message), set without writing all of msg:
+ * the transport starts one on every call. */
+static inline void rd_status_clear(rd_status *st)
+{
+    st->code = RD_OK;
+    st->msg[0] = '\0';
+}
+
 /* Sets st->code and formats st->msg; returns code so callers can write
  * `return rd_status_set(st, RD_ERR_INVALID, "attempt: ...")`. st may be NULL. */
 int rd_status_set(rd_status *st, rd_err code, const char *fmt, ...)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/breaker.h"
 
 /* ---- series ---- */
@@ -138,16 +139,6 @@ void rd_metrics_free(rd_metrics *m)
 
 /* ---- the per-tool table ---- */
 
-static uint64_t hash_id(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 /* The slot holding tool_id, or the empty slot where it would go. */
 static size_t probe(rd_metrics *m, const char *tool_id, uint64_t h, tool_series **found)
 {
@@ -195,7 +186,7 @@ static tool_series *tool_of(rd_metrics *m, const char *tool_id)
 {
     if (!tool_id || !tool_id[0])
         return other_series(m);
-    uint64_t h = hash_id(tool_id);
+    uint64_t h = rd_hash_text(tool_id, 0);
     tool_series *t;
     probe(m, tool_id, h, &t);
     if (t)

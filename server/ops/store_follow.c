@@ -8,6 +8,7 @@
 
 #include "ops/live_config.h"
 #include "ops/watch.h"
+#include "core/hash.h"
 #include "core/clock.h"
 
 /* The last state published per tool, to name the change. Direct-mapped: a
@@ -30,10 +31,7 @@ struct rd_store_follower {
 
 static size_t slot_of(const char *tool_id)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)tool_id; *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return (size_t)(h % SEEN_SLOTS);
+    return (size_t)(rd_hash_text(tool_id, 0) % SEEN_SLOTS);
 }
 
 static const char *forced_cause(rd_breaker_status forced)

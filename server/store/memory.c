@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hash.h"
 #include "core/retry.h"
 #include "core/window.h"
 
@@ -250,19 +251,11 @@ static void node_free(const node_kind *kind, node *n)
     free(n);
 }
 
-/* FNV-1a with a per-store seed, then a finaliser so the top bits (shard)
- * and low bits (bucket) are both well mixed. */
+/* The top bits pick a shard, the low bits a bucket (core/hash.h mixes
+ * both); the per-store seed keeps placement unpredictable from outside. */
 static uint64_t hash_key(const memory_store *m, const char *key)
 {
-    uint64_t h = 0xcbf29ce484222325ULL ^ m->hash_seed;
-    for (const unsigned char *p = (const unsigned char *)key; *p; p++) {
-        h ^= *p;
-        h *= 0x100000001b3ULL;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
+    return rd_hash_text(key, m->hash_seed);
 }
 
 static shard *shard_for(sharded *set, uint64_t hash)

@@ -30,16 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/hash.h"
 #include "store/redis_internal.h"
 
 uint64_t rd_redis_tool_hash(const char *tool_id)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (const unsigned char *p = (const unsigned char *)tool_id; *p; p++) {
-        h ^= *p;
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    return rd_hash_text(tool_id, 0);
 }
 
 static size_t slot_of(const char *tool_id)

@@ -226,7 +226,7 @@ void rd_redis_batch_stop(redis_store *r);
 
 /* ---- local cache and event subscriber (redis_cache.c) ---- */
 
-/* FNV-1a of a tool id: the slot of the cache and batch tables. */
+/* The hash of a tool id (core/hash.h): the slot of the cache and batch tables. */
 uint64_t rd_redis_tool_hash(const char *tool_id);
 
 void rd_redis_cache_init(redis_cache *c);

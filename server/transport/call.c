@@ -449,7 +449,8 @@ static bool deadline_passed(const rd_call *c)
 
 static void run_unary(rd_call *c, const rd_method *m)
 {
-    rd_status st = {.code = RD_OK, .msg = ""};
+    rd_status st;
+    rd_status_clear(&st);
     rpc_scope s;
     scope_open(&s, c);
     ProtobufCMessage *req = NULL;
@@ -469,7 +470,8 @@ static void run_unary(rd_call *c, const rd_method *m)
 
 static void run_server_stream(rd_call *c, const rd_method *m)
 {
-    rd_status st = {.code = RD_OK, .msg = ""};
+    rd_status st;
+    rd_status_clear(&st);
     rpc_scope s;
     scope_open(&s, c);
     ProtobufCMessage *req = decode(c, m, c->request, &st);
@@ -527,7 +529,8 @@ static void on_received(rd_call *c, bool success)
         return;
     }
     const rd_method *m = method_of(c);
-    rd_status st = {.code = RD_OK, .msg = ""};
+    rd_status st;
+    rd_status_clear(&st);
     rpc_scope s;
     scope_open(&s, c);
     ProtobufCMessage *req = decode(c, m, bb, &st);
