@@ -165,6 +165,7 @@ static void call_wake(void *arg)
         c->wake_queued = true;
         c->wake_next = w->woken;
         w->woken = c;
+        atomic_store_explicit(&w->wake_pending, true, memory_order_release);
     }
     pthread_mutex_unlock(&w->wake_lock);
 }
@@ -647,9 +648,16 @@ void rd_call_on_event(rd_worker *w, void *tag, bool success)
     maybe_free(c);
 }
 
+/* Runs after every event of the worker's queue, and streams are rarely
+ * woken: while nothing is pending, the lock is not taken. A wake that
+ * comes after the check is seen on the next event or timeout of the
+ * queue's wait, as one that came after the list was taken. */
 void rd_worker_pump_woken(rd_worker *w)
 {
+    if (!atomic_load_explicit(&w->wake_pending, memory_order_acquire))
+        return;
     pthread_mutex_lock(&w->wake_lock);
+    atomic_store_explicit(&w->wake_pending, false, memory_order_relaxed);
     rd_call *list = w->woken;
     w->woken = NULL;
     for (rd_call *c = list; c; c = c->wake_next)

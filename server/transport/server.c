@@ -152,6 +152,7 @@ static int create_workers(rd_server *s, unsigned n, rd_status *st)
         rd_arena_init(&w->arena, ARENA_CHUNK);
         rd_rng_seed_os(&w->rng);
         pthread_mutex_init(&w->wake_lock, NULL);
+        atomic_init(&w->wake_pending, false);
         grpc_server_register_completion_queue(s->grpc, w->cq, NULL);
     }
     return RD_OK;

@@ -26,6 +26,8 @@ typedef struct rd_worker {
     rd_rng rng;
     pthread_mutex_t wake_lock;   /* guards `woken` and each call's wake_queued */
     rd_call *woken;              /* streams whose source has something for them */
+    atomic_bool wake_pending;    /* set with `woken`, cleared when it is taken:
+                                    the worker skips the lock while it is clear */
     rd_call *streams;            /* open streaming calls; this thread only */
     bool closing_seen;
 } rd_worker;
