@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
 #include "core/breaker.h"
+#include "core/hash.h"
 
 /* ---- series ---- */
 
