@@ -682,14 +682,21 @@ static const char *quorum_note(const decide_call *c)
     return note ? note : "";
 }
 
-static void act_retry(decide_call *c, int64_t delay_ms)
+/* The wait before the next attempt, in both units the answer carries. */
+typedef struct retry_wait {
+    int64_t ms;
+    int64_t us;
+} retry_wait;
+
+static void act_retry(decide_call *c, retry_wait wait)
 {
     uint32_t max = c->cfg->retry.max_attempts;
     num_text attempt, retries, delay;
     const char *attempt_text = num(&attempt, c->attempt);
     const char *retries_text = num(&retries, max > 0 ? max - 1 : 0);
     c->out->action = RD_ACTION_RETRY;
-    c->out->delay_ms = delay_ms;
+    c->out->delay_ms = wait.ms;
+    c->out->delay_us = wait.us;
     c->out->reason = ARENA_JOIN(c->ctx->arena, "transient error: retry ", attempt_text, " of ",
                                 retries_text, quorum_note(c));
     rd_trace_event *ev = call_event(c, RD_EV_RETRY);
@@ -697,7 +704,7 @@ static void act_retry(decide_call *c, int64_t delay_ms)
         return;
     ev->retry_count = c->attempt;
     EVENT_DETAIL(ev, "retry ", attempt_text, " of ", retries_text, " after ",
-                 num(&delay, delay_ms), " ms");
+                 num(&delay, wait.ms), " ms");
 }
 
 /* ---- cascades ---- */
@@ -850,17 +857,17 @@ static int decide_permanent(decide_call *c, const rd_classification *cl)
 
 /* The delay before the next attempt: backoff with jitter, but never sooner
  * than a retry_after the service asked for. */
-static int64_t retry_delay(decide_call *c, const rd_classification *cl)
+static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
 {
-    int64_t delay = rd_backoff_jittered_ms(&c->cfg->retry, c->attempt,
-                                           rd_rng_unit(c->ctx->rng));
-    if (cl->retry_after_ms > delay)
-        delay = cl->retry_after_ms;
-    return delay;
+    int64_t us = rd_backoff_jittered_us(&c->cfg->retry, c->attempt, rd_rng_unit(c->ctx->rng));
+    int64_t retry_after_us = rd_ms_to_us(cl->retry_after_ms);
+    if (retry_after_us > us)
+        return (retry_wait){.ms = cl->retry_after_ms, .us = retry_after_us};
+    return (retry_wait){.ms = rd_us_to_ms(us), .us = us};
 }
 
 /* The half-open breaker lets the retry through only as its one probe. */
-static int retry_as_probe(decide_call *c, int64_t delay_ms)
+static int retry_as_probe(decide_call *c, retry_wait wait)
 {
     rd_store_result res;
     int rc = admit(c, c->in->tool_id, c->cfg, &res);
@@ -877,7 +884,7 @@ static int retry_as_probe(decide_call *c, int64_t delay_ms)
             EVENT_DETAIL(ev, "Circuit breaker half-open for ", c->in->tool_id,
                          ": probe permit granted");
     }
-    act_retry(c, delay_ms);
+    act_retry(c, wait);
     return RD_OK;
 }
 
@@ -912,14 +919,14 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
                                   num(&limit, retry->max_attempts), ") reached"));
         return RD_OK;
     }
-    int64_t delay = retry_delay(c, cl);
-    if (c->in->elapsed_ms + delay >= retry->max_total_time_ms) {
+    retry_wait wait = retry_delay(c, cl);
+    if (c->in->elapsed_ms + wait.ms >= retry->max_total_time_ms) {
         act_give_up(c, ARENA_JOIN(c->ctx->arena, "max total retry time (",
                                   num(&limit, retry->max_total_time_ms),
                                   " ms) would be exceeded"));
         return RD_OK;
     }
-    if (c->budget.known && delay >= c->budget.remaining_ms) {
+    if (c->budget.known && wait.ms >= c->budget.remaining_ms) {
         act_partial(c, "turn deadline before retry", false);
         return RD_OK;
     }
@@ -928,8 +935,8 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
     if (rc != RD_OK || !granted)
         return rc;
     if (status == RD_BREAKER_HALF_OPEN)
-        return retry_as_probe(c, delay);
-    act_retry(c, delay);
+        return retry_as_probe(c, wait);
+    act_retry(c, wait);
     return RD_OK;
 }
 

@@ -78,7 +78,8 @@ typedef struct rd_decide_input {
 
 typedef struct rd_decision {
     rd_action action;
-    int64_t delay_ms;
+    int64_t delay_ms;                  /* RETRY: the wait, rounded to the ms */
+    int64_t delay_us;                  /* the same wait to the microsecond */
     const char *alternative_tool_id;   /* "" unless USE_ALTERNATIVE */
     int64_t timeout_ms;
     const char *permit_id;             /* "" unless a probe permit was granted */

@@ -8,15 +8,15 @@
 /* 2^63 as a double: every double below it converts to int64_t safely. */
 #define INT64_LIMIT_AS_DOUBLE 9223372036854775808.0
 
-/* Rounds a non-negative double to the nearest ms without the undefined
- * behaviour of converting an out-of-range double. */
-static int64_t round_to_ms(double ms)
+/* Rounds a non-negative double to the nearest whole unit without the
+ * undefined behaviour of converting an out-of-range double. */
+static int64_t round_to_whole(double units)
 {
-    if (!(ms > 0.0))
+    if (!(units > 0.0))
         return 0; /* negative, zero or NaN */
-    if (ms >= INT64_LIMIT_AS_DOUBLE)
+    if (units >= INT64_LIMIT_AS_DOUBLE)
         return INT64_MAX;
-    return (int64_t)llround(ms);
+    return (int64_t)llround(units);
 }
 
 int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt)
@@ -30,16 +30,17 @@ int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt)
     double delay = (double)p->initial_delay_ms * pow(p->multiplier, (double)exponent);
     if (!(delay < (double)cap))
         return cap; /* also catches +inf and NaN */
-    int64_t rounded = round_to_ms(delay);
+    int64_t rounded = round_to_whole(delay);
     return rounded < cap ? rounded : cap;
 }
 
-int64_t rd_backoff_jittered_ms(const rd_retry_policy *p, uint32_t attempt, double unit_random)
+/* The jittered delay in ms, unrounded. */
+static double jittered_ms(const rd_retry_policy *p, uint32_t attempt, double unit_random)
 {
     int64_t base = rd_backoff_base_ms(p, attempt);
     double percent = p->jitter_percent;
     if (!(percent > 0.0))
-        return base;
+        return (double)base;
     if (percent > 100.0)
         percent = 100.0; /* more would allow negative delays */
     if (!(unit_random >= 0.0))
@@ -49,8 +50,31 @@ int64_t rd_backoff_jittered_ms(const rd_retry_policy *p, uint32_t attempt, doubl
 
     double spread = (double)base * percent / 100.0;
     /* unit_random 0 -> base - spread, 0.5 -> base, towards 1 -> base + spread */
-    double delay = (double)base - spread + 2.0 * spread * unit_random;
-    return round_to_ms(delay);
+    return (double)base - spread + 2.0 * spread * unit_random;
+}
+
+int64_t rd_backoff_jittered_ms(const rd_retry_policy *p, uint32_t attempt, double unit_random)
+{
+    return round_to_whole(jittered_ms(p, attempt, unit_random));
+}
+
+int64_t rd_backoff_jittered_us(const rd_retry_policy *p, uint32_t attempt, double unit_random)
+{
+    return round_to_whole(jittered_ms(p, attempt, unit_random) * 1000.0);
+}
+
+int64_t rd_ms_to_us(int64_t ms)
+{
+    if (ms <= 0)
+        return 0;
+    return ms <= INT64_MAX / 1000 ? ms * 1000 : INT64_MAX;
+}
+
+int64_t rd_us_to_ms(int64_t us)
+{
+    if (us <= 0)
+        return 0;
+    return us / 1000 + (us % 1000 >= 500);
 }
 
 /* ---- xoshiro256** seeded through splitmix64 ---- */

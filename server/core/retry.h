@@ -12,6 +12,16 @@ int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt);
  * maps linearly onto [base - j, base + j]. Never negative. */
 int64_t rd_backoff_jittered_ms(const rd_retry_policy *p, uint32_t attempt, double unit_random);
 
+/* The same delay to the microsecond. Whole milliseconds would leave a 100 ms
+ * +-10 % delay only 21 values, so concurrent retries would still collide;
+ * microseconds keep the spread the jitter is for. Saturates at INT64_MAX. */
+int64_t rd_backoff_jittered_us(const rd_retry_policy *p, uint32_t attempt, double unit_random);
+
+/* Unit conversions for non-negative delays: ms -> us saturates at INT64_MAX,
+ * us -> ms rounds to the nearest ms. Negative input gives 0. */
+int64_t rd_ms_to_us(int64_t ms);
+int64_t rd_us_to_ms(int64_t us);
+
 /* A small fast PRNG (xoshiro256**), one per worker thread; seeded from the OS. */
 typedef struct rd_rng { uint64_t s[4]; } rd_rng;
 void rd_rng_seed(rd_rng *r, uint64_t seed);

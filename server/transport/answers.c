@@ -110,6 +110,7 @@ size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r)
 size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_decision *d)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
+    rd_pbw_int64_field(&w, 12, d->delay_us);
     rd_pbw_bool_field(&w, 11, d->duplicate);
     put_events(&w, 10, turn_id, d->trace, d->n_trace);
     for (size_t i = d->n_cascade; i-- > 0;)

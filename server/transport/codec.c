@@ -381,6 +381,7 @@ Recovery__V1__DecideResponse *rd_codec_decide_out(rd_arena *a, const char *turn_
         return NULL;
     r->action = (Recovery__V1__Action)d->action;
     r->delay_ms = d->delay_ms;
+    r->delay_us = d->delay_us;
     r->alternative_tool_id = wire_str(d->alternative_tool_id);
     r->timeout_ms = d->timeout_ms;
     r->permit_id = wire_str(d->permit_id);

@@ -175,6 +175,7 @@ static void any_decision(rd_arena *a, rd_decision *d)
     memset(d, 0, sizeof *d);
     d->action = (rd_action)below(8);
     d->delay_ms = any_i64();
+    d->delay_us = any_i64();
     d->alternative_tool_id = any_text(a, 64, true);
     d->timeout_ms = any_i64();
     d->permit_id = any_text(a, 40, true);
@@ -362,6 +363,7 @@ static void decide_answer_carries_the_decision(void **state)
     memset(&d, 0, sizeof d);
     d.action = RD_ACTION_RETRY;
     d.delay_ms = 250;
+    d.delay_us = 249612;
     d.breaker.tool_id = "flight_search";
     d.breaker.status = RD_BREAKER_CLOSED;
     d.breaker.failure_threshold = 5;
@@ -377,6 +379,7 @@ static void decide_answer_carries_the_decision(void **state)
     assert_non_null(r);
     assert_int_equal(r->action, RECOVERY__V1__ACTION__ACTION_RETRY);
     assert_int_equal(r->delay_ms, 250);
+    assert_int_equal(r->delay_us, 249612);
     assert_null(r->classification);
     assert_string_equal(r->breaker->tool_id, "flight_search");
     assert_int_equal(r->breaker->failure_threshold, 5);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -16,6 +17,7 @@
 #include "core/classify.h"
 #include "core/decide.h"
 #include "core/err.h"
+#include "core/retry.h"
 #include "store/store.h"
 
 #define FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/decide/recovery.yaml"
@@ -254,21 +256,44 @@ static void test_backoff_per_attempt_then_give_up(void **state)
     assert_int_equal(d.delay_ms, 0);
 }
 
-/* Jitter spreads the delays: over many draws both halves of the band occur. */
+static int compare_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static size_t count_distinct(int64_t *values, size_t n)
+{
+    qsort(values, n, sizeof *values, compare_int64);
+    size_t distinct = n > 0;
+    for (size_t i = 1; i < n; i++)
+        distinct += values[i] != values[i - 1];
+    return distinct;
+}
+
+/* Jitter spreads the delays: over many draws both halves of the band occur,
+ * and to the microsecond (delay_us) the draws hardly ever coincide, where
+ * whole milliseconds (21 values for 100 ms +-10 %) would collide often. */
 static void test_jitter_spreads_delays(void **state)
 {
     fixture *f = *state;
     rd_tool_error err = error_text("Connection reset by peer");
+    enum { DRAWS = 40 };
     int below = 0, above = 0;
-    for (int i = 0; i < 40; i++) {
+    int64_t us[DRAWS];
+    for (int i = 0; i < DRAWS; i++) {
         rd_decide_input in = input("search_api", &err, 1);
         in.outcome_id = "same"; /* recorded once; the rest are answered as replays */
         rd_decision d = decide_ok(f, &in);
         assert_delay_within(d.delay_ms, 100, 10);
+        assert_delay_within(d.delay_us, 100000, 10000);
+        assert_int_equal(rd_us_to_ms(d.delay_us), d.delay_ms);
         below += d.delay_ms < 100;
         above += d.delay_ms > 100;
+        us[i] = d.delay_us;
     }
     assert_true(below > 0 && above > 0);
+    assert_true(count_distinct(us, DRAWS) >= DRAWS - 2);
 }
 
 /* With the default threshold the fifth failure opens the breaker, and an
@@ -336,6 +361,7 @@ static void test_retry_after_honoured(void **state)
     rd_decision d = fail_once(f, "flight_search", &err, 1, 0);
     assert_int_equal(d.action, RD_ACTION_RETRY);
     assert_int_equal(d.delay_ms, 1500);
+    assert_int_equal(d.delay_us, 1500000);
 
     /* a hint beyond the total budget ends the retries */
     err.retry_after_ms = 5000;
@@ -346,6 +372,7 @@ static void test_retry_after_honoured(void **state)
     err.retry_after_ms = 1;
     d = fail_once(f, "flight_search", &err, 1, 0);
     assert_delay_within(d.delay_ms, 100, 10);
+    assert_delay_within(d.delay_us, 100000, 10000);
 }
 
 /* ---- 3.1: the breaker opens after 5 transient failures ---- */

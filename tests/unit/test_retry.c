@@ -98,6 +98,36 @@ static void test_jitter_bounds(void **state)
     assert_int_equal(rd_backoff_jittered_ms(&default_policy, 4, UNIT_MAX), 880);
 }
 
+/* The microsecond delay is the same draw, unrounded to the ms. */
+static void test_jitter_in_microseconds(void **state)
+{
+    assert_int_equal(rd_backoff_jittered_us(&default_policy, 1, 0.0), 90000);
+    assert_int_equal(rd_backoff_jittered_us(&default_policy, 1, 0.5), 100000);
+    assert_int_equal(rd_backoff_jittered_us(&default_policy, 1, 0.123456), 92469);
+    assert_int_equal(rd_backoff_jittered_ms(&default_policy, 1, 0.123456), 92);
+    assert_int_equal(rd_backoff_jittered_us(&default_policy, 1, UNIT_MAX), 110000);
+    assert_int_equal(rd_backoff_jittered_us(&default_policy, 1, NAN), 90000);
+    rd_retry_policy uncapped = default_policy;
+    uncapped.max_delay_ms = 0;
+    assert_int_equal(rd_backoff_jittered_us(&uncapped, 1000, 0.5), INT64_MAX);
+    rd_retry_policy none = default_policy;
+    none.jitter_percent = 0;
+    assert_int_equal(rd_backoff_jittered_us(&none, 2, 0.7), 200000);
+}
+
+static void test_unit_conversions(void **state)
+{
+    assert_int_equal(rd_ms_to_us(1500), 1500000);
+    assert_int_equal(rd_ms_to_us(-1), 0);
+    assert_int_equal(rd_ms_to_us(INT64_MAX / 1000), INT64_MAX / 1000 * 1000);
+    assert_int_equal(rd_ms_to_us(INT64_MAX / 1000 + 1), INT64_MAX);
+    assert_int_equal(rd_us_to_ms(92469), 92);
+    assert_int_equal(rd_us_to_ms(92500), 93);
+    assert_int_equal(rd_us_to_ms(499), 0);
+    assert_int_equal(rd_us_to_ms(-7), 0);
+    assert_int_equal(rd_us_to_ms(INT64_MAX), INT64_MAX / 1000 + 1);
+}
+
 static void test_jitter_out_of_range_unit_is_clamped(void **state)
 {
     assert_int_equal(rd_backoff_jittered_ms(&default_policy, 1, -3.0), 90);
@@ -218,6 +248,8 @@ int main(void)
         cmocka_unit_test(test_multiplier_one_is_constant),
         cmocka_unit_test(test_fractional_multiplier_rounds_to_nearest),
         cmocka_unit_test(test_jitter_bounds),
+        cmocka_unit_test(test_jitter_in_microseconds),
+        cmocka_unit_test(test_unit_conversions),
         cmocka_unit_test(test_jitter_out_of_range_unit_is_clamped),
         cmocka_unit_test(test_no_jitter_is_exact),
         cmocka_unit_test(test_jitter_never_negative),

@@ -43,13 +43,29 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void sleep_ms(int64_t ms)
+static void sleep_us(int64_t us)
 {
-    if (ms <= 0)
+    if (us <= 0)
         return;
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+    struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
+}
+
+static int64_t ms_to_us(int64_t ms)
+{
+    if (ms <= 0)
+        return 0;
+    return ms > INT64_MAX / 1000 ? INT64_MAX : ms * 1000;
+}
+
+/* The wait a RETRY asks for: delay_us, the delay to the microsecond, or
+ * delay_ms from a server that predates delay_us (it sends 0). */
+static int64_t retry_wait_us(const Recovery__V1__DecideResponse *resp)
+{
+    if (resp->delay_us > 0)
+        return resp->delay_us;
+    return ms_to_us(resp->delay_ms);
 }
 
 static void copy_str(char *dst, size_t len, const char *src)
@@ -221,7 +237,7 @@ static void fallback(run_ctx *r, const char *tool, int attempts_made, int64_t ti
             size_t i = (size_t)(attempt - 1) < p->n_fallback_delays ? (size_t)(attempt - 1)
                                                                     : p->n_fallback_delays - 1;
             note_action(r, RECOVERY__V1__ACTION__ACTION_RETRY);
-            sleep_ms(p->fallback_delays_ms[i]);
+            sleep_us(ms_to_us(p->fallback_delays_ms[i]));
         }
         if (invoke(r, t, timeout_ms) == 0) {
             end(r, RDC_SUCCEEDED, tool, "local fallback");
@@ -272,7 +288,7 @@ static void run(run_ctx *r, const char *first_tool)
             attempt = 0;
             tool_start = now_ms();
         } else if (action == RECOVERY__V1__ACTION__ACTION_RETRY) {
-            sleep_ms(resp->delay_ms);
+            sleep_us(retry_wait_us(resp));
         } else if (action != RECOVERY__V1__ACTION__ACTION_PROCEED) {
             stop(r, tool, resp);
             return;

@@ -162,7 +162,7 @@ func (r *runner) run(ctx context.Context) {
 		permit, timeout = resp.GetPermitId(), resp.GetTimeoutMs()
 		switch resp.GetAction() {
 		case recoveryv1.Action_ACTION_RETRY:
-			if !sleep(ctx, time.Duration(resp.GetDelayMs())*time.Millisecond) {
+			if !sleep(ctx, retryWait(resp)) {
 				r.end(StatusCanceled, tool, ctx.Err().Error())
 				return
 			}
@@ -356,6 +356,15 @@ func toProto(err error) *recoveryv1.ToolError {
 			ExceptionType: "context.DeadlineExceeded"}
 	}
 	return &recoveryv1.ToolError{Message: err.Error(), ExceptionType: fmt.Sprintf("%T", err)}
+}
+
+// retryWait is the wait a RETRY asks for: delay_us, the delay to the
+// microsecond, or delay_ms from a server that predates delay_us (it sends 0).
+func retryWait(resp *recoveryv1.DecideResponse) time.Duration {
+	if us := resp.GetDelayUs(); us > 0 {
+		return time.Duration(us) * time.Microsecond
+	}
+	return time.Duration(resp.GetDelayMs()) * time.Millisecond
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -96,6 +96,42 @@ func TestRetryThenSuccessReportsOutcomeWithPermit(t *testing.T) {
 	}
 }
 
+// runWithOneRetry plays one failure answered by retry, then a success, and
+// returns how long the executor waited between the two calls.
+func runWithOneRetry(t *testing.T, retry *recoveryv1.DecideResponse) time.Duration {
+	f := &fakeService{script: []*recoveryv1.DecideResponse{action(recoveryv1.Action_ACTION_PROCEED), retry}}
+	c := serve(t, f)
+	var starts []time.Time
+	res := c.Run(context.Background(), Call{ToolID: "search", Tools: map[string]ToolFunc{
+		"search": func(ctx context.Context) (any, error) {
+			starts = append(starts, time.Now())
+			if len(starts) == 1 {
+				return nil, &ToolError{Message: "503 Service Unavailable", HTTPStatus: 503}
+			}
+			return "ok", nil
+		}}})
+	if res.Status != StatusSucceeded || len(starts) != 2 {
+		t.Fatalf("result %+v after %d calls", res, len(starts))
+	}
+	return starts[1].Sub(starts[0])
+}
+
+func TestRetrySleepsDelayUsWhenSent(t *testing.T) {
+	waited := runWithOneRetry(t, &recoveryv1.DecideResponse{
+		Action: recoveryv1.Action_ACTION_RETRY, DelayMs: 2000, DelayUs: 30000, TimeoutMs: 1000})
+	if waited < 30*time.Millisecond || waited >= time.Second {
+		t.Fatalf("waited %v for delay_us 30000 (delay_ms 2000)", waited)
+	}
+}
+
+func TestRetrySleepsDelayMsFromAnOlderServer(t *testing.T) {
+	waited := runWithOneRetry(t, &recoveryv1.DecideResponse{
+		Action: recoveryv1.Action_ACTION_RETRY, DelayMs: 200, TimeoutMs: 1000})
+	if waited < 200*time.Millisecond {
+		t.Fatalf("waited %v for delay_ms 200", waited)
+	}
+}
+
 func TestAlternativeIsCalledAndCascadeReturned(t *testing.T) {
 	f := &fakeService{script: []*recoveryv1.DecideResponse{
 		action(recoveryv1.Action_ACTION_PROCEED),

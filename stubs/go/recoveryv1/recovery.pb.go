@@ -272,7 +272,7 @@ type Action int32
 const (
 	Action_ACTION_UNSPECIFIED     Action = 0
 	Action_ACTION_PROCEED         Action = 1 // call the tool (admission granted)
-	Action_ACTION_RETRY           Action = 2 // sleep delay_ms, then call again
+	Action_ACTION_RETRY           Action = 2 // sleep delay_us (or delay_ms), then call again
 	Action_ACTION_USE_ALTERNATIVE Action = 3 // call alternative_tool_id instead
 	Action_ACTION_FAIL_FAST       Action = 4 // circuit open: do not call
 	Action_ACTION_ESCALATE        Action = 5 // permanent error: a person or the model must act
@@ -1321,8 +1321,12 @@ type DecideResponse struct {
 	Cascade           []*CascadeStep         `protobuf:"bytes,9,rep,name=cascade,proto3" json:"cascade,omitempty"`
 	Trace             []*TraceEvent          `protobuf:"bytes,10,rep,name=trace,proto3" json:"trace,omitempty"`
 	Duplicate         bool                   `protobuf:"varint,11,opt,name=duplicate,proto3" json:"duplicate,omitempty"` // outcome_id seen before: nothing was recorded
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// RETRY: delay_ms to the microsecond (delay_ms is it rounded to the nearest
+	// ms). Executors that can sleep that precisely should: jitter in whole ms
+	// leaves a 100 ms delay only 21 values. 0 from servers before this field.
+	DelayUs       int64 `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DecideResponse) Reset() {
@@ -1430,6 +1434,13 @@ func (x *DecideResponse) GetDuplicate() bool {
 		return x.Duplicate
 	}
 	return false
+}
+
+func (x *DecideResponse) GetDelayUs() int64 {
+	if x != nil {
+		return x.DelayUs
+	}
+	return 0
 }
 
 type RecordOutcomeRequest struct {
@@ -2071,7 +2082,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	" \x01(\tR\x06detail\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\v \x01(\x03R\ttimeoutMs\x12\x1a\n" +
-	"\bsequence\x18\f \x01(\x04R\bsequence\"\xd7\x03\n" +
+	"\bsequence\x18\f \x01(\x04R\bsequence\"\xf2\x03\n" +
 	"\x0eDecideResponse\x12+\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x13.recovery.v1.ActionR\x06action\x12\x19\n" +
 	"\bdelay_ms\x18\x02 \x01(\x03R\adelayMs\x12.\n" +
@@ -2085,7 +2096,8 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\acascade\x18\t \x03(\v2\x18.recovery.v1.CascadeStepR\acascade\x12-\n" +
 	"\x05trace\x18\n" +
 	" \x03(\v2\x17.recovery.v1.TraceEventR\x05trace\x12\x1c\n" +
-	"\tduplicate\x18\v \x01(\bR\tduplicate\"\xa6\x02\n" +
+	"\tduplicate\x18\v \x01(\bR\tduplicate\x12\x19\n" +
+	"\bdelay_us\x18\f \x01(\x03R\adelayUs\"\xa6\x02\n" +
 	"\x14RecordOutcomeRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12\x18\n" +
 	"\asuccess\x18\x02 \x01(\bR\asuccess\x12,\n" +

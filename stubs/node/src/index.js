@@ -180,6 +180,7 @@ class Run {
       permit = resp.permit_id;
       timeoutMs = resp.timeout_ms;
       if (resp.action === 'ACTION_RETRY') {
+        // setTimeout counts whole milliseconds, so delay_us would add nothing.
         await sleep(resp.delay_ms);
       } else if (resp.action === 'ACTION_USE_ALTERNATIVE') {
         tool = resp.alternative_tool_id;

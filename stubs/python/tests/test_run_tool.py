@@ -81,6 +81,32 @@ def test_retry_then_success_reports_outcome_with_permit(serve):
     assert rec.outcome_id != failed.outcome_id
 
 
+def run_with_one_retry(serve, **delay):
+    fake = FakeService([resp(pb.ACTION_PROCEED), resp(pb.ACTION_RETRY, **delay)])
+    client = serve(fake)
+    calls = []
+
+    def search(timeout_s):
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            raise ToolFailure("503 Service Unavailable", http_status=503)
+        return "ok"
+
+    res = client.run_tool("search", {"search": search})
+    assert res.status == SUCCEEDED and len(calls) == 2
+    return calls[1] - calls[0]
+
+
+def test_retry_sleeps_delay_us_when_sent(serve):
+    waited = run_with_one_retry(serve, delay_ms=2000, delay_us=30_000)
+    assert 0.030 <= waited < 1.0
+
+
+def test_retry_sleeps_delay_ms_from_an_older_server(serve):
+    waited = run_with_one_retry(serve, delay_ms=200)
+    assert waited >= 0.200
+
+
 def test_alternative_then_escalate_returns_cascade(serve):
     fake = FakeService([
         resp(pb.ACTION_PROCEED),

@@ -208,7 +208,7 @@ class _Run:
             self.res.classification = resp.classification
             permit, timeout_ms = resp.permit_id, resp.timeout_ms
             if resp.action == pb.ACTION_RETRY:
-                time.sleep(max(resp.delay_ms, 0) / 1000.0)
+                time.sleep(_retry_wait_s(resp))
             elif resp.action == pb.ACTION_USE_ALTERNATIVE:
                 tool = resp.alternative_tool_id
                 if not self._switch_to(tool, visited):
@@ -334,6 +334,13 @@ def _exception_type(e: BaseException) -> str:
     if module == "builtins":
         return cls.__qualname__
     return f"{module.split('.')[0]}.{cls.__qualname__}"
+
+
+def _retry_wait_s(resp) -> float:
+    """The wait a RETRY asks for: delay_us, the delay to the microsecond, or
+    delay_ms from a server that predates delay_us (it sends delay_us 0)."""
+    us = resp.delay_us if resp.delay_us > 0 else resp.delay_ms * 1000
+    return max(us, 0) / 1e6
 
 
 def _to_proto(e: Optional[BaseException]) -> pb.ToolError:

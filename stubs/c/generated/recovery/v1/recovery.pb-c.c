@@ -1906,7 +1906,7 @@ const ProtobufCMessageDescriptor recovery__v1__trace_event__descriptor =
   (ProtobufCMessageInit) recovery__v1__trace_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descriptors[11] =
+static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descriptors[12] =
 {
   {
     "action",
@@ -2040,6 +2040,18 @@ static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "delay_us",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__DecideResponse, delay_us),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__decide_response__field_indices_by_name[] = {
   0,   /* field[0] = action */
@@ -2048,6 +2060,7 @@ static const unsigned recovery__v1__decide_response__field_indices_by_name[] = {
   8,   /* field[8] = cascade */
   5,   /* field[5] = classification */
   1,   /* field[1] = delay_ms */
+  11,   /* field[11] = delay_us */
   10,   /* field[10] = duplicate */
   4,   /* field[4] = permit_id */
   7,   /* field[7] = reason */
@@ -2057,7 +2070,7 @@ static const unsigned recovery__v1__decide_response__field_indices_by_name[] = {
 static const ProtobufCIntRange recovery__v1__decide_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor recovery__v1__decide_response__descriptor =
 {
@@ -2067,7 +2080,7 @@ const ProtobufCMessageDescriptor recovery__v1__decide_response__descriptor =
   "Recovery__V1__DecideResponse",
   "recovery.v1",
   sizeof(Recovery__V1__DecideResponse),
-  11,
+  12,
   recovery__v1__decide_response__field_descriptors,
   recovery__v1__decide_response__field_indices_by_name,
   1,  recovery__v1__decide_response__number_ranges,

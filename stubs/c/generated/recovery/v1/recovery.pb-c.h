@@ -119,7 +119,7 @@ typedef enum _Recovery__V1__Action {
    */
   RECOVERY__V1__ACTION__ACTION_PROCEED = 1,
   /*
-   * sleep delay_ms, then call again
+   * sleep delay_us (or delay_ms), then call again
    */
   RECOVERY__V1__ACTION__ACTION_RETRY = 2,
   /*
@@ -443,10 +443,16 @@ struct  Recovery__V1__DecideResponse
    * outcome_id seen before: nothing was recorded
    */
   protobuf_c_boolean duplicate;
+  /*
+   * RETRY: delay_ms to the microsecond (delay_ms is it rounded to the nearest
+   * ms). Executors that can sleep that precisely should: jitter in whole ms
+   * leaves a 100 ms delay only 21 values. 0 from servers before this field.
+   */
+  int64_t delay_us;
 };
 #define RECOVERY__V1__DECIDE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__decide_response__descriptor) \
-    , RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0 }
+    , RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0, 0 }
 
 
 struct  Recovery__V1__RecordOutcomeRequest

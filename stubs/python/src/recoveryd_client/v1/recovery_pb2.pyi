@@ -272,7 +272,7 @@ class TraceEvent(_message.Message):
     def __init__(self, event_type: _Optional[str] = ..., tool_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., error: _Optional[str] = ..., classification: _Optional[str] = ..., circuit_breaker_state: _Optional[str] = ..., retry_count: _Optional[int] = ..., decision: _Optional[str] = ..., timestamp: _Optional[str] = ..., detail: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
-    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate")
+    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVE_TOOL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -284,6 +284,7 @@ class DecideResponse(_message.Message):
     CASCADE_FIELD_NUMBER: _ClassVar[int]
     TRACE_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    DELAY_US_FIELD_NUMBER: _ClassVar[int]
     action: Action
     delay_ms: int
     alternative_tool_id: str
@@ -295,7 +296,8 @@ class DecideResponse(_message.Message):
     cascade: _containers.RepeatedCompositeFieldContainer[CascadeStep]
     trace: _containers.RepeatedCompositeFieldContainer[TraceEvent]
     duplicate: bool
-    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ...) -> None: ...
+    delay_us: int
+    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ...) -> None: ...
 
 class RecordOutcomeRequest(_message.Message):
     __slots__ = ("tool_id", "success", "error", "latency_ms", "attempt", "turn_id", "outcome_id", "permit_id", "executor_id")

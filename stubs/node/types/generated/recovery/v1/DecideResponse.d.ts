@@ -16,6 +16,7 @@ export interface DecideResponse {
     'cascade'?: (_recovery_v1_CascadeStep)[];
     'trace'?: (_recovery_v1_TraceEvent)[];
     'duplicate'?: (boolean);
+    'delay_us'?: (number | string | Long);
 }
 export interface DecideResponse__Output {
     'action': (_recovery_v1_Action__Output);
@@ -29,4 +30,5 @@ export interface DecideResponse__Output {
     'cascade': (_recovery_v1_CascadeStep__Output)[];
     'trace': (_recovery_v1_TraceEvent__Output)[];
     'duplicate': (boolean);
+    'delay_us': (number);
 }

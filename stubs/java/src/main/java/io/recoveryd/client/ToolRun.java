@@ -114,7 +114,7 @@ final class ToolRun<T> {
             permit = resp.getPermitId();
             timeoutMs = resp.getTimeoutMs();
             switch (resp.getAction()) {
-                case ACTION_RETRY -> sleep(resp.getDelayMs());
+                case ACTION_RETRY -> sleepMicros(retryWaitMicros(resp));
                 case ACTION_USE_ALTERNATIVE -> {
                     tool = resp.getAlternativeToolId();
                     if (!switchTo(tool, visited)) {
@@ -218,7 +218,7 @@ final class ToolRun<T> {
             if (attempt > 1) {
                 long delay = p.delayBefore(attempt);
                 res.decisions.add(new RunResult.Decision(tool, Action.ACTION_RETRY, delay, "local fallback"));
-                sleep(delay);
+                sleepMicros(delay * 1000);
             }
             if (invoke(fn, timeout)) {
                 end(RunResult.Status.SUCCEEDED, tool, "local fallback");
@@ -250,9 +250,17 @@ final class ToolRun<T> {
         return false;
     }
 
-    private static void sleep(long ms) throws Interrupted {
+    /** The wait a RETRY asks for: delay_us, the delay to the microsecond, or
+     *  delay_ms from a server that predates delay_us (it sends 0). */
+    static long retryWaitMicros(DecideResponse resp) {
+        return resp.getDelayUs() > 0 ? resp.getDelayUs() : resp.getDelayMs() * 1000;
+    }
+
+    private static void sleepMicros(long us) throws Interrupted {
         try {
-            Thread.sleep(Math.max(0, ms));
+            if (us > 0) {
+                Thread.sleep(us / 1000, (int) (us % 1000) * 1000);
+            }
         } catch (InterruptedException e) {
             throw new Interrupted();
         }

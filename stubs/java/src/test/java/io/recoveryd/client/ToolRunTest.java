@@ -100,6 +100,38 @@ class ToolRunTest {
         assertNotEquals(failed.getOutcomeId(), rec.getOutcomeId());
     }
 
+    /** One failure answered by `retry`, then a success; returns the ms waited between the calls. */
+    private long runWithOneRetry(DecideResponse retry) throws Exception {
+        Fake fake = new Fake();
+        fake.script.add(resp(Action.ACTION_PROCEED).build());
+        fake.script.add(retry);
+        RecoveryClient client = serve(fake);
+        List<Long> starts = new ArrayList<>();
+        ToolFunction<String> search = timeoutMs -> {
+            starts.add(System.nanoTime());
+            if (starts.size() == 1) {
+                throw ToolFailure.http("503 Service Unavailable", 503);
+            }
+            return "ok";
+        };
+        RunResult<String> res = client.runTool("search", Map.of("search", search), RunOptions.turn(""));
+        assertEquals(RunResult.Status.SUCCEEDED, res.status());
+        assertEquals(2, starts.size());
+        return (starts.get(1) - starts.get(0)) / 1_000_000;
+    }
+
+    @Test
+    void retrySleepsDelayUsWhenSent() throws Exception {
+        long waited = runWithOneRetry(resp(Action.ACTION_RETRY).setDelayMs(2000).setDelayUs(30_000).build());
+        assertTrue(waited >= 30 && waited < 1000, "waited " + waited + " ms");
+    }
+
+    @Test
+    void retrySleepsDelayMsFromAnOlderServer() throws Exception {
+        long waited = runWithOneRetry(resp(Action.ACTION_RETRY).setDelayMs(200).build());
+        assertTrue(waited >= 200, "waited " + waited + " ms");
+    }
+
     @Test
     void timeoutIsReportedAsTimeoutKind() throws Exception {
         Fake fake = new Fake();
