@@ -53,11 +53,6 @@ static double jittered_ms(const rd_retry_policy *p, uint32_t attempt, double uni
     return (double)base - spread + 2.0 * spread * unit_random;
 }
 
-int64_t rd_backoff_jittered_ms(const rd_retry_policy *p, uint32_t attempt, double unit_random)
-{
-    return round_to_whole(jittered_ms(p, attempt, unit_random));
-}
-
 int64_t rd_backoff_jittered_us(const rd_retry_policy *p, uint32_t attempt, double unit_random)
 {
     return round_to_whole(jittered_ms(p, attempt, unit_random) * 1000.0);

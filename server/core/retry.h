@@ -8,13 +8,12 @@
  * initial_delay_ms * multiplier^(attempt-1), capped at max_delay_ms. */
 int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt);
 
-/* The base delay moved by up to +-jitter_percent: unit_random in [0, 1)
- * maps linearly onto [base - j, base + j]. Never negative. */
-int64_t rd_backoff_jittered_ms(const rd_retry_policy *p, uint32_t attempt, double unit_random);
-
-/* The same delay to the microsecond. Whole milliseconds would leave a 100 ms
- * +-10 % delay only 21 values, so concurrent retries would still collide;
- * microseconds keep the spread the jitter is for. Saturates at INT64_MAX. */
+/* The base delay moved by up to +-jitter_percent, in microseconds:
+ * unit_random in [0, 1) maps linearly onto [base - j, base + j]. Never
+ * negative; saturates at INT64_MAX. Microseconds because whole
+ * milliseconds would leave a 100 ms +-10 % delay only 21 values, so
+ * concurrent retries would still collide; the jitter is there to spread
+ * them. */
 int64_t rd_backoff_jittered_us(const rd_retry_policy *p, uint32_t attempt, double unit_random);
 
 /* Unit conversions for non-negative delays: ms -> us saturates at INT64_MAX,
