@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
@@ -362,9 +363,18 @@ func toProto(err error) *recoveryv1.ToolError {
 // microsecond, or delay_ms from a server that predates delay_us (it sends 0).
 func retryWait(resp *recoveryv1.DecideResponse) time.Duration {
 	if us := resp.GetDelayUs(); us > 0 {
-		return time.Duration(us) * time.Microsecond
+		return scaled(us, time.Microsecond)
 	}
-	return time.Duration(resp.GetDelayMs()) * time.Millisecond
+	return scaled(resp.GetDelayMs(), time.Millisecond)
+}
+
+// scaled is n units, saturating, so an absurd delay sleeps long instead of
+// wrapping negative.
+func scaled(n int64, unit time.Duration) time.Duration {
+	if n > int64(math.MaxInt64/unit) {
+		return math.MaxInt64
+	}
+	return time.Duration(n) * unit
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {

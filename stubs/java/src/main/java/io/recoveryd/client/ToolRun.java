@@ -218,7 +218,7 @@ final class ToolRun<T> {
             if (attempt > 1) {
                 long delay = p.delayBefore(attempt);
                 res.decisions.add(new RunResult.Decision(tool, Action.ACTION_RETRY, delay, "local fallback"));
-                sleepMicros(delay * 1000);
+                sleepMicros(msToMicros(delay));
             }
             if (invoke(fn, timeout)) {
                 end(RunResult.Status.SUCCEEDED, tool, "local fallback");
@@ -253,7 +253,12 @@ final class ToolRun<T> {
     /** The wait a RETRY asks for: delay_us, the delay to the microsecond, or
      *  delay_ms from a server that predates delay_us (it sends 0). */
     static long retryWaitMicros(DecideResponse resp) {
-        return resp.getDelayUs() > 0 ? resp.getDelayUs() : resp.getDelayMs() * 1000;
+        return resp.getDelayUs() > 0 ? resp.getDelayUs() : msToMicros(resp.getDelayMs());
+    }
+
+    /** Saturating, so an absurd delay sleeps long instead of wrapping negative. */
+    private static long msToMicros(long ms) {
+        return ms > Long.MAX_VALUE / 1000 ? Long.MAX_VALUE : ms * 1000;
     }
 
     private static void sleepMicros(long us) throws Interrupted {
