@@ -357,8 +357,10 @@ static int rs_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p
     int rc = rd_store_check_id("tool_id", tool_id, st);
     if (rc != RD_OK)
         return rc;
-    if (rd_redis_cache_admit(r, tool_id, now_ms, out))
+    if (rd_redis_cache_admit(r, tool_id, now_ms, out)) {
+        rd_store_mark_local_answer();
         return RD_OK;
+    }
     breaker_call c = {.script = RD_SCRIPT_ADMIT, .tool = tool_id, .policy = p,
                       .now_ms = now_ms, .lease_ms = lease_ms};
     return run_breaker(r, &c, out, st);
@@ -391,8 +393,10 @@ static int rs_record_call(rd_store *s, const char *tool_id, const rd_breaker_pol
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
-    if (rd_redis_batch_outcome(r, tool_id, p, call, now_ms, out))
+    if (rd_redis_batch_outcome(r, tool_id, p, call, now_ms, out)) {
+        rd_store_mark_local_answer();
         return RD_OK;
+    }
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
                       .now_ms = now_ms, .outcome = outcome, .token = call->permit_token,
                       .call = call};
@@ -459,8 +463,10 @@ static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
-    if (rd_redis_cache_read(r, tool_id, now_ms, out, found))
+    if (rd_redis_cache_read(r, tool_id, now_ms, out, found)) {
+        rd_store_mark_local_answer();
         return RD_OK;
+    }
     conn_slot *slot = rd_redis_slot_take(r);
     rc = rd_redis_batch_flush_tool(r, slot, tool_id, st);
     if (rc == RD_OK)

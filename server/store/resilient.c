@@ -46,9 +46,13 @@ static bool use_primary(resilient_store *z)
     return !atomic_load(&z->degraded);
 }
 
+/* An answer from the primary's own cache or batch did not reach its
+ * server: it neither ends a run of failures nor adds to one, so local
+ * answers interleaved with failing calls cannot delay the trip. */
 static void primary_answered(resilient_store *z)
 {
-    atomic_store(&z->failures_in_row, 0);
+    if (!rd_store_take_local_answer())
+        atomic_store(&z->failures_in_row, 0);
     last_call_degraded = false;
 }
 
@@ -56,6 +60,7 @@ static void primary_answered(resilient_store *z)
  * fallback. */
 static void primary_failed(resilient_store *z)
 {
+    (void)rd_store_take_local_answer();
     atomic_fetch_add(&z->errors, 1);
     if (atomic_fetch_add(&z->failures_in_row, 1) + 1 >= z->opt.failure_threshold)
         atomic_store(&z->degraded, true);
@@ -239,13 +244,20 @@ static size_t rz_evict(rd_store *s, int64_t now_ms)
 
 /* ---- the health check ---- */
 
-static bool primary_healthy(resilient_store *z)
+typedef enum { PROBE_FAILED, PROBE_NO_ANSWER, PROBE_HEALTHY } probe_result;
+
+/* One read through the primary. A read its cache answered did not reach
+ * the server, so it tells nothing either way. */
+static probe_result probe_primary(resilient_store *z)
 {
     rd_breaker b;
     bool found;
     rd_status st;
-    return z->primary->ops->get(z->primary, RD_RES_HEALTH_KEY, rd_clock_unix_ms(), &b, &found, &st) ==
-           RD_OK;
+    int rc = z->primary->ops->get(z->primary, RD_RES_HEALTH_KEY, rd_clock_unix_ms(), &b, &found,
+                                  &st);
+    if (rd_store_take_local_answer())
+        return PROBE_NO_ANSWER;
+    return rc == RD_OK ? PROBE_HEALTHY : PROBE_FAILED;
 }
 
 /* Sleeps probe_interval_ms; false when the store is being destroyed. */
@@ -273,7 +285,10 @@ static void *prober_main(void *arg)
             good = 0;
             continue;
         }
-        if (!primary_healthy(z)) {
+        probe_result probe = probe_primary(z);
+        if (probe == PROBE_NO_ANSWER)
+            continue;
+        if (probe == PROBE_FAILED) {
             good = 0;
             atomic_fetch_add(&z->errors, 1);
             continue;

@@ -10,3 +10,17 @@ int rd_store_check_id(const char *field, const char *id, rd_status *st)
         return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field, RD_ID_MAX);
     return RD_OK;
 }
+
+static __thread bool local_answer;
+
+void rd_store_mark_local_answer(void)
+{
+    local_answer = true;
+}
+
+bool rd_store_take_local_answer(void)
+{
+    bool was = local_answer;
+    local_answer = false;
+    return was;
+}

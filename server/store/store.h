@@ -162,6 +162,14 @@ struct rd_store {
  * outcome id): not empty, at most RD_ID_MAX bytes. */
 int rd_store_check_id(const char *field, const char *id, rd_status *st);
 
+/* A backend that answers a call from something of its own in front of a
+ * remote server (a cache, a batch still to be sent) marks that answer, per
+ * thread. Such an answer says nothing about the server's health, so the
+ * resilient wrapper neither takes it as a success nor as a failure. */
+void rd_store_mark_local_answer(void);
+/* Whether this thread's last store call was answered so; clears the mark. */
+bool rd_store_take_local_answer(void);
+
 /* The embedded default. Returns NULL when out of memory. */
 rd_store *rd_store_memory_new(const rd_store_limits *limits);
 

@@ -1241,6 +1241,47 @@ static void test_what_is_never_batched(void **state)
     pair_free(&pair);
 }
 
+/* A call answered from the closed cache never reached Redis, so it says
+ * nothing about Redis: between two calls that time out, it must not reset
+ * the resilient wrapper's count of failures in a row and delay the trip. */
+static void test_local_answers_do_not_delay_the_trip(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    assert_int_equal(rd_redis_proc_start(&p, 0, NULL), 0);
+    rd_redis_options o = {.port = p.port, .key_prefix = "trip:", .closed_cache_ms = 60000,
+                          .command_timeout_ms = DEGRADED_TIMEOUT_MS, .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *redis = rd_store_redis_new(&o, &st);
+    if (!redis)
+        fail_msg("rd_store_redis_new: %s", st.msg);
+    assert_true(wait_for(subscribed, redis, 3000));
+    rd_store_limits lim = test_limits();
+    rd_resilience_options ro = {.failure_threshold = 2, .probe_interval_ms = 60000};
+    rd_store *s = rd_store_resilient_new(redis, rd_store_memory_new(&lim), &ro);
+    must_admit(s, "cached", &three_strikes, 100);
+    uint64_t hits = cache_hits(redis);
+    must_admit(s, "cached", &three_strikes, 100);
+    assert_int_equal(cache_hits(redis), hits + 1);
+
+    kill(p.pid, SIGSTOP); /* hung: every command times out */
+    must_admit(s, "unseen-1", &three_strikes, 100);
+    assert_true(rd_store_last_call_degraded());
+    assert_false(rd_store_degraded(s));
+    must_admit(s, "cached", &three_strikes, 100);
+    assert_int_equal(cache_hits(redis), hits + 2);
+    assert_false(rd_store_last_call_degraded());
+    must_admit(s, "unseen-2", &three_strikes, 100);
+    assert_true(rd_store_degraded(s)); /* the second failure in a row */
+    must_admit(s, "cached", &three_strikes, 100);
+    assert_int_equal(cache_hits(redis), hits + 2); /* tripped: straight to memory */
+    assert_true(rd_store_last_call_degraded());
+
+    kill(p.pid, SIGCONT);
+    rd_store_destroy(s);
+    rd_redis_proc_stop(&p);
+}
+
 /* ---- options ---- */
 
 static void test_password_and_bad_options(void **state)
@@ -1329,6 +1370,7 @@ int main(void)
         cmocka_unit_test(test_batches_respect_epochs_and_survive_shutdown),
         cmocka_unit_test(test_batched_outcomes_under_concurrency),
         cmocka_unit_test(test_what_is_never_batched),
+        cmocka_unit_test(test_local_answers_do_not_delay_the_trip),
         cmocka_unit_test(test_read_cache_staleness_bound),
         cmocka_unit_test(test_reads_race_batched_outcomes),
         cmocka_unit_test(test_read_cache_remembers_absent_tools),
