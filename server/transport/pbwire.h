@@ -79,9 +79,24 @@ static inline void rd_pbw_tag(rd_pbw *w, uint32_t id, ProtobufCWireType wire)
 
 /* ---- whole fields, with proto3's rule that a zero value is left out ---- */
 
+/* A one-byte tag and a one-byte value (field 1..15, value 0..127, the
+ * usual case), written with one move of pos: a byte stored through pos may
+ * alias the writer itself, so each separate byte write reloads it. */
+static inline bool rd_pbw_short_head(rd_pbw *w, uint32_t id, ProtobufCWireType wire, uint64_t v)
+{
+    if (id >= 16 || v >= 0x80)
+        return false;
+    uint8_t *p = w->pos - 2;
+    p[0] = (uint8_t)(id << 3 | (uint32_t)wire);
+    p[1] = (uint8_t)v;
+    w->pos = p;
+    return true;
+}
+
 static inline void rd_pbw_uint_field(rd_pbw *w, uint32_t id, uint64_t v)
 {
-    if (v != 0 && rd_pbw_room(w, RD_PBW_HEAD_MAX)) {
+    if (v != 0 && rd_pbw_room(w, RD_PBW_HEAD_MAX) &&
+        !rd_pbw_short_head(w, id, PROTOBUF_C_WIRE_TYPE_VARINT, v)) {
         rd_pbw_varint(w, v);
         rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_VARINT);
     }
@@ -108,8 +123,10 @@ static inline void rd_pbw_bytes_field(rd_pbw *w, uint32_t id, const char *s, siz
 {
     if (n != 0 && rd_pbw_room(w, n + RD_PBW_HEAD_MAX)) {
         rd_pbw_raw(w, s, n);
-        rd_pbw_varint(w, n);
-        rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+        if (!rd_pbw_short_head(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, n)) {
+            rd_pbw_varint(w, n);
+            rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
+        }
     }
 }
 
@@ -129,8 +146,10 @@ static inline size_t rd_pbw_mark(const rd_pbw *w)
 
 static inline void rd_pbw_close_message(rd_pbw *w, uint32_t id, size_t mark)
 {
-    if (rd_pbw_room(w, RD_PBW_HEAD_MAX)) {
-        rd_pbw_varint(w, rd_pbw_written(w) - mark);
+    size_t len = rd_pbw_written(w) - mark;
+    if (rd_pbw_room(w, RD_PBW_HEAD_MAX) &&
+        !rd_pbw_short_head(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, len)) {
+        rd_pbw_varint(w, len);
         rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
     }
 }
