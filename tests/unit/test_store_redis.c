@@ -802,6 +802,17 @@ static void test_last_seen_slack_and_ttl(void **state)
 
 /* ---- CLOSED answered from the cache; outcomes sent in batches ---- */
 
+/* A Redis store with o, once it hears the invalidations its cache needs. */
+static rd_store *subscribed_store(const rd_redis_options *o)
+{
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(o, &st);
+    if (!s)
+        fail_msg("rd_store_redis_new: %s", st.msg);
+    assert_true(wait_for(subscribed, s, 3000));
+    return s;
+}
+
 /* A store as recoveryd runs it: Redis time, a closed cache, batches and
  * (read_ms > 0) reads from the cache. */
 static rd_store *reading_store_at(int port, const char *prefix, int closed_ms, int batch_ms,
@@ -810,12 +821,7 @@ static rd_store *reading_store_at(int port, const char *prefix, int closed_ms, i
     rd_redis_options o = {.port = port, .key_prefix = prefix, .closed_cache_ms = closed_ms,
                           .outcome_batch_ms = batch_ms, .read_cache_ms = read_ms,
                           .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
-    rd_status st = {0};
-    rd_store *s = rd_store_redis_new(&o, &st);
-    if (!s)
-        fail_msg("rd_store_redis_new: %s", st.msg);
-    assert_true(wait_for(subscribed, s, 3000));
-    return s;
+    return subscribed_store(&o);
 }
 
 static rd_store *cached_store_at(int port, const char *prefix, int closed_ms, int batch_ms)
@@ -1251,11 +1257,7 @@ static void test_local_answers_do_not_delay_the_trip(void **state)
     assert_int_equal(rd_redis_proc_start(&p, 0, NULL), 0);
     rd_redis_options o = {.port = p.port, .key_prefix = "trip:", .closed_cache_ms = 60000,
                           .command_timeout_ms = DEGRADED_TIMEOUT_MS, .limits = test_limits()};
-    rd_status st = {0};
-    rd_store *redis = rd_store_redis_new(&o, &st);
-    if (!redis)
-        fail_msg("rd_store_redis_new: %s", st.msg);
-    assert_true(wait_for(subscribed, redis, 3000));
+    rd_store *redis = subscribed_store(&o);
     rd_store_limits lim = test_limits();
     rd_resilience_options ro = {.failure_threshold = 2, .probe_interval_ms = 60000};
     rd_store *s = rd_store_resilient_new(redis, rd_store_memory_new(&lim), &ro);
