@@ -540,3 +540,16 @@ size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *er
     buf[o.len] = '\0';
     return o.len;
 }
+
+size_t rd_llm_message_valid(char *buf, size_t cap, const char *tool_id, const char *error_type,
+                            const char *message, size_t message_len)
+{
+    if (!buf || cap == 0 || !message)
+        return rd_llm_message(buf, cap, tool_id, error_type, message, message_len);
+    size_t len = llm_message_unchecked(buf, cap, or_empty(tool_id), or_empty(error_type), message,
+                                       message_len);
+    if (len == SIZE_MAX) /* cut: rd_llm_message knows where */
+        return rd_llm_message(buf, cap, tool_id, error_type, message, message_len);
+    buf[len] = '\0';
+    return len;
+}

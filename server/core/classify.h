@@ -45,4 +45,9 @@ const char *rd_retryability_name(rd_retryability r);  /* "transient" / "permanen
 size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *error_type,
                       const char *message, size_t message_len);
 
+/* The same text for pieces known to be valid UTF-8 without NULs (the
+ * transport checked them): when it fits, nothing needs checking. */
+size_t rd_llm_message_valid(char *buf, size_t cap, const char *tool_id, const char *error_type,
+                            const char *message, size_t message_len);
+
 #endif

@@ -145,13 +145,17 @@ static const char *error_type_name(const rd_tool_error *err, const rd_classifica
 #define LLM_MESSAGE_FRAME 128 /* the fixed lines around the three fields */
 
 static const char *llm_message_for(const char *tool_id, const rd_tool_error *err,
-                                   const rd_classification *c, rd_arena *a)
+                                   const rd_classification *c, const rd_call_ctx *ctx)
 {
     const char *type = error_type_name(err, c);
     size_t message_len = err->message ? err->message_len : 0;
     size_t cap = 3 * (message_len + strlen(tool_id) + strlen(type)) + LLM_MESSAGE_FRAME;
-    char *text = rd_arena_alloc_uninit(a, cap); /* rd_llm_message terminates it */
-    if (text)
+    char *text = rd_arena_alloc_uninit(ctx->arena, cap); /* terminated by the writer */
+    if (!text)
+        return NULL;
+    if (ctx->text_checked)
+        rd_llm_message_valid(text, cap, tool_id, type, safe_str(err->message), message_len);
+    else
         rd_llm_message(text, cap, tool_id, type, safe_str(err->message), message_len);
     return text;
 }
@@ -198,26 +202,31 @@ static const rd_tool_config *manifest_of(const rd_engine *e, const rd_tool_confi
     return settings == &e->config->defaults ? NULL : settings;
 }
 
-/* Classifies err (manifest: the tool's, or NULL); *sig (when not NULL)
- * receives the error's signature and *tracked whether learning follows it. */
+/* Classifies err (manifest: the tool's, or NULL) into *c; *sig (when not
+ * NULL) receives the error's signature and *tracked whether learning
+ * follows it. */
 static int classify_error(const rd_engine *e, const rd_tool_config *manifest, const char *tool_id,
-                          const rd_tool_error *err, int64_t now_ms, rd_arena *a,
-                          rd_classify_result *out, rd_signature *sig, bool *tracked,
-                          rd_status *st)
+                          const rd_tool_error *err, const rd_call_ctx *ctx, rd_classification *c,
+                          rd_signature *sig, bool *tracked, rd_status *st)
 {
-    rd_classify(&e->config->rules, manifest, tool_id, err, &out->classification);
-    bool learn = learnable(e, &out->classification);
+    rd_classify(&e->config->rules, manifest, tool_id, err, c);
+    bool learn = learnable(e, c);
     if (tracked)
         *tracked = learn && sig;
-    if (learn) {
-        rd_signature own;
-        rd_signature *s = sig ? sig : &own;
-        rd_signature_of(tool_id, err->message, err->message ? err->message_len : 0, s);
-        int rc = apply_learning(e, tool_id, s, now_ms, a, &out->classification, st);
-        if (rc != RD_OK)
-            return rc;
-    }
-    out->llm_message = llm_message_for(tool_id, err, &out->classification, a);
+    if (!learn)
+        return RD_OK;
+    rd_signature own;
+    rd_signature *s = sig ? sig : &own;
+    rd_signature_of(tool_id, err->message, err->message ? err->message_len : 0, s);
+    return apply_learning(e, tool_id, s, ctx->now_ms, ctx->arena, c, st);
+}
+
+/* The text for the model beside a classification the caller answers with
+ * (RecordOutcome keeps only the classification, so it never writes one). */
+static int add_llm_message(const char *tool_id, const rd_tool_error *err, const rd_call_ctx *ctx,
+                           rd_classify_result *out, rd_status *st)
+{
+    out->llm_message = llm_message_for(tool_id, err, &out->classification, ctx);
     if (!out->llm_message)
         return rd_status_set(st, RD_ERR_NOMEM, "llm_message: out of memory");
     return RD_OK;
@@ -245,8 +254,9 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
         return rc;
     if (!err)
         return rd_status_set(st, RD_ERR_INVALID, "error: required");
-    return classify_error(e, rd_config_find_tool(e->config, tool_id), tool_id, err, ctx->now_ms,
-                          ctx->arena, out, NULL, NULL, st);
+    rc = classify_error(e, rd_config_find_tool(e->config, tool_id), tool_id, err, ctx,
+                        &out->classification, NULL, NULL, st);
+    return rc != RD_OK ? rc : add_llm_message(tool_id, err, ctx, out, st);
 }
 
 /* ---- texts without printf ---- */
@@ -254,14 +264,29 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
 /* Details and reasons are written on every Decide; joining their pieces
  * costs a fraction of formatting them with printf, for the same bytes. */
 
+/* A piece of text and its length. Inlined, txt() of a literal costs
+ * nothing at run time: the compiler folds its length. */
+typedef struct piece {
+    const char *s;
+    size_t n;
+} piece;
+
+static inline __attribute__((always_inline)) piece txt(const char *s)
+{
+    return (piece){s, strlen(s)};
+}
+/* An array of pieces and its length, as two arguments. */
+#define PIECES(...) \
+    (const piece[]){__VA_ARGS__}, sizeof((const piece[]){__VA_ARGS__}) / sizeof(piece)
+
 typedef struct num_text {
     char s[24]; /* "-9223372036854775808" and its NUL */
 } num_text;
 
 /* The decimal text of v (as printf's %d, %u or PRId64 writes it), in t. */
-static const char *num(num_text *t, int64_t v)
+static piece num(num_text *t, int64_t v)
 {
-    char *p = t->s + sizeof t->s - 1;
+    char *end = t->s + sizeof t->s - 1, *p = end;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
     *p = '\0';
     do {
@@ -270,38 +295,38 @@ static const char *num(num_text *t, int64_t v)
     } while (u);
     if (v < 0)
         *--p = '-';
-    return p;
+    return (piece){p, (size_t)(end - p)};
 }
 
-/* Writes the NULL-terminated parts one after another into buf, cut at
- * cap - 1 bytes as snprintf cuts. Returns the length written. */
-static size_t join_parts(char *buf, size_t cap, const char *const *parts)
+/* Writes the pieces one after another into buf, cut at cap - 1 bytes as
+ * snprintf cuts. Returns the length written. */
+static size_t join_pieces(char *buf, size_t cap, const piece *pieces, size_t n_pieces)
 {
     size_t len = 0;
-    for (; *parts; parts++) {
-        size_t n = strlen(*parts);
+    for (size_t i = 0; i < n_pieces; i++) {
+        size_t n = pieces[i].n;
         if (n > cap - 1 - len)
             n = cap - 1 - len;
-        memcpy(buf + len, *parts, n);
+        memcpy(buf + len, pieces[i].s, n);
         len += n;
     }
     buf[len] = '\0';
     return len;
 }
 
-/* The parts joined into a string in the arena, or NULL (out of memory). */
-static const char *arena_join(rd_arena *a, const char *const *parts)
+/* The pieces joined into a string in the arena, or NULL (out of memory). */
+static const char *arena_join(rd_arena *a, const piece *pieces, size_t n_pieces)
 {
     size_t len = 0;
-    for (const char *const *p = parts; *p; p++)
-        len += strlen(*p);
-    char *s = rd_arena_alloc_uninit(a, len + 1); /* join_parts terminates it */
+    for (size_t i = 0; i < n_pieces; i++)
+        len += pieces[i].n;
+    char *s = rd_arena_alloc_uninit(a, len + 1); /* join_pieces terminates it */
     if (s)
-        join_parts(s, len + 1, parts);
+        join_pieces(s, len + 1, pieces, n_pieces);
     return s;
 }
 
-#define ARENA_JOIN(a, ...) arena_join((a), (const char *const[]){__VA_ARGS__, NULL})
+#define ARENA_JOIN(a, ...) arena_join((a), PIECES(__VA_ARGS__))
 
 /* ---- trace events ---- */
 
@@ -312,6 +337,7 @@ typedef struct event_list {
     size_t n, cap;
     rd_arena *arena;
     bool out_of_memory;
+    bool text_checked;           /* the call's texts are valid UTF-8 (rd_call_ctx) */
 } event_list;
 
 /* Room for the events of most answers at first (a RETRY has two, three
@@ -320,10 +346,14 @@ typedef struct event_list {
 
 /* Every field but the unused tails of the texts is set when an event is
  * added, so the ~820-byte slots are not zeroed first. */
-static void event_init(rd_trace_event *ev, rd_event_type type, const char *tool_id)
+static void event_init(rd_trace_event *ev, rd_event_type type, const char *tool_id,
+                       bool text_checked)
 {
     ev->type = type;
-    rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+    if (text_checked)
+        rd_trace_copy_valid(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+    else
+        rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
     ev->error[0] = '\0';
     ev->detail[0] = '\0';
     ev->retryability = RD_RETRYABILITY_UNSPECIFIED;
@@ -351,38 +381,47 @@ static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *
         l->cap = cap;
     }
     rd_trace_event *ev = &l->items[l->n++];
-    event_init(ev, type, tool_id);
+    event_init(ev, type, tool_id, l->text_checked);
     return ev;
 }
 
 /* The detail joined from its pieces (see EVENT_DETAIL), cut and made safe
  * like any trace text. The pieces are joined in place first: when that is
  * valid UTF-8 it is what the cut would have kept, and the usual detail
- * (ASCII, short) is written once instead of twice. */
-static void event_detail_of(rd_trace_event *ev, const char *const *parts)
+ * (ASCII, short) is written once instead of twice. Pieces of a call whose
+ * texts are checked (tool ids, names from the config, numbers) are valid
+ * UTF-8, so a join that was not cut needs no check. */
+static void event_detail_of(const event_list *l, rd_trace_event *ev, const piece *pieces,
+                            size_t n_pieces)
 {
-    size_t len = join_parts(ev->detail, sizeof ev->detail, parts);
+    size_t len = join_pieces(ev->detail, sizeof ev->detail, pieces, n_pieces);
+    if (l->text_checked && len < sizeof ev->detail - 1)
+        return;
     if (rd_utf8_valid_len(ev->detail, len) == len)
         return;
     char buf[RD_TRACE_TEXT_MAX * 2];
-    len = join_parts(buf, sizeof buf, parts);
+    len = join_pieces(buf, sizeof buf, pieces, n_pieces);
     rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
 }
 
-#define EVENT_DETAIL(ev, ...) event_detail_of((ev), (const char *const[]){__VA_ARGS__, NULL})
+#define EVENT_DETAIL(l, ev, ...) event_detail_of((l), (ev), PIECES(__VA_ARGS__))
 
 /* A ToolTimeout event's detail. */
-static void timeout_detail(rd_trace_event *ev, const char *tool_id, int64_t timeout_ms)
+static void timeout_detail(const event_list *l, rd_trace_event *ev, const char *tool_id,
+                           int64_t timeout_ms)
 {
     num_text limit;
-    EVENT_DETAIL(ev, tool_id, " timed out (limit ", num(&limit, timeout_ms), " ms)");
+    EVENT_DETAIL(l, ev, txt(tool_id), txt(" timed out (limit "), num(&limit, timeout_ms),
+                 txt(" ms)"));
 }
 
 /* An event about a failed attempt: the error text and what it means. */
-static void event_error(rd_trace_event *ev, const rd_tool_error *err,
+static void event_error(const event_list *l, rd_trace_event *ev, const rd_tool_error *err,
                         const rd_classification *c)
 {
-    if (err)
+    if (err && err->message && l->text_checked)
+        rd_trace_copy_valid(ev->error, sizeof ev->error, err->message, err->message_len);
+    else if (err)
         rd_trace_copy_text(ev->error, sizeof ev->error, err->message,
                            err->message ? err->message_len : 0);
     ev->retryability = c->retryability;
@@ -416,10 +455,10 @@ static void note_transition(event_list *l, const char *tool_id, rd_breaker_trans
     rd_trace_event *ev;
     if (t == RD_TRANSITION_OPENED || t == RD_TRANSITION_REOPENED) {
         if ((ev = event_add(l, RD_EV_CIRCUIT_OPENED, tool_id)))
-            EVENT_DETAIL(ev, "Circuit breaker opened for ", tool_id);
+            EVENT_DETAIL(l, ev, txt("Circuit breaker opened for "), txt(tool_id));
     } else if (t == RD_TRANSITION_CLOSED) {
         if ((ev = event_add(l, RD_EV_CIRCUIT_CLOSED, tool_id)))
-            EVENT_DETAIL(ev, "Circuit breaker closed for ", tool_id);
+            EVENT_DETAIL(l, ev, txt("Circuit breaker closed for "), txt(tool_id));
     }
 }
 
@@ -595,10 +634,11 @@ static int try_alternative(decide_call *c, const char *why, bool *found)
         if (res.admission == RD_ADMIT_PROBE)
             c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
                                               res.permit_token);
-        c->out->reason = ARENA_JOIN(c->ctx->arena, why, ": using alternative ", alt);
+        c->out->reason = ARENA_JOIN(c->ctx->arena, txt(why), txt(": using alternative "), txt(alt));
         rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
         if (ev)
-            EVENT_DETAIL(ev, "Used alternative tool ", alt, " for ", c->in->tool_id);
+            EVENT_DETAIL(&c->events, ev, txt("Used alternative tool "), txt(alt), txt(" for "),
+                         txt(c->in->tool_id));
         *found = true;
         return RD_OK;
     }
@@ -611,7 +651,8 @@ static void act_fail_fast(decide_call *c)
     c->out->reason = "circuit open";
     rd_trace_event *ev = call_event(c, RD_EV_FAIL_FAST);
     if (ev)
-        EVENT_DETAIL(ev, "Circuit breaker open for ", c->in->tool_id, ": failing fast");
+        EVENT_DETAIL(&c->events, ev, txt("Circuit breaker open for "), txt(c->in->tool_id),
+                     txt(": failing fast"));
 }
 
 static int act_alternative_or_fail_fast(decide_call *c)
@@ -629,9 +670,9 @@ static void act_partial(decide_call *c, const char *reason, bool skipped)
     c->out->reason = reason;
     rd_trace_event *ev = call_event(c, RD_EV_TURN_TIMEOUT);
     if (ev)
-        EVENT_DETAIL(ev, reason);
+        EVENT_DETAIL(&c->events, ev, txt(reason));
     if (skipped && (ev = call_event(c, RD_EV_SKIPPED)))
-        EVENT_DETAIL(ev, "skipped: turn deadline reached");
+        EVENT_DETAIL(&c->events, ev, txt("skipped: turn deadline reached"));
 }
 
 static void act_give_up(decide_call *c, const char *reason)
@@ -640,7 +681,8 @@ static void act_give_up(decide_call *c, const char *reason)
     c->out->reason = reason;
     rd_trace_event *ev = call_event(c, RD_EV_GAVE_UP);
     if (ev)
-        EVENT_DETAIL(ev, "Gave up on ", c->in->tool_id, ": ", safe_str(reason));
+        EVENT_DETAIL(&c->events, ev, txt("Gave up on "), txt(c->in->tool_id), txt(": "),
+                     txt(safe_str(reason)));
 }
 
 static void act_escalate(decide_call *c, const char *reason)
@@ -649,7 +691,8 @@ static void act_escalate(decide_call *c, const char *reason)
     c->out->reason = reason;
     rd_trace_event *ev = call_event(c, RD_EV_ESCALATED);
     if (ev)
-        EVENT_DETAIL(ev, "Escalated ", c->in->tool_id, ": ", safe_str(reason));
+        EVENT_DETAIL(&c->events, ev, txt("Escalated "), txt(c->in->tool_id), txt(": "),
+                     txt(safe_str(reason)));
 }
 
 static void act_proceed(decide_call *c, const rd_store_result *res)
@@ -664,8 +707,8 @@ static void act_proceed(decide_call *c, const rd_store_result *res)
                                       res->permit_token);
     rd_trace_event *ev = call_event(c, RD_EV_CIRCUIT_HALF_OPENED);
     if (ev)
-        EVENT_DETAIL(ev, "Circuit breaker half-open for ", c->in->tool_id,
-                     ": probe permit granted");
+        EVENT_DETAIL(&c->events, ev, txt("Circuit breaker half-open for "), txt(c->in->tool_id),
+                     txt(": probe permit granted"));
 }
 
 /* Said in a retry's reason when the failure streak alone would have opened
@@ -676,9 +719,9 @@ static const char *quorum_note(const decide_call *c)
         return "";
     num_text quorum;
     const char *note = ARENA_JOIN(c->ctx->arena,
-                                  " (breaker held closed: failures from fewer than ",
+                                  txt(" (breaker held closed: failures from fewer than "),
                                   num(&quorum, c->cfg->breaker.quorum_min_executors),
-                                  " executors)");
+                                  txt(" executors)"));
     return note ? note : "";
 }
 
@@ -692,19 +735,19 @@ static void act_retry(decide_call *c, retry_wait wait)
 {
     uint32_t max = c->cfg->retry.max_attempts;
     num_text attempt, retries, delay;
-    const char *attempt_text = num(&attempt, c->attempt);
-    const char *retries_text = num(&retries, max > 0 ? max - 1 : 0);
+    piece attempt_text = num(&attempt, c->attempt);
+    piece retries_text = num(&retries, max > 0 ? max - 1 : 0);
     c->out->action = RD_ACTION_RETRY;
     c->out->delay_ms = wait.ms;
     c->out->delay_us = wait.us;
-    c->out->reason = ARENA_JOIN(c->ctx->arena, "transient error: retry ", attempt_text, " of ",
-                                retries_text, quorum_note(c));
+    c->out->reason = ARENA_JOIN(c->ctx->arena, txt("transient error: retry "), attempt_text,
+                                txt(" of "), retries_text, txt(quorum_note(c)));
     rd_trace_event *ev = call_event(c, RD_EV_RETRY);
     if (!ev)
         return;
     ev->retry_count = c->attempt;
-    EVENT_DETAIL(ev, "retry ", attempt_text, " of ", retries_text, " after ",
-                 num(&delay, wait.ms), " ms");
+    EVENT_DETAIL(&c->events, ev, txt("retry "), attempt_text, txt(" of "), retries_text,
+                 txt(" after "), num(&delay, wait.ms), txt(" ms"));
 }
 
 /* ---- cascades ---- */
@@ -753,9 +796,9 @@ static void cascade_event(decide_call *c, const rd_cascade_step *step)
     if (!ev)
         return;
     if (step->action == RD_CASCADE_USE_DEFAULT)
-        EVENT_DETAIL(ev, "Used default value for ", step->tool_id);
+        EVENT_DETAIL(&c->events, ev, txt("Used default value for "), txt(step->tool_id));
     else
-        EVENT_DETAIL(ev, step->reason);
+        EVENT_DETAIL(&c->events, ev, txt(step->reason));
 }
 
 static int add_cascade(decide_call *c)
@@ -833,21 +876,22 @@ static void error_events(decide_call *c, const rd_classification *cl)
 {
     rd_trace_event *ev;
     if (cl->kind == RD_KIND_TIMEOUT && (ev = call_event(c, RD_EV_TOOL_TIMEOUT))) {
-        event_error(ev, c->in->error, cl);
+        event_error(&c->events, ev, c->in->error, cl);
         ev->timeout_ms = c->cfg->timeout_ms;
-        timeout_detail(ev, c->in->tool_id, c->cfg->timeout_ms);
+        timeout_detail(&c->events, ev, c->in->tool_id, c->cfg->timeout_ms);
     }
     if ((ev = call_event(c, RD_EV_TOOL_ERROR))) {
-        event_error(ev, c->in->error, cl);
-        EVENT_DETAIL(ev, rd_retryability_name(cl->retryability), " error (",
-                     rd_category_name(cl->category), ", rule ", safe_str(cl->rule_id), ")");
+        event_error(&c->events, ev, c->in->error, cl);
+        EVENT_DETAIL(&c->events, ev, txt(rd_retryability_name(cl->retryability)),
+                     txt(" error ("), txt(rd_category_name(cl->category)), txt(", rule "),
+                     txt(safe_str(cl->rule_id)), txt(")"));
     }
 }
 
 static int decide_permanent(decide_call *c, const rd_classification *cl)
 {
-    const char *why = ARENA_JOIN(c->ctx->arena, "permanent error: ",
-                                 rd_category_name(cl->category));
+    const char *why = ARENA_JOIN(c->ctx->arena, txt("permanent error: "),
+                                 txt(rd_category_name(cl->category)));
     bool found;
     int rc = try_alternative(c, why, &found);
     if (rc == RD_OK && !found)
@@ -881,8 +925,8 @@ static int retry_as_probe(decide_call *c, retry_wait wait)
                                           res.permit_token);
         rd_trace_event *ev = call_event(c, RD_EV_CIRCUIT_HALF_OPENED);
         if (ev)
-            EVENT_DETAIL(ev, "Circuit breaker half-open for ", c->in->tool_id,
-                         ": probe permit granted");
+            EVENT_DETAIL(&c->events, ev, txt("Circuit breaker half-open for "), txt(c->in->tool_id),
+                         txt(": probe permit granted"));
     }
     act_retry(c, wait);
     return RD_OK;
@@ -915,15 +959,15 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         return act_alternative_or_fail_fast(c);
     num_text limit;
     if (c->attempt >= retry->max_attempts) {
-        act_give_up(c, ARENA_JOIN(c->ctx->arena, "max attempts (",
-                                  num(&limit, retry->max_attempts), ") reached"));
+        act_give_up(c, ARENA_JOIN(c->ctx->arena, txt("max attempts ("),
+                                  num(&limit, retry->max_attempts), txt(") reached")));
         return RD_OK;
     }
     retry_wait wait = retry_delay(c, cl);
     if (c->in->elapsed_ms + wait.ms >= retry->max_total_time_ms) {
-        act_give_up(c, ARENA_JOIN(c->ctx->arena, "max total retry time (",
+        act_give_up(c, ARENA_JOIN(c->ctx->arena, txt("max total retry time ("),
                                   num(&limit, retry->max_total_time_ms),
-                                  " ms) would be exceeded"));
+                                  txt(" ms) would be exceeded")));
         return RD_OK;
     }
     if (c->budget.known && wait.ms >= c->budget.remaining_ms) {
@@ -944,8 +988,10 @@ static int decide_failure(decide_call *c)
 {
     rd_classify_result *cr = &c->out->classification;
     int rc = classify_error(c->e, manifest_of(c->e, c->cfg), c->in->tool_id, c->in->error,
-                            c->ctx->now_ms, c->ctx->arena, cr, c->signature,
-                            &c->signature_tracked, c->st);
+                            c->ctx, &cr->classification, c->signature, &c->signature_tracked,
+                            c->st);
+    if (rc == RD_OK)
+        rc = add_llm_message(c->in->tool_id, c->in->error, c->ctx, cr, c->st);
     if (rc != RD_OK)
         return rc;
     c->out->has_classification = true;
@@ -1010,7 +1056,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
-        .events = {.arena = ctx->arena},
+        .events = {.arena = ctx->arena, .text_checked = ctx->text_checked},
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,
     };
@@ -1053,10 +1099,10 @@ static void success_events(event_list *l, const rd_outcome_input *in)
     if (in->attempt > 1) {
         num_text attempt;
         if ((ev = event_add(l, RD_EV_RETRY_SUCCEEDED, in->tool_id)))
-            EVENT_DETAIL(ev, in->tool_id, " succeeded on retry (attempt ",
-                         num(&attempt, in->attempt), ")");
+            EVENT_DETAIL(l, ev, txt(in->tool_id), txt(" succeeded on retry (attempt "),
+                         num(&attempt, in->attempt), txt(")"));
     } else if ((ev = event_add(l, RD_EV_TOOL_SUCCEEDED, in->tool_id))) {
-        EVENT_DETAIL(ev, in->tool_id, " succeeded");
+        EVENT_DETAIL(l, ev, txt(in->tool_id), txt(" succeeded"));
     }
     if (ev) {
         ev->executed = true;
@@ -1070,16 +1116,17 @@ static void failure_events(event_list *l, const rd_outcome_input *in,
     rd_trace_event *ev;
     uint32_t retries = in->attempt > 1 ? in->attempt - 1 : 0;
     if (cl->kind == RD_KIND_TIMEOUT && (ev = event_add(l, RD_EV_TOOL_TIMEOUT, in->tool_id))) {
-        event_error(ev, in->error, cl);
+        event_error(l, ev, in->error, cl);
         ev->timeout_ms = timeout_ms;
         ev->retry_count = retries;
-        timeout_detail(ev, in->tool_id, timeout_ms);
+        timeout_detail(l, ev, in->tool_id, timeout_ms);
     }
     if ((ev = event_add(l, RD_EV_TOOL_FAILED, in->tool_id))) {
-        event_error(ev, in->error, cl);
+        event_error(l, ev, in->error, cl);
         ev->retry_count = retries;
-        EVENT_DETAIL(ev, in->tool_id, " failed: ", rd_retryability_name(cl->retryability),
-                     " error (", rd_category_name(cl->category), ")");
+        EVENT_DETAIL(l, ev, txt(in->tool_id), txt(" failed: "),
+                     txt(rd_retryability_name(cl->retryability)), txt(" error ("),
+                     txt(rd_category_name(cl->category)), txt(")"));
     }
 }
 
@@ -1104,8 +1151,8 @@ static int validate_outcome(const rd_engine *e, const rd_outcome_input *in, rd_s
 }
 
 /* Classifies a reported failure; a failure without detail is transient. */
-static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, int64_t now_ms,
-                            rd_arena *a, rd_classification *cl, rd_status *st)
+static int classify_outcome(const rd_engine *e, const rd_outcome_input *in,
+                            const rd_call_ctx *ctx, rd_classification *cl, rd_status *st)
 {
     if (in->success) {
         *cl = (rd_classification){.suggestion = "", .rule_id = ""};
@@ -1115,11 +1162,8 @@ static int classify_outcome(const rd_engine *e, const rd_outcome_input *in, int6
         unspecified_failure(e->config, cl);
         return RD_OK;
     }
-    rd_classify_result cr;
-    int rc = classify_error(e, rd_config_find_tool(e->config, in->tool_id), in->tool_id, in->error,
-                            now_ms, a, &cr, NULL, NULL, st);
-    *cl = cr.classification;
-    return rc;
+    return classify_error(e, rd_config_find_tool(e->config, in->tool_id), in->tool_id, in->error,
+                          ctx, cl, NULL, NULL, st);
 }
 
 /* Answers a replayed outcome id: nothing recorded, the current view. */
@@ -1141,7 +1185,7 @@ static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
                          const rd_store_result *res, const rd_call_ctx *ctx,
                          rd_outcome_result *out, rd_status *st)
 {
-    event_list events = {.arena = ctx->arena};
+    event_list events = {.arena = ctx->arena, .text_checked = ctx->text_checked};
     if (in->success)
         success_events(&events, in);
     else
@@ -1188,7 +1232,7 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
         return outcome_replay_view(e, in, cfg, now, out, st);
 
     rd_classification cl;
-    if ((rc = classify_outcome(e, in, now, ctx->arena, &cl, st)) != RD_OK)
+    if ((rc = classify_outcome(e, in, ctx, &cl, st)) != RD_OK)
         return rc;
     rd_call_report call = {.outcome = outcome_of(in, &cl), .permit_token = token,
                            .executor_id = safe_str(in->executor_id),

@@ -30,6 +30,11 @@ typedef struct rd_call_ctx {
     int64_t now_ms;              /* unix ms */
     rd_arena *arena;
     rd_rng *rng;
+    /* Every string of the input is valid UTF-8 without NULs (the transport
+     * checked it), so texts built from them are copied unchecked. False:
+     * rd_tool_error.message may hold any bytes, and every text is made
+     * safe. */
+    bool text_checked;
 } rd_call_ctx;
 
 /* A breaker as the API reports it. */

@@ -187,6 +187,20 @@ void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
     dst[out] = '\0';
 }
 
+void rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len)
+{
+    if (!dst || cap == 0)
+        return;
+    if (len > cap - 1) {
+        len = cap - 1;
+        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+            len--; /* src[len] continues a character the cut would split */
+    }
+    if (len)
+        memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
 /* ---- timestamps ---- */
 
 /* Proleptic Gregorian date of a day count since 1970-01-01 (the

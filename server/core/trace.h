@@ -12,6 +12,11 @@ const char *rd_action_name(rd_action a);         /* "retry", "fail_fast", ... */
  * replacing NUL bytes, so stored text is always valid for the wire. */
 void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len);
 
+/* The same copy for src[0..len) known to be valid UTF-8 without NULs (the
+ * transport checked it): no byte needs replacing, so only a cut that would
+ * split a character is looked at. */
+void rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len);
+
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
  * no surrogates, nothing above U+10FFFF; avail bytes readable), or 0 when
  * the byte at s does not start one. NUL counts as ill-formed. */

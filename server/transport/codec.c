@@ -32,16 +32,27 @@ ProtobufCAllocator rd_codec_allocator(rd_arena *arena)
 
 /* ---- validation helpers ---- */
 
-static int check_text(const char *s, const char *field, size_t max, bool required, rd_status *st)
+/* s checked as a string field; *len receives its length. Empty fields
+ * (most optional ids) are the common case and cost one byte's look. */
+static int check_text_len(const char *s, size_t *len, const char *field, size_t max,
+                          bool required, rd_status *st)
 {
-    size_t len = strlen(s);
-    if (required && len == 0)
-        return rd_status_set(st, RD_ERR_INVALID, "%s: required", field);
-    if (len > max)
+    if (!s[0]) {
+        *len = 0;
+        return required ? rd_status_set(st, RD_ERR_INVALID, "%s: required", field) : RD_OK;
+    }
+    *len = strlen(s);
+    if (*len > max)
         return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %zu bytes", field, max);
-    if (rd_utf8_valid_len(s, len) != len)
+    if (rd_utf8_valid_len(s, *len) != *len)
         return rd_status_set(st, RD_ERR_INVALID, "%s: not valid UTF-8", field);
     return RD_OK;
+}
+
+static int check_text(const char *s, const char *field, size_t max, bool required, rd_status *st)
+{
+    size_t len;
+    return check_text_len(s, &len, field, max, required, st);
 }
 
 static int check_range(int64_t v, int64_t lo, int64_t hi, const char *field, rd_status *st)
@@ -62,7 +73,9 @@ static int check_enum(int v, int count, const char *field, rd_status *st)
 static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, rd_status *st)
 {
     int rc;
-    if ((rc = check_text(pb->message, "error.message", RD_MESSAGE_MAX, false, st)) ||
+    size_t message_len;
+    if ((rc = check_text_len(pb->message, &message_len, "error.message", RD_MESSAGE_MAX, false,
+                             st)) ||
         (rc = check_text(pb->code, "error.code", RD_SHORT_FIELD_MAX, false, st)) ||
         (rc = check_text(pb->exception_type, "error.exception_type", RD_SHORT_FIELD_MAX, false, st)) ||
         (rc = check_enum(pb->kind, RD_KIND_COUNT, "error.kind", st)) ||
@@ -75,7 +88,7 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         return rc;
     *out = (rd_tool_error){
         .message = pb->message,
-        .message_len = strlen(pb->message),
+        .message_len = message_len,
         .http_status = pb->http_status,
         .grpc_code = pb->grpc_code,
         .code = pb->code,

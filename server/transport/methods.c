@@ -80,11 +80,20 @@ static size_t breakers_answer(uint8_t *buf, size_t cap, const void *subject)
     return rd_answer_breakers(buf, cap, s->views, s->n);
 }
 
+/* The call's context for an engine function whose input the codec has
+ * checked (codec.c: every string valid UTF-8, and NUL-free as C strings). */
+static rd_call_ctx checked_ctx(const rd_rpc *rpc)
+{
+    rd_call_ctx ctx = rpc->ctx;
+    ctx.text_checked = true;
+    return ctx;
+}
+
 static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                            rd_status *st)
 {
     const rd_engine *e = rpc->engine;
-    const rd_call_ctx *ctx = &rpc->ctx;
+    const rd_call_ctx checked = checked_ctx(rpc), *ctx = &checked;
     const Recovery__V1__ClassifyRequest *req = (const void *)m;
     rd_tool_error err;
     rd_classify_result res;
@@ -98,7 +107,7 @@ static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply 
                          rd_status *st)
 {
     const rd_engine *e = rpc->engine;
-    const rd_call_ctx *ctx = &rpc->ctx;
+    const rd_call_ctx checked = checked_ctx(rpc), *ctx = &checked;
     const Recovery__V1__DecideRequest *req = (const void *)m;
     rd_decide_input in;
     rd_tool_error err;
@@ -117,7 +126,7 @@ static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, r
                                  rd_status *st)
 {
     const rd_engine *e = rpc->engine;
-    const rd_call_ctx *ctx = &rpc->ctx;
+    const rd_call_ctx checked = checked_ctx(rpc), *ctx = &checked;
     const Recovery__V1__RecordOutcomeRequest *req = (const void *)m;
     rd_outcome_input in;
     rd_tool_error err;

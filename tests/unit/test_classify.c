@@ -613,6 +613,12 @@ static void test_llm_message_truncates_on_character_boundary(void **state)
                 next++;
             assert_true(n + next > cap - 1);
         }
+        /* Pieces known to be valid: the same bytes, cut at the same place. */
+        char valid[512];
+        memset(valid, 'Z', sizeof valid);
+        assert_int_equal(rd_llm_message_valid(valid, cap, "t\xC3\xA9", "E", msg, strlen(msg)), n);
+        assert_memory_equal(valid, buf, n + 1);
+        assert_int_equal(valid[cap], 'Z');
     }
     assert_int_equal(rd_llm_message(full, sizeof full, "t", "E", msg, strlen(msg)) > 0, 1);
 

@@ -896,6 +896,56 @@ static void test_texts_match_printf_forms(void **state)
     assert_string_equal(r.trace[0].detail, want);
 }
 
+static int setup_checked(void **state)
+{
+    int rc = setup(state);
+    if (rc == 0)
+        ((fixture *)*state)->ctx.text_checked = true;
+    return rc;
+}
+
+/* The texts of two decisions, field by field. */
+static void assert_same_texts(const rd_decision *a, const rd_decision *b)
+{
+    assert_string_equal(a->reason, b->reason);
+    assert_string_equal(a->classification.llm_message, b->classification.llm_message);
+    assert_int_equal(a->n_trace, b->n_trace);
+    for (size_t i = 0; i < a->n_trace; i++) {
+        assert_string_equal(a->trace[i].tool_id, b->trace[i].tool_id);
+        assert_string_equal(a->trace[i].error, b->trace[i].error);
+        assert_string_equal(a->trace[i].detail, b->trace[i].detail);
+    }
+}
+
+/* A transport that checked the input (text_checked) gets the same texts
+ * as one that did not: the unchecked copies keep every byte and still cut
+ * between characters. The message puts a 3-byte character across the
+ * 255-byte cut of a trace text; the tool id runs details past theirs. */
+static void test_checked_input_gives_the_same_texts(void **state)
+{
+    fixture *f = *state;
+    char tool[RD_ID_MAX + 1], message[400];
+    memset(tool, 'x', 226);
+    strcpy(tool + 226, "\xC3\xA9\xE2\x82\xAC_flight");
+    memset(message, 'm', 254);
+    strcpy(message + 254, "\xE2\x82\xAC 503 Service Unavailable \xC3\xA9");
+    rd_tool_error err = error_text(message);
+    rd_decide_input in = input(tool, &err, 1);
+    for (int timeout = 0; timeout < 2; timeout++) {
+        err.kind = timeout ? RD_KIND_TIMEOUT : RD_KIND_UNSPECIFIED;
+        f->ctx.text_checked = false;
+        rd_rng_seed(&f->rng, 7); /* the same jitter, so the same retry detail */
+        rd_decision plain = decide_ok(f, &in);
+        f->ctx.text_checked = true;
+        rd_rng_seed(&f->rng, 7);
+        rd_decision checked = decide_ok(f, &in);
+        assert_int_equal(checked.action, RD_ACTION_RETRY);
+        assert_same_texts(&plain, &checked);
+        const rd_trace_event *ev = event_of(&checked, RD_EV_TOOL_ERROR, tool);
+        assert_int_equal(strlen(ev->error), 254); /* the euro sign did not fit */
+    }
+}
+
 /* 004 decision B through the engine: a tool that never ran does not make
  * the turn a success; a tool that timed out did run. */
 static void test_turn_failed_by_executed_kind(void **state)
@@ -1098,6 +1148,8 @@ int main(void)
         T(test_duplicate_outcome_in_record_outcome),
         T(test_record_outcome_events),
         T(test_texts_match_printf_forms),
+        cmocka_unit_test_setup_teardown(test_texts_match_printf_forms, setup_checked, teardown),
+        T(test_checked_input_gives_the_same_texts),
         T(test_turn_failed_by_executed_kind),
         T(test_malformed_permit_rejected),
         T(test_permit_format_and_parse),
