@@ -208,6 +208,10 @@ struct rd_matcher {
     size_t n_rules;
     uint8_t *need;                /* by rule: NEED_* bits */
     uint8_t *pass;                /* by rule: rule_pass */
+    /* By rule: the least range holding every http_status range of it (all
+     * of int32 for a rule without one), so the structured pass passes
+     * over most rules on HTTP status without testing their conditions. */
+    rd_int_range *http_span;
     /* By the NEED_* bits an error gives, the rules that can hold for it:
      * an error sending only a message skips every rule on HTTP status
      * without testing each. At most 64 x 4 bytes per rule (1 MiB for
@@ -254,17 +258,33 @@ static rule_pass pass_of(const rd_match *w)
     return rd_match_is_structured(w) ? PASS_MIXED : PASS_MESSAGE;
 }
 
+static rd_int_range http_span_of(const rd_match *w)
+{
+    if (w->n_http_status == 0)
+        return (rd_int_range){INT32_MIN, INT32_MAX};
+    rd_int_range span = w->http_status[0];
+    for (size_t i = 1; i < w->n_http_status; i++) {
+        if (w->http_status[i].lo < span.lo)
+            span.lo = w->http_status[i].lo;
+        if (w->http_status[i].hi > span.hi)
+            span.hi = w->http_status[i].hi;
+    }
+    return span;
+}
+
 static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
 {
     size_t n = rs->n_rules, listed = 0;
     m->need = calloc(n ? n : 1, 1);
     m->pass = calloc(n ? n : 1, 1);
-    if (!m->need || !m->pass)
+    m->http_span = calloc(n ? n : 1, sizeof *m->http_span);
+    if (!m->need || !m->pass || !m->http_span)
         return RD_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const rd_match *w = &rs->rules[i].when;
         m->need[i] = (uint8_t)needed_fields(w);
         m->pass[i] = (uint8_t)pass_of(w);
+        m->http_span[i] = http_span_of(w);
         listed += m->pass[i] != PASS_MESSAGE;
     }
     if (listed > SIZE_MAX / NEED_MASKS / sizeof *m->lists)
@@ -651,6 +671,7 @@ void rd_matcher_free(rd_matcher *m)
         return;
     free(m->need);
     free(m->pass);
+    free(m->http_span);
     free(m->lists);
     free_name_index(&m->codes);
     free_name_index(&m->exception_types);
@@ -773,11 +794,19 @@ static size_t visit_rule(void *ctx, size_t rule)
     return x->best_mixed > x->best_message ? x->best_mixed : x->best_message;
 }
 
+/* A cheap first test of rule i: the error's HTTP status (0 when absent)
+ * lies in the rule's span. Most rules of a long list fail here. */
+static inline bool http_in_span(const eval *x, size_t i)
+{
+    const rd_int_range *span = &x->m->http_span[i];
+    return x->err->http_status >= span->lo && x->err->http_status <= span->hi;
+}
+
 static size_t first_structured(const eval *x)
 {
     const rule_list *l = &x->m->structured[x->present];
     for (size_t k = 0; k < l->n; k++)
-        if (fields_hold(x, l->v[k]))
+        if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
             return l->v[k];
     return NONE;
 }
@@ -787,7 +816,7 @@ static bool mixed_rule_applies(const eval *x, size_t limit)
 {
     const rule_list *l = &x->m->mixed[x->present];
     for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
-        if (fields_hold(x, l->v[k]))
+        if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
             return true;
     return false;
 }

@@ -29,6 +29,7 @@
 #include "config/config.h"
 #include "core/arena.h"
 #include "core/retry.h"
+#include "core/trace.h"
 #include "fuzz_support.h"
 #include "store/factory.h"
 #include "transport/codec.h"
@@ -94,12 +95,46 @@ static void check_error(int rc, const rd_status *st)
         fail("error without a message", rd_err_name((rd_err)rc));
 }
 
+/* The name of a string field of m (nested messages included) that is not
+ * valid UTF-8, or NULL. proto3 clients reject such a message, and the
+ * engine copies checked request texts into answers without looking again
+ * (rd_call_ctx.text_checked): this holds it to that. */
+static const char *invalid_utf8_field(const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *member = (const char *)m + f->offset;
+        bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
+        size_t n = repeated ? *(const size_t *)((const char *)m + f->quantifier_offset) : 1;
+        void *const *values = repeated ? *(void *const *const *)member : (void *const *)member;
+        for (size_t k = 0; k < n; k++) {
+            const void *v = values[k];
+            if (!v)
+                continue;
+            if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+                const char *bad = invalid_utf8_field(v);
+                if (bad)
+                    return bad;
+            } else if (rd_utf8_valid_len(v, strlen(v)) != strlen(v)) {
+                return f->name;
+            }
+        }
+    }
+    return NULL;
+}
+
 static void check_response(const ProtobufCMessage *resp)
 {
     if (!resp)
         fail("success without a response", "");
     if (!protobuf_c_message_check(resp))
         fail("incomplete response", resp->descriptor->name);
+    const char *bad = invalid_utf8_field(resp);
+    if (bad)
+        fail("a string field of the answer is not valid UTF-8", bad);
     /* call.c's encode(): the one-pass packer writes protobuf-c's bytes. */
     const char *why = fuzz_packing_mismatch(resp);
     if (why)
