@@ -1,7 +1,6 @@
 /* recovery.v1.AdminService/ForceBreaker: an operator's hold, reset or
  * release of one tool's breaker. The admin token is checked by the
  * transport before this runs (methods.c marks the method RD_AUTH_ADMIN). */
-#include <string.h>
 
 #include "ops/observe.h"
 #include "recovery/v1/admin.pb-c.h"
@@ -17,12 +16,14 @@ int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
                            rd_reply *reply, rd_status *st)
 {
     const Recovery__V1__ForceBreakerRequest *r = (const void *)req;
-    if (strlen(r->reason) > TEXT_FIELD_MAX || strlen(r->operator_) > TEXT_FIELD_MAX)
-        return rd_status_set(st, RD_ERR_INVALID, "reason/operator: longer than %d bytes",
-                             TEXT_FIELD_MAX);
+    int rc;
+    if ((rc = rd_codec_text_in(r->tool_id, "tool_id", RD_ID_MAX, true, st)) ||
+        (rc = rd_codec_text_in(r->reason, "reason", TEXT_FIELD_MAX, false, st)) ||
+        (rc = rd_codec_text_in(r->operator_, "operator", TEXT_FIELD_MAX, false, st)))
+        return rc;
     rd_breaker_view view;
     rd_force_mode mode = (rd_force_mode)r->mode;
-    int rc = rd_engine_force(rpc->engine, r->tool_id, mode, r->ttl_ms, &rpc->ctx, &view, st);
+    rc = rd_engine_force(rpc->engine, r->tool_id, mode, r->ttl_ms, &rpc->ctx, &view, st);
     if (rc != RD_OK)
         return rc;
     rd_observe_force(rpc, r->tool_id, mode, r->ttl_ms, &view, r->reason, r->operator_);

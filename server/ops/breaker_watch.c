@@ -3,7 +3,6 @@
  * BreakerChange per change as the watch bus delivers it. After an overflow
  * of its queue the stream sends a fresh snapshot ("resync"). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/trace.h"
 #include "ops/watch.h"
@@ -37,13 +36,9 @@ static int watch_open(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn
                       void *wake_arg, void **stream, rd_status *st)
 {
     const Recovery__V1__WatchBreakersRequest *r = (const void *)req;
-    if (r->n_tool_ids > WATCH_TOOLS_MAX)
-        return rd_status_set(st, RD_ERR_INVALID, "tool_ids: more than %d entries",
-                             WATCH_TOOLS_MAX);
-    for (size_t i = 0; i < r->n_tool_ids; i++)
-        if (!r->tool_ids[i][0] || strlen(r->tool_ids[i]) > RD_ID_MAX)
-            return rd_status_set(st, RD_ERR_INVALID, "tool_ids[%zu]: 1..%d bytes required", i,
-                                 RD_ID_MAX);
+    int rc = rd_codec_tool_ids_in(r->tool_ids, r->n_tool_ids, WATCH_TOOLS_MAX, st);
+    if (rc != RD_OK)
+        return rc;
     breaker_stream *bs = calloc(1, sizeof *bs);
     if (!bs)
         return rd_status_set(st, RD_ERR_NOMEM, "watch: out of memory");
@@ -51,8 +46,8 @@ static int watch_open(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn
      * rather than lost. */
     bs->sub = rd_watch_subscribe(rpc->svc->watch, (const char *const *)r->tool_ids,
                                  r->n_tool_ids, wake, wake_arg);
-    int rc = bs->sub ? push_snapshot(bs, rpc, "snapshot", st)
-                     : rd_status_set(st, RD_ERR_NOMEM, "watch: out of memory");
+    rc = bs->sub ? push_snapshot(bs, rpc, "snapshot", st)
+                 : rd_status_set(st, RD_ERR_NOMEM, "watch: out of memory");
     if (rc != RD_OK) {
         rd_watch_unsubscribe(bs->sub);
         free(bs);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "grpc/reflection/v1alpha/reflection.pb-c.h"
+#include "transport/codec.h"
 #include "transport/services.h"
 
 extern const unsigned char rd_descriptor_set[];
@@ -324,9 +325,46 @@ static refl_response *answer(rd_arena *a, refl_request *req)
     }
 }
 
+#define REFL_TEXT_MAX 4096 /* a host, file or symbol name */
+
+/* The request's strings, which every answer echoes (original_request),
+ * must be valid UTF-8 like any proto3 string. */
+static int check_request(const refl_request *req, rd_status *st)
+{
+    const char *text = NULL, *field = NULL;
+    switch (req->message_request_case) {
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
+        text = req->file_by_filename, field = "file_by_filename";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
+        text = req->file_containing_symbol, field = "file_containing_symbol";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION:
+        if (req->file_containing_extension)
+            text = req->file_containing_extension->containing_type,
+            field = "file_containing_extension.containing_type";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
+        text = req->all_extension_numbers_of_type, field = "all_extension_numbers_of_type";
+        break;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_LIST_SERVICES:
+        text = req->list_services, field = "list_services";
+        break;
+    default:
+        break;
+    }
+    int rc = rd_codec_text_in(req->host, "host", REFL_TEXT_MAX, false, st);
+    if (rc == RD_OK && text)
+        rc = rd_codec_text_in(text, field, REFL_TEXT_MAX, false, st);
+    return rc;
+}
+
 int rd_reflection_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
                           rd_reply *reply, rd_status *st)
 {
+    int rc = check_request((const refl_request *)req, st);
+    if (rc != RD_OK)
+        return rc;
     refl_response *r = answer(rpc->ctx.arena, (refl_request *)req);
     if (!r)
         return rd_status_set(st, RD_ERR_NOMEM, "reflection: out of memory");

@@ -236,18 +236,29 @@ int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome
     return RD_OK;
 }
 
-int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st)
+int rd_codec_tool_ids_in(char *const *ids, size_t n, size_t max_n, rd_status *st)
 {
-    if (pb->n_tool_ids > 10000)
-        return rd_status_set(st, RD_ERR_INVALID, "tool_ids: more than 10000 entries");
-    for (size_t i = 0; i < pb->n_tool_ids; i++) {
-        if (check_text(pb->tool_ids[i], "", RD_ID_MAX, true, NULL) == RD_OK)
+    if (n > max_n)
+        return rd_status_set(st, RD_ERR_INVALID, "tool_ids: more than %zu entries", max_n);
+    for (size_t i = 0; i < n; i++) {
+        if (check_text(ids[i], "", RD_ID_MAX, true, NULL) == RD_OK)
             continue;
         char field[48]; /* named only when it is wrong: formatting costs per id */
         snprintf(field, sizeof field, "tool_ids[%zu]", i);
-        return check_text(pb->tool_ids[i], field, RD_ID_MAX, true, st);
+        return check_text(ids[i], field, RD_ID_MAX, true, st);
     }
     return RD_OK;
+}
+
+int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st)
+{
+    return rd_codec_tool_ids_in(pb->tool_ids, pb->n_tool_ids, 10000, st);
+}
+
+int rd_codec_text_in(const char *s, const char *field, size_t max, bool required,
+                     rd_status *st)
+{
+    return check_text(s, field, max, required, st);
 }
 
 int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st)

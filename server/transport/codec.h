@@ -26,6 +26,15 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
 int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
                         rd_tool_error *err, rd_status *st);
 int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st);
+/* A list of tool ids (GetBreakerState, WatchBreakers): at most max_n, each
+ * required, at most RD_ID_MAX bytes and valid UTF-8; the field named on
+ * error is "tool_ids[i]". */
+int rd_codec_tool_ids_in(char *const *ids, size_t n, size_t max_n, rd_status *st);
+/* One string field of any request: required (not empty) when asked, at
+ * most max bytes, valid UTF-8 (proto3 strings must be, and answers echo
+ * them). */
+int rd_codec_text_in(const char *s, const char *field, size_t max, bool required,
+                     rd_status *st);
 int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st);
 
 /* ---- core -> responses (NULL when the arena is out of memory) ---- */

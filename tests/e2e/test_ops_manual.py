@@ -169,3 +169,38 @@ def test_watch_ends_cleanly_on_sigterm(admin_server):
         next(stream)
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
     assert admin_server.wait(timeout=10) == 0, admin_server.log_text()
+
+
+BAD_UTF8 = b"\xc3\x28"  # a lead byte whose continuation is missing
+
+
+def raw_rejection(channel, path, payload, streaming=False):
+    """The status of a call whose request bytes are sent as they are."""
+    make = channel.unary_stream if streaming else channel.unary_unary
+    call = make(path, request_serializer=None, response_deserializer=None)
+    with pytest.raises(grpc.RpcError) as info:
+        result = call(payload, timeout=5)
+        if streaming:
+            list(result)
+    return info.value
+
+
+@pytest.mark.parametrize("path,payload,field,streaming", [
+    ("/recovery.v1.AdminService/ForceBreaker", b"\x0a\x02" + BAD_UTF8 + b"\x10\x01",
+     "tool_id", False),
+    ("/recovery.v1.AdminService/ForceBreaker", b"\x0a\x01t\x10\x01\x22\x02" + BAD_UTF8,
+     "reason", False),
+    ("/recovery.v1.RecoveryService/WatchBreakers", b"\x0a\x02" + BAD_UTF8, "tool_ids[0]", True),
+], ids=["force-tool_id", "force-reason", "watch-tool_ids"])
+def test_text_that_is_not_utf8_is_rejected_naming_the_field(admin_server, path, payload, field,
+                                                            streaming):
+    """Answers echo these strings, and a proto3 string must be valid UTF-8:
+    the request is refused before anything is recorded or watched."""
+    channel, _ = admin_server.admin(token=ADMIN_TOKEN)
+    try:
+        got = raw_rejection(channel, path, payload, streaming)
+    finally:
+        channel.close()
+    assert got.code() == grpc.StatusCode.INVALID_ARGUMENT, got.details()
+    assert field in got.details() and "UTF-8" in got.details()
+    assert breaker(admin_server.stub, "t").forced == pb.BREAKER_STATUS_UNSPECIFIED

@@ -106,6 +106,9 @@ static const char *invalid_utf8_field(const ProtobufCMessage *m)
         const ProtobufCFieldDescriptor *f = &d->fields[i];
         if (f->type != PROTOBUF_C_TYPE_STRING && f->type != PROTOBUF_C_TYPE_MESSAGE)
             continue;
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)((const char *)m + f->quantifier_offset) != f->id)
+            continue; /* another member of the oneof holds the storage */
         const char *member = (const char *)m + f->offset;
         bool repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
         size_t n = repeated ? *(const size_t *)((const char *)m + f->quantifier_offset) : 1;
