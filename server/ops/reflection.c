@@ -327,32 +327,37 @@ static refl_response *answer(rd_arena *a, refl_request *req)
 
 #define REFL_TEXT_MAX 4096 /* a host, file or symbol name */
 
+/* The string the request asks about, and its field's name in *field;
+ * NULL when its kind carries none. */
+static const char *asked_text(const refl_request *req, const char **field)
+{
+    switch (req->message_request_case) {
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
+        *field = "file_by_filename";
+        return req->file_by_filename;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
+        *field = "file_containing_symbol";
+        return req->file_containing_symbol;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION:
+        *field = "file_containing_extension.containing_type";
+        return req->file_containing_extension ? req->file_containing_extension->containing_type
+                                              : NULL;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
+        *field = "all_extension_numbers_of_type";
+        return req->all_extension_numbers_of_type;
+    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_LIST_SERVICES:
+        *field = "list_services";
+        return req->list_services;
+    default:
+        return NULL;
+    }
+}
+
 /* The request's strings, which every answer echoes (original_request),
  * must be valid UTF-8 like any proto3 string. */
 static int check_request(const refl_request *req, rd_status *st)
 {
-    const char *text = NULL, *field = NULL;
-    switch (req->message_request_case) {
-    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_BY_FILENAME:
-        text = req->file_by_filename, field = "file_by_filename";
-        break;
-    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_SYMBOL:
-        text = req->file_containing_symbol, field = "file_containing_symbol";
-        break;
-    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_FILE_CONTAINING_EXTENSION:
-        if (req->file_containing_extension)
-            text = req->file_containing_extension->containing_type,
-            field = "file_containing_extension.containing_type";
-        break;
-    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_ALL_EXTENSION_NUMBERS_OF_TYPE:
-        text = req->all_extension_numbers_of_type, field = "all_extension_numbers_of_type";
-        break;
-    case GRPC__REFLECTION__V1ALPHA__SERVER_REFLECTION_REQUEST__MESSAGE_REQUEST_LIST_SERVICES:
-        text = req->list_services, field = "list_services";
-        break;
-    default:
-        break;
-    }
+    const char *field = NULL, *text = asked_text(req, &field);
     int rc = rd_codec_text_in(req->host, "host", REFL_TEXT_MAX, false, st);
     if (rc == RD_OK && text)
         rc = rd_codec_text_in(text, field, REFL_TEXT_MAX, false, st);
