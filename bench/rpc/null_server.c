@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PENDING_PER_METHOD 4 /* as server/transport/server.c */
+#define PENDING_PER_METHOD 4 /* as WAITING_HOT, server/transport/methods.c */
 #define WAKE_INTERVAL_MS 20  /* as RD_WAKE_INTERVAL_MS */
 #define GENERIC_METHOD (-1)
 #define MAX_WORKERS 64

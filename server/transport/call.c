@@ -24,9 +24,7 @@
 #include "core/log.h"
 #include "store/resilient.h"
 #include "transport/auth.h"
-#include "transport/codec.h"
 #include "transport/pbpack.h"
-#include "transport/pbread.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
 #include "core/clock.h"
@@ -296,32 +294,42 @@ static bool request_bytes(grpc_byte_buffer *bb, grpc_slice *out)
     return true;
 }
 
-/* pbread.c decodes the usual request in one pass; whatever it declines
- * (unknown fields, malformed bytes, ...) gets protobuf-c's own answer. */
+/* The request's bytes as one slice (the caller unrefs it), or an error. */
+static int request_slice(grpc_byte_buffer *bb, grpc_slice *bytes, rd_status *st)
+{
+    if (!bb)
+        return rd_status_set(st, RD_ERR_INVALID, "request: no message received");
+    if (!request_bytes(bb, bytes))
+        return rd_status_set(st, RD_ERR_INVALID,
+                             "request: cannot read the message (bad compression?)");
+    return RD_OK;
+}
+
+/* A streaming method's request, decoded (see rd_method_decode). */
 static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer *bb,
                                 rd_status *st)
 {
-    if (!bb) {
-        rd_status_set(st, RD_ERR_INVALID, "request: no message received");
-        return NULL;
-    }
     grpc_slice bytes;
-    if (!request_bytes(bb, &bytes)) {
-        rd_status_set(st, RD_ERR_INVALID, "request: cannot read the message (bad compression?)");
+    if (request_slice(bb, &bytes, st) != RD_OK)
         return NULL;
-    }
-    rd_arena *arena = &c->worker->arena;
-    const uint8_t *data = GRPC_SLICE_START_PTR(bytes);
-    size_t len = GRPC_SLICE_LENGTH(bytes);
-    ProtobufCMessage *msg = rd_pb_read(m->request_type, arena, data, len);
-    if (!msg) {
-        ProtobufCAllocator alloc = rd_codec_allocator(arena);
-        msg = protobuf_c_message_unpack(m->request_type, &alloc, len, data);
-    }
+    ProtobufCMessage *msg = rd_method_decode(m, &c->worker->arena, GRPC_SLICE_START_PTR(bytes),
+                                             GRPC_SLICE_LENGTH(bytes), st);
     grpc_slice_unref(bytes);
-    if (!msg)
-        rd_status_set(st, RD_ERR_INVALID, "request: not a valid %s message", m->request_type->name);
     return msg;
+}
+
+/* A unary request's bytes through the method (rd_method_unary). */
+static int handle_unary(const rd_rpc *rpc, const rd_method *m, grpc_byte_buffer *bb,
+                        rd_reply *reply, rd_status *st)
+{
+    grpc_slice bytes;
+    int rc = request_slice(bb, &bytes, st);
+    if (rc != RD_OK)
+        return rc;
+    rc = rd_method_unary(m, rpc, GRPC_SLICE_START_PTR(bytes), GRPC_SLICE_LENGTH(bytes), reply,
+                         st);
+    grpc_slice_unref(bytes);
+    return rc;
 }
 
 /* Sent as initial metadata on replies answered from the local fallback
@@ -454,16 +462,11 @@ static void run_unary(rd_call *c, const rd_method *m)
     rd_status_clear(&st);
     rpc_scope s;
     scope_open(&s, c);
-    ProtobufCMessage *req = NULL;
     rd_reply reply = {NULL, NULL, 0};
     rd_store_last_call_reset();
-    int rc = deadline_passed(c)
-                 ? rd_status_set(&st, RD_ERR_DEADLINE, "deadline passed before the call was handled")
-                 : RD_OK;
-    if (rc == RD_OK && !(req = decode(c, m, c->request, &st)))
-        rc = st.code;
-    if (rc == RD_OK)
-        rc = m->handle(&s.rpc, req, &reply, &st);
+    int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
+                                                "deadline passed before the call was handled")
+                                : handle_unary(&s.rpc, m, c->request, &reply, &st);
     grpc_byte_buffer *out = rc == RD_OK ? encode_reply(&reply) : NULL;
     scope_close(&s, c);
     finish(c, rc == RD_OK ? GRPC_STATUS_OK : rd_status_to_grpc((rd_err)rc), st.msg, out);

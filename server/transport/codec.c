@@ -16,11 +16,6 @@ _Static_assert((int)RD_ACTION_PARTIAL == (int)RECOVERY__V1__ACTION__ACTION_PARTI
 _Static_assert((int)RD_BREAKER_HALF_OPEN == (int)RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_HALF_OPEN, "breaker");
 _Static_assert((int)RD_CASCADE_ESCALATE == (int)RECOVERY__V1__CASCADE_ACTION__CASCADE_ACTION_ESCALATE, "cascade");
 
-/* Upper bounds for numbers no real caller sends; beyond them a value is a
- * bug or an attack, and answering INVALID_ARGUMENT beats overflowing. */
-#define MAX_ATTEMPT 100000u
-#define MAX_DURATION_MS (366LL * 24 * 3600 * 1000)
-
 static void *arena_alloc_cb(void *data, size_t size) { return rd_arena_alloc(data, size); }
 static void arena_free_cb(void *data, void *ptr) { (void)data; (void)ptr; }
 
@@ -81,10 +76,11 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         (rc = check_enum(pb->kind, RD_KIND_COUNT, "error.kind", st)) ||
         (rc = check_enum(pb->source, RD_SOURCE_COUNT, "error.source", st)))
         return rc;
-    if (pb->http_status != 0 && (rc = check_range(pb->http_status, 100, 599, "error.http_status", st)))
+    if (pb->http_status != 0 && (rc = check_range(pb->http_status, RD_HTTP_STATUS_MIN,
+                                                   RD_HTTP_STATUS_MAX, "error.http_status", st)))
         return rc;
-    if ((rc = check_range(pb->grpc_code, 0, 16, "error.grpc_code", st)) ||
-        (rc = check_range(pb->retry_after_ms, 0, MAX_DURATION_MS, "error.retry_after_ms", st)))
+    if ((rc = check_range(pb->grpc_code, 0, RD_GRPC_CODE_MAX, "error.grpc_code", st)) ||
+        (rc = check_range(pb->retry_after_ms, 0, RD_DURATION_MS_MAX, "error.retry_after_ms", st)))
         return rc;
     *out = (rd_tool_error){
         .message = pb->message,
@@ -182,12 +178,13 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
-        (rc = check_range(pb->attempt, 0, MAX_ATTEMPT, "attempt", st)) ||
-        (rc = check_range(pb->elapsed_ms, 0, MAX_DURATION_MS, "elapsed_ms", st)))
+        (rc = check_range(pb->attempt, 0, RD_ATTEMPT_MAX, "attempt", st)) ||
+        (rc = check_range(pb->elapsed_ms, 0, RD_DURATION_MS_MAX, "elapsed_ms", st)))
         return rc;
     bool has_remaining = pb->turn_budget_case == RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS;
     if (has_remaining &&
-        (rc = check_range(pb->turn_remaining_ms, -MAX_DURATION_MS, MAX_DURATION_MS, "turn_remaining_ms", st)))
+        (rc = check_range(pb->turn_remaining_ms, -RD_DURATION_MS_MAX, RD_DURATION_MS_MAX,
+                          "turn_remaining_ms", st)))
         return rc;
     *in = (rd_decide_input){
         .tool_id = pb->tool_id,
@@ -213,8 +210,8 @@ int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
-        (rc = check_range(pb->attempt, 0, MAX_ATTEMPT, "attempt", st)) ||
-        (rc = check_range(pb->latency_ms, 0, MAX_DURATION_MS, "latency_ms", st)))
+        (rc = check_range(pb->attempt, 0, RD_ATTEMPT_MAX, "attempt", st)) ||
+        (rc = check_range(pb->latency_ms, 0, RD_DURATION_MS_MAX, "latency_ms", st)))
         return rc;
     *in = (rd_outcome_input){
         .tool_id = pb->tool_id,

@@ -19,6 +19,15 @@ ProtobufCAllocator rd_codec_allocator(rd_arena *arena);
 
 /* ---- requests -> core ---- */
 
+/* Bounds of the request's numbers, besides the core's text limits
+ * (types.h). Beyond the first two a value is a bug or an attack, and
+ * INVALID_ARGUMENT beats overflowing; requests.c accepts the same ranges. */
+#define RD_ATTEMPT_MAX 100000
+#define RD_DURATION_MS_MAX (366LL * 24 * 3600 * 1000)
+#define RD_HTTP_STATUS_MIN 100 /* ToolError.http_status, when not 0 */
+#define RD_HTTP_STATUS_MAX 599
+#define RD_GRPC_CODE_MAX 16    /* ToolError.grpc_code: 0 (not given) to UNAUTHENTICATED */
+
 int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error *err,
                          rd_status *st);
 int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,

@@ -7,6 +7,8 @@
 #include "recovery/v1/recovery.pb-c.h"
 #include "transport/answers.h"
 #include "transport/codec.h"
+#include "transport/pbread.h"
+#include "transport/requests.h"
 #include "transport/services.h"
 
 /* Every handler has the same shape: decode -> engine -> encode. */
@@ -103,23 +105,38 @@ static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, rd_repl
     return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, 0, reply, st);
 }
 
+/* The decision on a Decide request read by either path, and its answer. */
+static int decide_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd_decide_input *in,
+                             rd_reply *reply, rd_status *st)
+{
+    rd_decision d;
+    int rc = rd_engine_decide(rpc->engine, in, ctx, &d, st);
+    if (rc)
+        return rc;
+    rd_observe_decision(rpc, in, &d);
+    decide_subject subject = {in->turn_id, &d};
+    return pack_answer(ctx->arena, decide_answer, &subject, 0, reply, st);
+}
+
 static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                          rd_status *st)
 {
-    const rd_engine *e = rpc->engine;
-    const rd_call_ctx checked = checked_ctx(rpc), *ctx = &checked;
-    const Recovery__V1__DecideRequest *req = (const void *)m;
+    const rd_call_ctx checked = checked_ctx(rpc);
     rd_decide_input in;
     rd_tool_error err;
-    rd_decision d;
-    int rc = rd_codec_decide_in(req, ctx->arena, &in, &err, st);
-    if (!rc)
-        rc = rd_engine_decide(e, &in, ctx, &d, st);
-    if (rc)
-        return rc;
-    rd_observe_decision(rpc, &in, &d);
-    decide_subject subject = {req->turn_id, &d};
-    return pack_answer(ctx->arena, decide_answer, &subject, 0, reply, st);
+    int rc = rd_codec_decide_in((const void *)m, checked.arena, &in, &err, st);
+    return rc ? rc : decide_and_answer(rpc, &checked, &in, reply, st);
+}
+
+/* requests.c checks what the codec checks, strings included. */
+static int direct_decide(const rd_rpc *rpc, const uint8_t *data, size_t len, rd_reply *reply,
+                         rd_status *st, bool *read)
+{
+    const rd_call_ctx checked = checked_ctx(rpc);
+    rd_decide_input in;
+    rd_tool_error err;
+    *read = rd_request_decide(data, len, checked.arena, &in, &err);
+    return *read ? decide_and_answer(rpc, &checked, &in, reply, st) : RD_OK;
 }
 
 static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -170,33 +187,70 @@ static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, r
     return rc ? rc : out_or_nomem(rd_codec_turn_trace_out(ctx->arena, req->turn_id, &t), reply, st);
 }
 
+/* Calls kept requested per worker. The service's RPCs come in bursts and
+ * get several; the others (admin, health, reflection, streams opened once)
+ * get one, since gRPC scans a queue's list of requested calls on every
+ * completion (docs/PERFORMANCE.md, "Requested calls"). */
+#define WAITING_HOT 4
+#define WAITING_COLD 1
+
 #define SERVICE "/recovery.v1.RecoveryService/"
-#define UNARY(path, auth, type, fn) {path, RD_RPC_UNARY, auth, &type, fn, NULL}
+/* A RecoveryService unary RPC; `...` adds designators (.direct). */
+#define HOT_UNARY(name, type, fn, ...)                                                       \
+    {.path = SERVICE name, .kind = RD_RPC_UNARY, .auth = RD_AUTH_CLIENT,                      \
+     .request_type = &type, .handle = fn, .waiting = WAITING_HOT, __VA_ARGS__}
+/* Any other method; `...` names its handler or stream. */
+#define COLD(path_, kind_, auth_, type, ...)                                                  \
+    {.path = path_, .kind = kind_, .auth = auth_, .request_type = &type,                      \
+     .waiting = WAITING_COLD, __VA_ARGS__}
 #define REFLECTION_TYPE grpc__reflection__v1alpha__server_reflection_request__descriptor
 
 const rd_method rd_methods[] = {
-    UNARY(SERVICE "Classify", RD_AUTH_CLIENT, recovery__v1__classify_request__descriptor,
-          handle_classify),
-    UNARY(SERVICE "Decide", RD_AUTH_CLIENT, recovery__v1__decide_request__descriptor,
-          handle_decide),
-    UNARY(SERVICE "RecordOutcome", RD_AUTH_CLIENT,
-          recovery__v1__record_outcome_request__descriptor, handle_record_outcome),
-    UNARY(SERVICE "GetBreakerState", RD_AUTH_CLIENT,
-          recovery__v1__get_breaker_state_request__descriptor, handle_get_breaker_state),
-    UNARY(SERVICE "GetTurnTrace", RD_AUTH_CLIENT,
-          recovery__v1__get_turn_trace_request__descriptor, handle_get_turn_trace),
-    {SERVICE "WatchBreakers", RD_RPC_SERVER_STREAM, RD_AUTH_CLIENT,
-     &recovery__v1__watch_breakers_request__descriptor, NULL, &rd_breaker_watch_stream},
-    UNARY("/recovery.v1.AdminService/ForceBreaker", RD_AUTH_ADMIN,
-          recovery__v1__force_breaker_request__descriptor, rd_admin_force_handler),
-    UNARY("/grpc.health.v1.Health/Check", RD_AUTH_NONE,
-          grpc__health__v1__health_check_request__descriptor, rd_health_check_handler),
-    {"/grpc.health.v1.Health/Watch", RD_RPC_SERVER_STREAM, RD_AUTH_NONE,
-     &grpc__health__v1__health_check_request__descriptor, NULL, &rd_health_watch_stream},
+    HOT_UNARY("Classify", recovery__v1__classify_request__descriptor, handle_classify),
+    HOT_UNARY("Decide", recovery__v1__decide_request__descriptor, handle_decide,
+              .direct = direct_decide),
+    HOT_UNARY("RecordOutcome", recovery__v1__record_outcome_request__descriptor,
+              handle_record_outcome),
+    HOT_UNARY("GetBreakerState", recovery__v1__get_breaker_state_request__descriptor,
+              handle_get_breaker_state),
+    HOT_UNARY("GetTurnTrace", recovery__v1__get_turn_trace_request__descriptor,
+              handle_get_turn_trace),
+    COLD(SERVICE "WatchBreakers", RD_RPC_SERVER_STREAM, RD_AUTH_CLIENT,
+         recovery__v1__watch_breakers_request__descriptor, .stream = &rd_breaker_watch_stream),
+    COLD("/recovery.v1.AdminService/ForceBreaker", RD_RPC_UNARY, RD_AUTH_ADMIN,
+         recovery__v1__force_breaker_request__descriptor, .handle = rd_admin_force_handler),
+    COLD("/grpc.health.v1.Health/Check", RD_RPC_UNARY, RD_AUTH_NONE,
+         grpc__health__v1__health_check_request__descriptor, .handle = rd_health_check_handler),
+    COLD("/grpc.health.v1.Health/Watch", RD_RPC_SERVER_STREAM, RD_AUTH_NONE,
+         grpc__health__v1__health_check_request__descriptor, .stream = &rd_health_watch_stream),
     /* v1 and v1alpha messages are identical on the wire: one type serves both */
-    {"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
-     RD_AUTH_NONE, &REFLECTION_TYPE, rd_reflection_handler, NULL},
-    {"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI, RD_AUTH_NONE,
-     &REFLECTION_TYPE, rd_reflection_handler, NULL},
+    COLD("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
+         RD_AUTH_NONE, REFLECTION_TYPE, .handle = rd_reflection_handler),
+    COLD("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI, RD_AUTH_NONE,
+         REFLECTION_TYPE, .handle = rd_reflection_handler),
 };
 const size_t rd_methods_count = sizeof rd_methods / sizeof rd_methods[0];
+
+ProtobufCMessage *rd_method_decode(const rd_method *m, rd_arena *arena, const uint8_t *data,
+                                   size_t len, rd_status *st)
+{
+    ProtobufCMessage *msg = rd_pb_read(m->request_type, arena, data, len);
+    if (!msg) {
+        ProtobufCAllocator alloc = rd_codec_allocator(arena);
+        msg = protobuf_c_message_unpack(m->request_type, &alloc, len, data);
+    }
+    if (!msg)
+        rd_status_set(st, RD_ERR_INVALID, "request: not a valid %s message", m->request_type->name);
+    return msg;
+}
+
+int rd_method_unary(const rd_method *m, const rd_rpc *rpc, const uint8_t *data, size_t len,
+                    rd_reply *reply, rd_status *st)
+{
+    bool read = false;
+    int rc = m->direct ? m->direct(rpc, data, len, reply, st, &read) : RD_OK;
+    if (read)
+        return rc;
+    ProtobufCMessage *req = rd_method_decode(m, rpc->ctx.arena, data, len, st);
+    return req ? m->handle(rpc, req, reply, st) : st->code;
+}

@@ -52,6 +52,12 @@ typedef struct rd_reply {
 typedef int (*rd_handler_fn)(const rd_rpc *rpc, const ProtobufCMessage *req, rd_reply *reply,
                              rd_status *st);
 
+/* A hot unary method's request read from its bytes straight into the
+ * core's structs (requests.h), then handled. *read false: the reader
+ * declined the bytes and nothing was done; the generic path takes them. */
+typedef int (*rd_direct_fn)(const rd_rpc *rpc, const uint8_t *data, size_t len, rd_reply *reply,
+                            rd_status *st, bool *read);
+
 typedef void (*rd_wake_fn)(void *arg);
 
 /* A server-streaming method's source of messages. */
@@ -83,9 +89,21 @@ typedef struct rd_method {
     const ProtobufCMessageDescriptor *request_type;
     rd_handler_fn handle;                            /* UNARY and BIDI */
     const rd_stream_ops *stream;                     /* SERVER_STREAM */
+    rd_direct_fn direct;                             /* NULL, or tried before `handle` */
+    unsigned waiting;                                /* calls kept requested per worker */
 } rd_method;
 
 extern const rd_method rd_methods[];
 extern const size_t rd_methods_count;
+
+/* A request's bytes decoded as m's request type in the arena: pbread.c's
+ * one pass, else protobuf-c's answer. NULL, with st set, when invalid. */
+ProtobufCMessage *rd_method_decode(const rd_method *m, rd_arena *arena, const uint8_t *data,
+                                   size_t len, rd_status *st);
+
+/* One unary request's bytes to a reply, as the server runs it: m's direct
+ * reader when it has one and it accepts, else decoding and m's handler. */
+int rd_method_unary(const rd_method *m, const rd_rpc *rpc, const uint8_t *data, size_t len,
+                    rd_reply *reply, rd_status *st);
 
 #endif

@@ -1,49 +1,17 @@
 /* One-pass decoding of simple protobuf-c messages (see pbread.h).
  *
  * Every rule below mirrors protobuf_c_message_unpack() (protobuf-c 1.4):
- * varints of at most 10 bytes, tags and lengths of at most 5, the last
- * value of a singular field winning, a oneof's case set to the member last
- * seen. Whatever protobuf-c would treat in any other way is declined. */
+ * varint limits as pbreader.h's, the last value of a singular field
+ * winning, a oneof's case set to the member last seen. Whatever protobuf-c
+ * would treat in any other way is declined. */
 #include "transport/pbread.h"
 
 #include <stdbool.h>
 
+#include "transport/pbreader.h"
+
 #define DEPTH_MAX 16     /* nested messages; deeper input goes to protobuf-c */
 #define FIELDS_MAX 64    /* fields of one message: one bit each in seen_messages */
-
-typedef struct {
-    const uint8_t *p;
-    const uint8_t *end;
-} reader;
-
-/* A varint of at most max_bytes bytes. Declines a ten-byte varint whose
- * last byte carries bits beyond 64 (protobuf-c reads those as "true" in a
- * bool but drops them elsewhere). */
-static bool read_long_varint(reader *r, unsigned max_bytes, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned i = 0; i < max_bytes && r->p < r->end; i++) {
-        uint8_t b = *r->p++;
-        if (i == 9 && b > 1)
-            return false;
-        x |= (uint64_t)(b & 0x7F) << (7 * i);
-        if (!(b & 0x80)) {
-            *v = x;
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Most tags, lengths and values of a request take one byte. */
-static inline bool read_varint(reader *r, unsigned max_bytes, uint64_t *v)
-{
-    if (r->p < r->end && *r->p < 0x80) {
-        *v = *r->p++;
-        return true;
-    }
-    return read_long_varint(r, max_bytes, v);
-}
 
 /* The field a tag names, or NULL: numbers are 1..n in the descriptors we
  * read, so the table is indexed by number. */
@@ -85,30 +53,24 @@ static int wire_type_of(const ProtobufCFieldDescriptor *f)
 /* The next field: its descriptor, and its value as a varint or as the
  * bytes [*at, *at + *len). False when declined. */
 static inline __attribute__((always_inline)) bool next_field(
-    reader *r, const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor **field,
+    rd_pbr *r, const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor **field,
     uint64_t *varint, const uint8_t **at, size_t *len)
 {
     uint64_t tag;
-    if (!read_varint(r, 5, &tag))
+    if (!rd_pbr_varint(r, RD_PBR_TAG_BYTES, &tag))
         return false;
     const ProtobufCFieldDescriptor *f = field_of(d, tag >> 3);
     if (!f || wire_type_of(f) != (int)(tag & 7))
         return false;
     *field = f;
     if ((tag & 7) == PROTOBUF_C_WIRE_TYPE_VARINT)
-        return read_varint(r, 10, varint);
-    uint64_t n;
-    if (!read_varint(r, 5, &n) || n > (uint64_t)(r->end - r->p))
-        return false;
-    *at = r->p;
-    *len = (size_t)n;
-    r->p += n;
-    return true;
+        return rd_pbr_varint(r, RD_PBR_VARINT_BYTES, varint);
+    return rd_pbr_bytes(r, at, len);
 }
 
 /* How many times field f occurs in r's bytes, so that its array is sized
  * once, when its first value is met. Declines what next_field() declines. */
-static bool count_occurrences(const ProtobufCMessageDescriptor *d, reader r,
+static bool count_occurrences(const ProtobufCMessageDescriptor *d, rd_pbr r,
                               const ProtobufCFieldDescriptor *f, size_t *count)
 {
     *count = 0;
@@ -152,7 +114,7 @@ static ProtobufCMessage *read_message(const ProtobufCMessageDescriptor *d, rd_ar
  * field's first value, for all of them (the quantifier counts the filled
  * slots). `rest` holds the bytes after this value. */
 static void **next_slot(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
-                        char *base, rd_arena *a, reader rest)
+                        char *base, rd_arena *a, rd_pbr rest)
 {
     size_t *n = (size_t *)(base + f->quantifier_offset);
     void ***array = (void ***)(base + f->offset);
@@ -167,7 +129,7 @@ static void **next_slot(const ProtobufCMessageDescriptor *d, const ProtobufCFiel
 
 /* One length-delimited value into its member or its array. */
 static bool store_bytes(const ProtobufCMessageDescriptor *d, const ProtobufCFieldDescriptor *f,
-                        char *base, rd_arena *a, const uint8_t *at, size_t len, reader rest,
+                        char *base, rd_arena *a, const uint8_t *at, size_t len, rd_pbr rest,
                         int depth)
 {
     void *value;
@@ -190,7 +152,7 @@ static ProtobufCMessage *read_message(const ProtobufCMessageDescriptor *d, rd_ar
 {
     if (depth > DEPTH_MAX || d->n_fields > FIELDS_MAX)
         return NULL;
-    reader r = {data, data + len};
+    rd_pbr r = {data, data + len};
     ProtobufCMessage *msg = rd_arena_alloc_uninit(a, d->sizeof_message);
     if (!msg)
         return NULL;

@@ -11,9 +11,6 @@
 #include "core/log.h"
 #include "transport/server_internal.h"
 
-/* Calls kept requested per method per worker: enough that a burst on one
- * queue never waits for a re-request. */
-#define PENDING_PER_METHOD 4
 #define ARENA_CHUNK (64 * 1024)
 #define PEM_MAX (1024 * 1024)
 
@@ -163,7 +160,7 @@ static int start_workers(rd_server *s, rd_status *st)
     for (unsigned i = 0; i < s->n_workers; i++) {
         rd_worker *w = &s->workers[i];
         for (size_t m = 0; m < rd_methods_count; m++)
-            for (int k = 0; k < PENDING_PER_METHOD; k++)
+            for (unsigned k = 0; k < rd_methods[m].waiting; k++)
                 rd_call_request(w, (int)m);
         rd_call_request(w, RD_GENERIC_METHOD);
         if (pthread_create(&w->thread, NULL, worker_main, w) != 0)

@@ -1,10 +1,12 @@
 /* One libFuzzer target per request type of the API. The input is a request
  * message as it arrives off the wire; it goes through what call.c does with
- * one: protobuf-c decoding into the worker's arena, then the method's own
- * handler from the method table (validation, the decision engine over the
- * in-memory store and the shipped configuration, the response built in the
- * arena, or packed there by the handler itself), then encoding of the
- * response.
+ * one: rd_method_unary (the method's direct reader when it has one and it
+ * accepts the bytes, else decoding into the worker's arena and the method's
+ * handler from the method table), so validation, the decision engine over
+ * the in-memory store and the shipped configuration, and the response built
+ * in the arena, or packed there by the handler itself; then encoding of the
+ * response. A server-streaming method's request is decoded and its stream
+ * drained.
  *
  * FUZZ_METHOD (a compile-time definition) is the method's path, e.g.
  * "/recovery.v1.RecoveryService/Decide"; tests/fuzz/CMakeLists.txt builds
@@ -221,20 +223,18 @@ static void run_round(const uint8_t *data, size_t size, rd_store *store, int rou
     rd_rpc rpc = {.svc = &svc, .engine = &engine,
                   .ctx = {.now_ms = START_MS + (int64_t)round * ROUND_STEP_MS,
                           .arena = &env.arena, .rng = &env.rng}};
-    /* Decoded anew each round, as a retried call would be. */
-    ProtobufCAllocator alloc = rd_codec_allocator(&env.arena);
-    ProtobufCMessage *req = protobuf_c_message_unpack(env.method->request_type, &alloc, size, data);
-    if (req) {
-        if (env.method->kind == RD_RPC_SERVER_STREAM) {
+    /* Read anew each round, as a retried call would be. */
+    rd_status st = {.code = RD_OK, .msg = ""};
+    if (env.method->kind == RD_RPC_SERVER_STREAM) {
+        ProtobufCMessage *req = rd_method_decode(env.method, &env.arena, data, size, &st);
+        if (req)
             run_stream(&rpc, req);
-        } else {
-            rd_status st = {.code = RD_OK, .msg = ""};
-            rd_reply reply = {NULL, NULL, 0};
-            int rc = env.method->handle(&rpc, req, &reply, &st);
-            check_error(rc, &st);
-            if (rc == RD_OK)
-                check_reply(&reply);
-        }
+    } else {
+        rd_reply reply = {NULL, NULL, 0};
+        int rc = rd_method_unary(env.method, &rpc, data, size, &reply, &st);
+        check_error(rc, &st);
+        if (rc == RD_OK)
+            check_reply(&reply);
     }
     rd_arena_reset(&env.arena);
     rd_config_snap_release(snap);

@@ -1,0 +1,31 @@
+/* The hot requests read straight from their bytes into the core's structs.
+ *
+ * The generic path decodes a request into protobuf-c's structs (pbread.c,
+ * else protobuf-c), then converts and checks them (codec.c), naming the
+ * field of any error. For a Decide that is two passes over every field,
+ * with each string measured again on the way. A reader here makes one
+ * pass and checks each string where its length is at hand.
+ *
+ * A reader accepts only a request the generic path accepts, and then fills
+ * the same structs with the same values. Everything else is declined: an
+ * error to report, a field sent twice, an unknown field, a plan, malformed
+ * bytes. The caller then hands the same bytes to the generic path, whose
+ * answer stands. fuzz_requests checks this promise on arbitrary bytes. */
+#ifndef RD_TRANSPORT_REQUESTS_H
+#define RD_TRANSPORT_REQUESTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "core/decide.h"
+
+/* A DecideRequest from data[0, len). True: *in is filled, in->error points
+ * to err when the request carries an error, and every string is a copy in
+ * the arena (valid UTF-8, within its field's limit). False: declined; *in
+ * and *err hold nothing of use. data is only read. */
+bool rd_request_decide(const uint8_t *data, size_t len, rd_arena *a, rd_decide_input *in,
+                       rd_tool_error *err);
+
+#endif
