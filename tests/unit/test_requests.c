@@ -172,17 +172,22 @@ static void no_tool_id(Recovery__V1__DecideRequest *r, Recovery__V1__ToolError *
 {
     r->tool_id = "";
 }
+/* n copies of c: one buffer, which each spoiled request uses alone. */
+static char *repeated(char c, size_t n)
+{
+    static char text[RD_MESSAGE_MAX + 2];
+    memset(text, c, n);
+    text[n] = '\0';
+    return text;
+}
+
 static void id_too_long(Recovery__V1__DecideRequest *r, Recovery__V1__ToolError *e)
 {
-    static char id[RD_ID_MAX + 2];
-    memset(id, 'x', RD_ID_MAX + 1);
-    r->executor_id = id;
+    r->executor_id = repeated('x', RD_ID_MAX + 1);
 }
 static void permit_too_long(Recovery__V1__DecideRequest *r, Recovery__V1__ToolError *e)
 {
-    static char id[RD_PERMIT_ID_MAX + 2];
-    memset(id, '1', RD_PERMIT_ID_MAX + 1);
-    r->permit_id = id;
+    r->permit_id = repeated('1', RD_PERMIT_ID_MAX + 1);
 }
 static void bad_utf8(Recovery__V1__DecideRequest *r, Recovery__V1__ToolError *e)
 {
@@ -237,9 +242,7 @@ static void negative_retry_after(Recovery__V1__DecideRequest *r, Recovery__V1__T
 }
 static void message_too_long(Recovery__V1__DecideRequest *r, Recovery__V1__ToolError *e)
 {
-    static char message[RD_MESSAGE_MAX + 2];
-    memset(message, 'm', RD_MESSAGE_MAX + 1);
-    e->message = message;
+    e->message = repeated('m', RD_MESSAGE_MAX + 1);
 }
 static void code_bad_utf8(Recovery__V1__DecideRequest *r, Recovery__V1__ToolError *e)
 {
