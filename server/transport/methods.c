@@ -189,8 +189,9 @@ static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, r
 
 /* Calls kept requested per worker. The service's RPCs come in bursts and
  * get several; the others (admin, health, reflection, streams opened once)
- * get one, since gRPC scans a queue's list of requested calls on every
- * completion (docs/PERFORMANCE.md, "Requested calls"). */
+ * get one: each requested call is a tag outstanding on the worker's queue,
+ * and libgrpc scans those tags on every completion (docs/PERFORMANCE.md,
+ * "Requested calls"). */
 #define WAITING_HOT 4
 #define WAITING_COLD 1
 
