@@ -10,14 +10,6 @@
 #include "core/trace.h"
 #include "transport/pbwire.h"
 
-/* Each put_*() below writes through a copy of the caller's writer and hands
- * it back at the end: a byte stored through the position of a writer whose
- * address is the caller's may alias that writer, so the compiler reloads
- * the position after every store; a local copy whose address stays in the
- * function keeps it in a register. */
-#define WRITER_COPY(from) rd_pbw copy_ = *(from), *w = &copy_
-#define WRITER_BACK(to) (*(to) = copy_)
-
 /* A nested message field: its fields are written by put(), then its
  * length and tag. */
 #define NESTED(w, id, put)                         \
@@ -66,10 +58,9 @@ static void put_cascade_step(rd_pbw *w, const rd_cascade_step *s)
     rd_pbw_string_field(w, 1, s->tool_id);
 }
 
-static void put_event(rd_pbw *out, const char *turn_id, const rd_trace_event *e,
+static void put_event(rd_pbw *w, const char *turn_id, const rd_trace_event *e,
                       const char *timestamp)
 {
-    WRITER_COPY(out);
     rd_pbw_uint_field(w, 12, e->sequence);
     rd_pbw_int64_field(w, 11, e->timeout_ms);
     rd_pbw_string_field(w, 10, e->detail);
@@ -85,7 +76,6 @@ static void put_event(rd_pbw *out, const char *turn_id, const rd_trace_event *e,
     rd_pbw_string_field(w, 3, turn_id);
     rd_pbw_string_field(w, 2, e->tool_id);
     rd_pbw_string_field(w, 1, rd_event_type_name(e->type));
-    WRITER_BACK(out);
 }
 
 /* Repeated trace events, last first. Consecutive events of one instant
