@@ -275,13 +275,18 @@ bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms)
            b->probe_token == 0 && !rd_breaker_hold_live(b, now_ms);
 }
 
-const char *rd_breaker_status_name(rd_breaker_status s)
+rd_text rd_breaker_status_text(rd_breaker_status s)
 {
     switch (s) {
-    case RD_BREAKER_CLOSED: return "closed";
-    case RD_BREAKER_OPEN: return "open";
-    case RD_BREAKER_HALF_OPEN: return "half_open";
+    case RD_BREAKER_CLOSED: return RD_TEXT("closed");
+    case RD_BREAKER_OPEN: return RD_TEXT("open");
+    case RD_BREAKER_HALF_OPEN: return RD_TEXT("half_open");
     case RD_BREAKER_UNSPECIFIED: break;
     }
-    return "unspecified";
+    return RD_TEXT("unspecified");
+}
+
+const char *rd_breaker_status_name(rd_breaker_status s)
+{
+    return rd_breaker_status_text(s).s;
 }

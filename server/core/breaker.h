@@ -119,5 +119,6 @@ int rd_breaker_force(rd_breaker *b, rd_force_mode mode, int64_t now_ms, int64_t 
 bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms);
 
 const char *rd_breaker_status_name(rd_breaker_status s); /* "closed", ... */
+rd_text rd_breaker_status_text(rd_breaker_status s);     /* the same, with its length */
 
 #endif

@@ -435,14 +435,19 @@ const char *rd_category_name(rd_category c)
     return "";
 }
 
-const char *rd_retryability_name(rd_retryability r)
+rd_text rd_retryability_text(rd_retryability r)
 {
     switch (r) {
-    case RD_TRANSIENT: return "transient";
-    case RD_PERMANENT: return "permanent";
+    case RD_TRANSIENT: return RD_TEXT("transient");
+    case RD_PERMANENT: return RD_TEXT("permanent");
     case RD_RETRYABILITY_UNSPECIFIED: break;
     }
-    return "";
+    return RD_TEXT("");
+}
+
+const char *rd_retryability_name(rd_retryability r)
+{
+    return rd_retryability_text(r).s;
 }
 
 /* ---- the "Tool Execution Failed" text (001) ---- */

@@ -39,6 +39,7 @@ bool rd_kind_executed(rd_error_kind kind);
 const char *rd_kind_name(rd_error_kind kind);         /* "timeout", ... ; "" for UNSPECIFIED */
 const char *rd_category_name(rd_category c);          /* "input_validation", ... */
 const char *rd_retryability_name(rd_retryability r);  /* "transient" / "permanent" */
+rd_text rd_retryability_text(rd_retryability r);      /* the same, with its length */
 
 /* The "Tool Execution Failed" text for the model (001), written into buf
  * (always NUL-terminated, truncated to cap). Returns the length written. */

@@ -145,7 +145,8 @@ static const char *error_type_name(const rd_tool_error *err, const rd_classifica
 #define LLM_MESSAGE_FRAME 128 /* the fixed lines around the three fields */
 
 static const char *llm_message_for(const char *tool_id, const rd_tool_error *err,
-                                   const rd_classification *c, const rd_call_ctx *ctx)
+                                   const rd_classification *c, const rd_call_ctx *ctx,
+                                   size_t *len)
 {
     const char *type = error_type_name(err, c);
     size_t message_len = err->message ? err->message_len : 0;
@@ -154,9 +155,9 @@ static const char *llm_message_for(const char *tool_id, const rd_tool_error *err
     if (!text)
         return NULL;
     if (ctx->text_checked)
-        rd_llm_message_valid(text, cap, tool_id, type, safe_str(err->message), message_len);
+        *len = rd_llm_message_valid(text, cap, tool_id, type, safe_str(err->message), message_len);
     else
-        rd_llm_message(text, cap, tool_id, type, safe_str(err->message), message_len);
+        *len = rd_llm_message(text, cap, tool_id, type, safe_str(err->message), message_len);
     return text;
 }
 
@@ -226,7 +227,8 @@ static int classify_error(const rd_engine *e, const rd_tool_config *manifest, co
 static int add_llm_message(const char *tool_id, const rd_tool_error *err, const rd_call_ctx *ctx,
                            rd_classify_result *out, rd_status *st)
 {
-    out->llm_message = llm_message_for(tool_id, err, &out->classification, ctx);
+    out->llm_message =
+        llm_message_for(tool_id, err, &out->classification, ctx, &out->llm_message_len);
     if (!out->llm_message)
         return rd_status_set(st, RD_ERR_NOMEM, "llm_message: out of memory");
     return RD_OK;

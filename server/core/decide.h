@@ -59,6 +59,7 @@ typedef struct rd_breaker_view {
 typedef struct rd_classify_result {
     rd_classification classification;
     const char *llm_message;     /* arena */
+    size_t llm_message_len;      /* its length, so the answer need not measure it */
 } rd_classify_result;
 
 int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_error *err,

@@ -8,15 +8,18 @@
 /* 2^63 as a double: every double below it converts to int64_t safely. */
 #define INT64_LIMIT_AS_DOUBLE 9223372036854775808.0
 
-/* Rounds a non-negative double to the nearest whole unit without the
- * undefined behaviour of converting an out-of-range double. */
+/* Rounds a non-negative double to the nearest whole unit, halves away
+ * from zero as llround() does, without the undefined behaviour of
+ * converting an out-of-range double. Below 2^63 a double minus its whole
+ * part is exact, so the comparison needs no library call. */
 static int64_t round_to_whole(double units)
 {
     if (!(units > 0.0))
         return 0; /* negative, zero or NaN */
     if (units >= INT64_LIMIT_AS_DOUBLE)
         return INT64_MAX;
-    return (int64_t)llround(units);
+    int64_t whole = (int64_t)units;
+    return whole + (units - (double)whole >= 0.5);
 }
 
 int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt)
@@ -26,8 +29,10 @@ int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt)
     int64_t cap = p->max_delay_ms > 0 ? p->max_delay_ms : INT64_MAX;
     uint32_t exponent = attempt > 1 ? attempt - 1 : 0;
     /* pow() saturates to +inf instead of overflowing, so attempt 1000 (or
-     * UINT32_MAX) simply lands on the cap. */
-    double delay = (double)p->initial_delay_ms * pow(p->multiplier, (double)exponent);
+     * UINT32_MAX) simply lands on the cap. x^0 is 1 for every x, NaN
+     * included, so the first retry (the most frequent) skips the call. */
+    double growth = exponent == 0 ? 1.0 : pow(p->multiplier, (double)exponent);
+    double delay = (double)p->initial_delay_ms * growth;
     if (!(delay < (double)cap))
         return cap; /* also catches +inf and NaN */
     int64_t rounded = round_to_whole(delay);

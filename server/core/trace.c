@@ -10,45 +10,55 @@
 #include <emmintrin.h>
 #endif
 
-static const char *const EVENT_NAMES[RD_EV_COUNT] = {
-    [RD_EV_TOOL_ERROR] = "ToolError",
-    [RD_EV_TOOL_TIMEOUT] = "ToolTimeout",
-    [RD_EV_CIRCUIT_OPENED] = "CircuitOpened",
-    [RD_EV_CIRCUIT_HALF_OPENED] = "CircuitHalfOpened",
-    [RD_EV_CIRCUIT_CLOSED] = "CircuitClosed",
-    [RD_EV_RETRY] = "Retry",
-    [RD_EV_RETRY_SUCCEEDED] = "RetrySucceeded",
-    [RD_EV_TOOL_SUCCEEDED] = "ToolSucceeded",
-    [RD_EV_TOOL_FAILED] = "ToolFailed",
-    [RD_EV_ALTERNATIVE_USED] = "AlternativeUsed",
-    [RD_EV_DEFAULT_USED] = "DefaultUsed",
-    [RD_EV_SKIPPED] = "Skipped",
-    [RD_EV_ESCALATED] = "Escalated",
-    [RD_EV_GAVE_UP] = "GaveUp",
-    [RD_EV_FAIL_FAST] = "FailFast",
-    [RD_EV_TURN_TIMEOUT] = "TurnTimeout",
+static const rd_text EVENT_NAMES[RD_EV_COUNT] = {
+    [RD_EV_TOOL_ERROR] = RD_TEXT_INIT("ToolError"),
+    [RD_EV_TOOL_TIMEOUT] = RD_TEXT_INIT("ToolTimeout"),
+    [RD_EV_CIRCUIT_OPENED] = RD_TEXT_INIT("CircuitOpened"),
+    [RD_EV_CIRCUIT_HALF_OPENED] = RD_TEXT_INIT("CircuitHalfOpened"),
+    [RD_EV_CIRCUIT_CLOSED] = RD_TEXT_INIT("CircuitClosed"),
+    [RD_EV_RETRY] = RD_TEXT_INIT("Retry"),
+    [RD_EV_RETRY_SUCCEEDED] = RD_TEXT_INIT("RetrySucceeded"),
+    [RD_EV_TOOL_SUCCEEDED] = RD_TEXT_INIT("ToolSucceeded"),
+    [RD_EV_TOOL_FAILED] = RD_TEXT_INIT("ToolFailed"),
+    [RD_EV_ALTERNATIVE_USED] = RD_TEXT_INIT("AlternativeUsed"),
+    [RD_EV_DEFAULT_USED] = RD_TEXT_INIT("DefaultUsed"),
+    [RD_EV_SKIPPED] = RD_TEXT_INIT("Skipped"),
+    [RD_EV_ESCALATED] = RD_TEXT_INIT("Escalated"),
+    [RD_EV_GAVE_UP] = RD_TEXT_INIT("GaveUp"),
+    [RD_EV_FAIL_FAST] = RD_TEXT_INIT("FailFast"),
+    [RD_EV_TURN_TIMEOUT] = RD_TEXT_INIT("TurnTimeout"),
 };
+
+rd_text rd_event_type_text(rd_event_type t)
+{
+    if ((unsigned)t >= RD_EV_COUNT)
+        return RD_TEXT("Unknown");
+    return EVENT_NAMES[t];
+}
 
 const char *rd_event_type_name(rd_event_type t)
 {
-    if ((unsigned)t >= RD_EV_COUNT)
-        return "Unknown";
-    return EVENT_NAMES[t];
+    return rd_event_type_text(t).s;
+}
+
+rd_text rd_action_text(rd_action a)
+{
+    switch (a) {
+    case RD_ACTION_PROCEED: return RD_TEXT("proceed");
+    case RD_ACTION_RETRY: return RD_TEXT("retry");
+    case RD_ACTION_USE_ALTERNATIVE: return RD_TEXT("use_alternative");
+    case RD_ACTION_FAIL_FAST: return RD_TEXT("fail_fast");
+    case RD_ACTION_ESCALATE: return RD_TEXT("escalate");
+    case RD_ACTION_GIVE_UP: return RD_TEXT("give_up");
+    case RD_ACTION_PARTIAL: return RD_TEXT("partial");
+    case RD_ACTION_UNSPECIFIED: break;
+    }
+    return RD_TEXT("");
 }
 
 const char *rd_action_name(rd_action a)
 {
-    switch (a) {
-    case RD_ACTION_PROCEED: return "proceed";
-    case RD_ACTION_RETRY: return "retry";
-    case RD_ACTION_USE_ALTERNATIVE: return "use_alternative";
-    case RD_ACTION_FAIL_FAST: return "fail_fast";
-    case RD_ACTION_ESCALATE: return "escalate";
-    case RD_ACTION_GIVE_UP: return "give_up";
-    case RD_ACTION_PARTIAL: return "partial";
-    case RD_ACTION_UNSPECIFIED: break;
-    }
-    return "";
+    return rd_action_text(a).s;
 }
 
 /* ---- UTF-8 safe text ---- */
@@ -228,6 +238,7 @@ static char *put_digits(char *p, unsigned value, int width)
 /* "YYYY-MM-DDTHH:MM:SS" of the second last formatted by this thread: the
  * events of one answer, and the answers of one busy second, share it. */
 #define SECOND_TEXT_LEN 19
+#define RFC3339_LEN 24 /* the second, '.', three digits, 'Z' */
 static _Thread_local struct {
     bool valid;
     int64_t secs;
@@ -274,10 +285,10 @@ static bool format_rfc3339_fast(char *buf, size_t cap, int64_t secs, int ms)
     return true;
 }
 
-void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms)
+size_t rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms)
 {
     if (!buf || cap == 0)
-        return;
+        return 0;
     /* Floor division, so instants before 1970 still get 0..999 ms. */
     int64_t secs = unix_ms / 1000, ms = unix_ms % 1000;
     if (ms < 0) {
@@ -285,15 +296,16 @@ void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms)
         secs -= 1;
     }
     if (format_rfc3339_fast(buf, cap, secs, (int)ms))
-        return;
+        return RFC3339_LEN;
     time_t t = (time_t)secs;
     struct tm tm;
     if (!gmtime_r(&t, &tm)) {
         snprintf(buf, cap, "1970-01-01T00:00:00.000Z");
-        return;
+        return strlen(buf);
     }
     snprintf(buf, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
              tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)ms);
+    return strlen(buf);
 }
 
 /* ---- turn summary ---- */

@@ -7,6 +7,8 @@
 
 const char *rd_event_type_name(rd_event_type t); /* "ToolError", "CircuitOpened", ... */
 const char *rd_action_name(rd_action a);         /* "retry", "fail_fast", ... */
+rd_text rd_event_type_text(rd_event_type t);     /* the same names with their lengths */
+rd_text rd_action_text(rd_action a);
 
 /* Copies src into a fixed buffer, truncating on a UTF-8 boundary and
  * replacing NUL bytes, so stored text is always valid for the wire. */
@@ -35,8 +37,9 @@ size_t rd_utf8_valid_len(const char *s, size_t len);
 size_t rd_utf8_sanitize(char *dst, size_t room, const char *src, size_t len, const char *repl,
                         size_t repl_len, size_t *used);
 
-/* "2025-11-05T10:30:45.123Z" into buf (at least 32 bytes). */
-void rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms);
+/* "2025-11-05T10:30:45.123Z" into buf (at least 32 bytes); returns its
+ * length. */
+size_t rd_format_rfc3339(char *buf, size_t cap, int64_t unix_ms);
 
 typedef struct rd_turn_summary {
     const char **completed; size_t n_completed;

@@ -13,6 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A fixed text with its length, so a writer need not measure it. */
+typedef struct rd_text {
+    const char *s;
+    size_t len;
+} rd_text;
+#define RD_TEXT_INIT(lit) {(lit), sizeof(lit) - 1}
+#define RD_TEXT(lit) ((rd_text)RD_TEXT_INIT(lit))
+
 /* Limits on request fields. */
 #define RD_ID_MAX 256               /* tool_id, turn_id, outcome_id, executor_id */
 #define RD_MESSAGE_MAX 65536        /* ToolError.message */

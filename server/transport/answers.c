@@ -22,7 +22,7 @@
 static void put_classification(rd_pbw *w, const rd_classify_result *r)
 {
     const rd_classification *k = &r->classification;
-    rd_pbw_string_field(w, 9, r->llm_message);
+    rd_pbw_bytes_field(w, 9, r->llm_message, r->llm_message_len);
     rd_pbw_bool_field(w, 8, k->overridden);
     rd_pbw_string_field(w, 7, k->rule_id);
     rd_pbw_string_field(w, 6, k->suggestion);
@@ -58,24 +58,30 @@ static void put_cascade_step(rd_pbw *w, const rd_cascade_step *s)
     rd_pbw_string_field(w, 1, s->tool_id);
 }
 
-static void put_event(rd_pbw *w, const char *turn_id, const rd_trace_event *e,
-                      const char *timestamp)
+/* A name from one of the core's fixed tables, measured when it was
+ * compiled. */
+static void put_name(rd_pbw *w, uint32_t id, rd_text name)
+{
+    rd_pbw_bytes_field(w, id, name.s, name.len);
+}
+
+static void put_event(rd_pbw *w, const char *turn_id, const rd_trace_event *e, rd_text timestamp)
 {
     rd_pbw_uint_field(w, 12, e->sequence);
     rd_pbw_int64_field(w, 11, e->timeout_ms);
     rd_pbw_string_field(w, 10, e->detail);
-    rd_pbw_string_field(w, 9, timestamp);
+    put_name(w, 9, timestamp);
     if (e->decision)
-        rd_pbw_string_field(w, 8, rd_action_name(e->decision));
+        put_name(w, 8, rd_action_text(e->decision));
     rd_pbw_uint_field(w, 7, e->retry_count);
     if (e->breaker)
-        rd_pbw_string_field(w, 6, rd_breaker_status_name(e->breaker));
+        put_name(w, 6, rd_breaker_status_text(e->breaker));
     if (e->retryability)
-        rd_pbw_string_field(w, 5, rd_retryability_name(e->retryability));
+        put_name(w, 5, rd_retryability_text(e->retryability));
     rd_pbw_string_field(w, 4, e->error);
     rd_pbw_string_field(w, 3, turn_id);
     rd_pbw_string_field(w, 2, e->tool_id);
-    rd_pbw_string_field(w, 1, rd_event_type_name(e->type));
+    put_name(w, 1, rd_event_type_text(e->type));
 }
 
 /* Repeated trace events, last first. Consecutive events of one instant
@@ -84,13 +90,14 @@ static void put_events(rd_pbw *w, uint32_t id, const char *turn_id, const rd_tra
                        size_t n)
 {
     char timestamp[40];
+    rd_text formatted = {timestamp, 0};
     int64_t formatted_ms = 0;
     for (size_t i = n; i-- > 0;) {
         if (i == n - 1 || ev[i].timestamp_ms != formatted_ms) {
-            rd_format_rfc3339(timestamp, sizeof timestamp, ev[i].timestamp_ms);
+            formatted.len = rd_format_rfc3339(timestamp, sizeof timestamp, ev[i].timestamp_ms);
             formatted_ms = ev[i].timestamp_ms;
         }
-        NESTED(w, id, put_event(w, turn_id, &ev[i], timestamp));
+        NESTED(w, id, put_event(w, turn_id, &ev[i], formatted));
     }
 }
 

@@ -108,6 +108,7 @@ static void any_classification(rd_arena *a, rd_classify_result *r)
     k->rule_id = any_text(a, 40, false);
     k->overridden = below(2);
     r->llm_message = any_text(a, 600, true);
+    r->llm_message_len = r->llm_message ? strlen(r->llm_message) : 0;
 }
 
 static void any_breaker(rd_arena *a, rd_breaker_view *v)

@@ -586,6 +586,7 @@ static void test_permanent_without_alternative_escalates(void **state)
                         "Tool Execution Failed\nTool: flight_search\n"
                         "Error Type: input_validation\nMessage: Invalid airport code: XYZ\n\n"
                         "The tool failed and cannot be used for this request.");
+    assert_int_equal(d.classification.llm_message_len, strlen(d.classification.llm_message));
     const rd_trace_event *ev = event_of(&d, RD_EV_ESCALATED, "flight_search");
     assert_int_equal(ev->decision, RD_ACTION_ESCALATE);
 
@@ -909,6 +910,8 @@ static void assert_same_texts(const rd_decision *a, const rd_decision *b)
 {
     assert_string_equal(a->reason, b->reason);
     assert_string_equal(a->classification.llm_message, b->classification.llm_message);
+    assert_int_equal(a->classification.llm_message_len, b->classification.llm_message_len);
+    assert_int_equal(a->classification.llm_message_len, strlen(a->classification.llm_message));
     assert_int_equal(a->n_trace, b->n_trace);
     for (size_t i = 0; i < a->n_trace; i++) {
         assert_string_equal(a->trace[i].tool_id, b->trace[i].tool_id);
@@ -1093,6 +1096,7 @@ static void test_classify_applies_manifest_override(void **state)
     assert_int_equal(r.classification.retryability, RD_PERMANENT);
     assert_true(r.classification.overridden);
     assert_non_null(strstr(r.llm_message, "Tool: custom_api\n"));
+    assert_int_equal(r.llm_message_len, strlen(r.llm_message));
     assert_int_equal(rd_engine_classify(&f->engine, "flight_search", &err, &f->ctx, &r, &f->st),
                      RD_OK);
     assert_int_equal(r.classification.retryability, RD_TRANSIENT);

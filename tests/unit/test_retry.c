@@ -92,6 +92,37 @@ static void test_fractional_multiplier_rounds_to_nearest(void **state)
     assert_int_equal(rd_backoff_base_ms(&p, 4), 338); /* 337.5 */
 }
 
+/* The C library's rounding and pow(), as the backoff was first written:
+ * the arithmetic that replaced them must give the same whole units. */
+static int64_t reference_us(const rd_retry_policy *p, uint32_t attempt, double u)
+{
+    double raw = (double)p->initial_delay_ms * pow(p->multiplier, (double)(attempt - 1));
+    int64_t base = raw < (double)p->max_delay_ms ? (int64_t)llround(raw) : p->max_delay_ms;
+    double spread = (double)base * p->jitter_percent / 100.0;
+    return (int64_t)llround(((double)base - spread + 2.0 * spread * u) * 1000.0);
+}
+
+static void test_rounding_matches_the_c_library(void **state)
+{
+    rd_rng rng;
+    rd_rng_seed(&rng, 42);
+    for (int i = 0; i < 200000; i++) {
+        rd_retry_policy p = default_policy;
+        p.initial_delay_ms = 1 + (int64_t)(rd_rng_unit(&rng) * 5000);
+        p.multiplier = 1.0 + rd_rng_unit(&rng) * 3.0;
+        p.max_delay_ms = 1000000;
+        p.jitter_percent = rd_rng_unit(&rng) * 100.0;
+        uint32_t attempt = 1 + (uint32_t)(rd_rng_unit(&rng) * 6);
+        double u = rd_rng_unit(&rng);
+        int64_t want = reference_us(&p, attempt, u);
+        if (rd_backoff_jittered_us(&p, attempt, u) != want)
+            fail_msg("initial %lld multiplier %.17g jitter %.17g attempt %u unit %.17g: "
+                     "%lld us, the C library gives %lld", (long long)p.initial_delay_ms,
+                     p.multiplier, p.jitter_percent, attempt, u,
+                     (long long)rd_backoff_jittered_us(&p, attempt, u), (long long)want);
+    }
+}
+
 /* unit_random 0 -> base - j, 0.5 -> base, just below 1 -> base + j. */
 static void test_jitter_bounds(void **state)
 {
@@ -250,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_huge_attempts_do_not_overflow),
         cmocka_unit_test(test_multiplier_one_is_constant),
         cmocka_unit_test(test_fractional_multiplier_rounds_to_nearest),
+        cmocka_unit_test(test_rounding_matches_the_c_library),
         cmocka_unit_test(test_jitter_bounds),
         cmocka_unit_test(test_jitter_in_microseconds),
         cmocka_unit_test(test_unit_conversions),

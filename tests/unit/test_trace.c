@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "core/arena.h"
+#include "core/breaker.h"
+#include "core/classify.h"
 #include "core/err.h"
 #include "core/trace.h"
 #include "mixed_text.h"
@@ -159,7 +161,7 @@ static void test_char_len_every_lead_byte(void **state)
 static void test_rfc3339_known_instants(void **state)
 {
     char buf[32];
-    rd_format_rfc3339(buf, sizeof buf, 1762338645000); /* 003 4.4's instant */
+    assert_int_equal(rd_format_rfc3339(buf, sizeof buf, 1762338645000), 24); /* 003 4.4 */
     assert_string_equal(buf, "2025-11-05T10:30:45.000Z");
     rd_format_rfc3339(buf, sizeof buf, 1762338645123);
     assert_string_equal(buf, "2025-11-05T10:30:45.123Z");
@@ -169,6 +171,39 @@ static void test_rfc3339_known_instants(void **state)
     assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
     rd_format_rfc3339(buf, sizeof buf, -1);
     assert_string_equal(buf, "1969-12-31T23:59:59.999Z");
+    /* past year 9999 gmtime_r writes it: the length is still the text's */
+    char wide[64];
+    size_t len = rd_format_rfc3339(wide, sizeof wide, 253402300800000);
+    assert_string_equal(wide, "10000-01-01T00:00:00.000Z");
+    assert_int_equal(len, strlen(wide));
+}
+
+/* Each name's length is its text's, for every value and one past the end. */
+static void test_name_texts_carry_their_lengths(void **state)
+{
+    (void)state;
+    for (int v = -1; v <= RD_EV_COUNT; v++) {
+        rd_text t = rd_event_type_text((rd_event_type)v);
+        assert_int_equal(t.len, strlen(t.s));
+        assert_string_equal(t.s, rd_event_type_name((rd_event_type)v));
+    }
+    for (int v = -1; v <= RD_ACTION_PARTIAL + 1; v++) {
+        rd_text t = rd_action_text((rd_action)v);
+        assert_int_equal(t.len, strlen(t.s));
+        assert_string_equal(t.s, rd_action_name((rd_action)v));
+    }
+    for (int v = -1; v <= RD_BREAKER_HALF_OPEN + 1; v++) {
+        rd_text t = rd_breaker_status_text((rd_breaker_status)v);
+        assert_int_equal(t.len, strlen(t.s));
+    }
+    for (int v = -1; v <= RD_PERMANENT + 1; v++) {
+        rd_text t = rd_retryability_text((rd_retryability)v);
+        assert_int_equal(t.len, strlen(t.s));
+    }
+    assert_string_equal(rd_event_type_text(RD_EV_TOOL_ERROR).s, "ToolError");
+    assert_string_equal(rd_action_text(RD_ACTION_RETRY).s, "retry");
+    assert_string_equal(rd_breaker_status_text(RD_BREAKER_HALF_OPEN).s, "half_open");
+    assert_string_equal(rd_retryability_text(RD_TRANSIENT).s, "transient");
 }
 
 /* The text of consecutive instants, some in the same second as the one
@@ -183,7 +218,8 @@ static void test_rfc3339_matches_gmtime(void **state)
         int64_t step[] = {0, 1, 999, 1000, -1, -1000, (int64_t)(x % 100000000000ull) - 50000000000};
         ms += step[x % 7];
         char got[32], want[64];
-        rd_format_rfc3339(got, sizeof got, ms);
+        size_t len = rd_format_rfc3339(got, sizeof got, ms);
+        assert_int_equal(len, strlen(got));
         int64_t secs = ms / 1000 - (ms % 1000 < 0), rem = ms - secs * 1000;
         time_t t = (time_t)secs;
         struct tm tm;
@@ -361,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_char_len_every_lead_byte),
         cmocka_unit_test(test_rfc3339_known_instants),
         cmocka_unit_test(test_rfc3339_matches_gmtime),
+        cmocka_unit_test(test_name_texts_carry_their_lengths),
         cmocka_unit_test_setup_teardown(test_summary_partial_results_sentence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_all_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary_last_word_wins, setup, teardown),
