@@ -12,6 +12,10 @@
 #include "core/matcher.h"
 #include "core/trace.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* Retry hints above one hour are either bogus or useless to an agent turn. */
 #define RETRY_HINT_MAX_MS INT64_C(3600000)
 
@@ -341,13 +345,24 @@ static inline bool folds_to(const unsigned char *s, const char *lower, size_t n)
 }
 
 /* Position of the next 'y' or 'Y' in m[from..len), or len. Most error
- * text has none, so eight bytes are looked at a time: folded to lower case
- * and xor'ed with "yyyyyyyy", a word has a zero byte where a 'y' was. */
+ * text has none, so many bytes are looked at a time: sixteen with SSE2
+ * (every x86-64), eight otherwise, where a word folded to lower case and
+ * xor'ed with "yyyyyyyy" has a zero byte where a 'y' was. Setting bit 5
+ * folds only 'Y' onto 'y'. */
 static size_t next_y(const unsigned char *m, size_t from, size_t len)
 {
     const uint64_t ones = UINT64_C(0x0101010101010101), tops = UINT64_C(0x8080808080808080);
     const uint64_t lower = UINT64_C(0x2020202020202020), ys = UINT64_C(0x7979797979797979);
     size_t i = from;
+#ifdef __SSE2__
+    const __m128i fold = _mm_set1_epi8(0x20), y = _mm_set1_epi8('y');
+    for (; i < len && len - i >= 16; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(m + i));
+        unsigned hits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(v, fold), y));
+        if (hits)
+            return i + (size_t)__builtin_ctz(hits);
+    }
+#endif
     for (; i < len && len - i >= 8; i += 8) {
         uint64_t w;
         memcpy(&w, m + i, sizeof w);
@@ -501,17 +516,16 @@ static char *put_bytes(char *p, const char *s, size_t n)
 
 /* The text with the caller's pieces copied unchecked, or SIZE_MAX when it
  * would not fit in cap - 1 bytes. Unterminated. */
-static size_t llm_message_unchecked(char *buf, size_t cap, const char *tool, const char *type,
+static size_t llm_message_unchecked(char *buf, size_t cap, rd_text tool, rd_text type,
                                     const char *message, size_t message_len)
 {
-    size_t tool_len = strlen(tool), type_len = strlen(type);
     size_t fixed = sizeof LLM_HEAD + sizeof LLM_TYPE + sizeof LLM_MESSAGE + sizeof LLM_TAIL - 4;
-    if (message_len > cap - 1 || tool_len + type_len + fixed > cap - 1 - message_len)
+    if (message_len > cap - 1 || tool.len + type.len + fixed > cap - 1 - message_len)
         return SIZE_MAX;
     char *p = put_bytes(buf, LIT(LLM_HEAD));
-    p = put_bytes(p, tool, tool_len);
+    p = put_bytes(p, tool.s, tool.len);
     p = put_bytes(p, LIT(LLM_TYPE));
-    p = put_bytes(p, type, type_len);
+    p = put_bytes(p, type.s, type.len);
     p = put_bytes(p, LIT(LLM_MESSAGE));
     p = put_bytes(p, message, message_len);
     p = put_bytes(p, LIT(LLM_TAIL));
@@ -529,16 +543,18 @@ size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *er
     /* The usual case: the whole text fits and the caller's pieces are
      * valid UTF-8 without NULs, so the checked writing below would give
      * the same bytes; one check of the result costs less. */
-    size_t len = llm_message_unchecked(buf, cap, tool, type, message ? message : "", message_len);
+    rd_text tool_text = {tool, strlen(tool)}, type_text = {type, strlen(type)};
+    size_t len = llm_message_unchecked(buf, cap, tool_text, type_text, message ? message : "",
+                                       message_len);
     if (len != SIZE_MAX && rd_utf8_valid_len(buf, len) == len) {
         buf[len] = '\0';
         return len;
     }
     text_out o = {.buf = buf, .cap = cap, .len = 0, .full = false};
     put_ascii(&o, LLM_HEAD);
-    put_sanitized(&o, tool, strlen(tool));
+    put_sanitized(&o, tool, tool_text.len);
     put_ascii(&o, LLM_TYPE);
-    put_sanitized(&o, type, strlen(type));
+    put_sanitized(&o, type, type_text.len);
     put_ascii(&o, LLM_MESSAGE);
     put_sanitized(&o, message ? message : "", message_len);
     put_ascii(&o, LLM_TAIL);
@@ -546,15 +562,14 @@ size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *er
     return o.len;
 }
 
-size_t rd_llm_message_valid(char *buf, size_t cap, const char *tool_id, const char *error_type,
+size_t rd_llm_message_valid(char *buf, size_t cap, rd_text tool, rd_text type,
                             const char *message, size_t message_len)
 {
-    if (!buf || cap == 0 || !message)
-        return rd_llm_message(buf, cap, tool_id, error_type, message, message_len);
-    size_t len = llm_message_unchecked(buf, cap, or_empty(tool_id), or_empty(error_type), message,
-                                       message_len);
+    if (!buf || cap == 0 || !message || !tool.s || !type.s)
+        return rd_llm_message(buf, cap, tool.s, type.s, message, message_len);
+    size_t len = llm_message_unchecked(buf, cap, tool, type, message, message_len);
     if (len == SIZE_MAX) /* cut: rd_llm_message knows where */
-        return rd_llm_message(buf, cap, tool_id, error_type, message, message_len);
+        return rd_llm_message(buf, cap, tool.s, type.s, message, message_len);
     buf[len] = '\0';
     return len;
 }

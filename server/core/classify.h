@@ -47,8 +47,9 @@ size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *er
                       const char *message, size_t message_len);
 
 /* The same text for pieces known to be valid UTF-8 without NULs (the
- * transport checked them): when it fits, nothing needs checking. */
-size_t rd_llm_message_valid(char *buf, size_t cap, const char *tool_id, const char *error_type,
+ * transport checked them) and already measured: when it fits, nothing
+ * needs checking. */
+size_t rd_llm_message_valid(char *buf, size_t cap, rd_text tool, rd_text type,
                             const char *message, size_t message_len);
 
 #endif

@@ -64,19 +64,30 @@ bool rd_permit_parse(const char *s, uint64_t *generation, uint64_t *token)
 
 /* ---- validation ---- */
 
-static int check_id(const char *field, const char *value, bool required, rd_status *st)
+/* *len (when not NULL) receives the value's length, measured once here
+ * for the writers that need it later. */
+static int measure_id(const char *field, const char *value, bool required, size_t *len,
+                      rd_status *st)
 {
-    if (!value || !value[0])
+    size_t n = value ? strlen(value) : 0;
+    if (len)
+        *len = n;
+    if (n == 0)
         return required ? rd_status_set(st, RD_ERR_INVALID, "%s: required", field) : RD_OK;
-    if (strlen(value) > RD_ID_MAX)
+    if (n > RD_ID_MAX)
         return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %d bytes", field,
                              RD_ID_MAX);
     return RD_OK;
 }
 
-static int check_tool(const rd_engine *e, const char *tool_id, rd_status *st)
+static int check_id(const char *field, const char *value, bool required, rd_status *st)
 {
-    int rc = check_id("tool_id", tool_id, true, st);
+    return measure_id(field, value, required, NULL, st);
+}
+
+static int check_tool(const rd_engine *e, const char *tool_id, size_t *len, rd_status *st)
+{
+    int rc = measure_id("tool_id", tool_id, true, len, st);
     if (rc != RD_OK)
         return rc;
     if (e->config->reject_unknown_tools && !rd_config_find_tool(e->config, tool_id))
@@ -144,20 +155,21 @@ static const char *error_type_name(const rd_tool_error *err, const rd_classifica
  * each invalid input byte. */
 #define LLM_MESSAGE_FRAME 128 /* the fixed lines around the three fields */
 
-static const char *llm_message_for(const char *tool_id, const rd_tool_error *err,
+static const char *llm_message_for(rd_text tool, const rd_tool_error *err,
                                    const rd_classification *c, const rd_call_ctx *ctx,
                                    size_t *len)
 {
-    const char *type = error_type_name(err, c);
+    const char *type_name = error_type_name(err, c);
+    rd_text type = {type_name, strlen(type_name)};
     size_t message_len = err->message ? err->message_len : 0;
-    size_t cap = 3 * (message_len + strlen(tool_id) + strlen(type)) + LLM_MESSAGE_FRAME;
+    size_t cap = 3 * (message_len + tool.len + type.len) + LLM_MESSAGE_FRAME;
     char *text = rd_arena_alloc_uninit(ctx->arena, cap); /* terminated by the writer */
     if (!text)
         return NULL;
     if (ctx->text_checked)
-        *len = rd_llm_message_valid(text, cap, tool_id, type, safe_str(err->message), message_len);
+        *len = rd_llm_message_valid(text, cap, tool, type, safe_str(err->message), message_len);
     else
-        *len = rd_llm_message(text, cap, tool_id, type, safe_str(err->message), message_len);
+        *len = rd_llm_message(text, cap, tool.s, type.s, safe_str(err->message), message_len);
     return text;
 }
 
@@ -224,11 +236,11 @@ static int classify_error(const rd_engine *e, const rd_tool_config *manifest, co
 
 /* The text for the model beside a classification the caller answers with
  * (RecordOutcome keeps only the classification, so it never writes one). */
-static int add_llm_message(const char *tool_id, const rd_tool_error *err, const rd_call_ctx *ctx,
+static int add_llm_message(rd_text tool, const rd_tool_error *err, const rd_call_ctx *ctx,
                            rd_classify_result *out, rd_status *st)
 {
     out->llm_message =
-        llm_message_for(tool_id, err, &out->classification, ctx, &out->llm_message_len);
+        llm_message_for(tool, err, &out->classification, ctx, &out->llm_message_len);
     if (!out->llm_message)
         return rd_status_set(st, RD_ERR_NOMEM, "llm_message: out of memory");
     return RD_OK;
@@ -251,14 +263,15 @@ static void unspecified_failure(const rd_config *cfg, rd_classification *c)
 int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_error *err,
                        const rd_call_ctx *ctx, rd_classify_result *out, rd_status *st)
 {
-    int rc = check_tool(e, tool_id, st);
+    rd_text tool = {tool_id, 0};
+    int rc = check_tool(e, tool_id, &tool.len, st);
     if (rc != RD_OK)
         return rc;
     if (!err)
         return rd_status_set(st, RD_ERR_INVALID, "error: required");
     rc = classify_error(e, rd_config_find_tool(e->config, tool_id), tool_id, err, ctx,
                         &out->classification, NULL, NULL, st);
-    return rc != RD_OK ? rc : add_llm_message(tool_id, err, ctx, out, st);
+    return rc != RD_OK ? rc : add_llm_message(tool, err, ctx, out, st);
 }
 
 /* ---- texts without printf ---- */
@@ -348,14 +361,13 @@ typedef struct event_list {
 
 /* Every field but the unused tails of the texts is set when an event is
  * added, so the ~820-byte slots are not zeroed first. */
-static void event_init(rd_trace_event *ev, rd_event_type type, const char *tool_id,
-                       bool text_checked)
+static void event_init(rd_trace_event *ev, rd_event_type type, rd_text tool, bool text_checked)
 {
     ev->type = type;
     if (text_checked)
-        rd_trace_copy_valid(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+        rd_trace_copy_valid(ev->tool_id, sizeof ev->tool_id, tool.s, tool.len);
     else
-        rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool_id, strlen(tool_id));
+        rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool.s, tool.len);
     ev->error[0] = '\0';
     ev->detail[0] = '\0';
     ev->retryability = RD_RETRYABILITY_UNSPECIFIED;
@@ -368,7 +380,8 @@ static void event_init(rd_trace_event *ev, rd_event_type type, const char *tool_
     ev->sequence = 0;
 }
 
-static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *tool_id)
+/* An event about `tool`, whose length the caller knows. */
+static rd_trace_event *event_add_text(event_list *l, rd_event_type type, rd_text tool)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : EVENTS_FIRST_CAP;
@@ -383,8 +396,13 @@ static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *
         l->cap = cap;
     }
     rd_trace_event *ev = &l->items[l->n++];
-    event_init(ev, type, tool_id, l->text_checked);
+    event_init(ev, type, tool, l->text_checked);
     return ev;
+}
+
+static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *tool_id)
+{
+    return event_add_text(l, type, (rd_text){tool_id, strlen(tool_id)});
 }
 
 /* The detail joined from its pieces (see EVENT_DETAIL), cut and made safe
@@ -499,6 +517,7 @@ typedef struct decide_call {
     const rd_decide_input *in;
     const rd_call_ctx *ctx;
     rd_status *st;
+    rd_text tool;                /* in->tool_id, measured once */
     const rd_tool_config *cfg;   /* the tool's policy (manifest or defaults) */
     rd_decision *out;
     event_list events;
@@ -513,7 +532,7 @@ typedef struct decide_call {
 
 static rd_trace_event *call_event(decide_call *c, rd_event_type type)
 {
-    rd_trace_event *ev = event_add(&c->events, type, c->in->tool_id);
+    rd_trace_event *ev = event_add_text(&c->events, type, c->tool);
     if (ev && c->in->error)
         ev->retry_count = c->attempt - 1;
     return ev;
@@ -993,7 +1012,7 @@ static int decide_failure(decide_call *c)
                             c->ctx, &cr->classification, c->signature, &c->signature_tracked,
                             c->st);
     if (rc == RD_OK)
-        rc = add_llm_message(c->in->tool_id, c->in->error, c->ctx, cr, c->st);
+        rc = add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st);
     if (rc != RD_OK)
         return rc;
     c->out->has_classification = true;
@@ -1010,9 +1029,10 @@ static int decide_failure(decide_call *c)
     return decide_transient(c, cl);
 }
 
-static int validate_decide(const rd_engine *e, const rd_decide_input *in, rd_status *st)
+static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t *tool_len,
+                           rd_status *st)
 {
-    int rc = check_tool(e, in->tool_id, st);
+    int rc = check_tool(e, in->tool_id, tool_len, st);
     if (rc == RD_OK)
         rc = check_id("turn_id", in->turn_id, false, st);
     if (rc == RD_OK)
@@ -1059,10 +1079,11 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
         .events = {.arena = ctx->arena, .text_checked = ctx->text_checked},
+        .tool = {in->tool_id, 0},
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,
     };
-    int rc = validate_decide(e, in, st);
+    int rc = validate_decide(e, in, &c.tool.len, st);
     if (rc == RD_OK)
         rc = parse_permit(in->permit_id, &c.permit_token, st);
     if (rc != RD_OK)
@@ -1142,7 +1163,7 @@ static rd_outcome outcome_of(const rd_outcome_input *in, const rd_classification
 
 static int validate_outcome(const rd_engine *e, const rd_outcome_input *in, rd_status *st)
 {
-    int rc = check_tool(e, in->tool_id, st);
+    int rc = check_tool(e, in->tool_id, NULL, st);
     if (rc == RD_OK)
         rc = check_id("turn_id", in->turn_id, false, st);
     if (rc == RD_OK)
@@ -1338,7 +1359,7 @@ int rd_engine_breakers(const rd_engine *e, const char *const *tool_ids, size_t n
 int rd_engine_force(const rd_engine *e, const char *tool_id, rd_force_mode mode, int64_t ttl_ms,
                     const rd_call_ctx *ctx, rd_breaker_view *out, rd_status *st)
 {
-    int rc = check_tool(e, tool_id, st);
+    int rc = check_tool(e, tool_id, NULL, st);
     if (rc != RD_OK)
         return rc;
     if (mode < RD_FORCE_OPEN || mode > RD_FORCE_RELEASE)

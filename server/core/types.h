@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A fixed text with its length, so a writer need not measure it. */
+/* A text with its length, so a writer need not measure it again. */
 typedef struct rd_text {
     const char *s;
     size_t len;

@@ -481,14 +481,15 @@ static void test_retry_hint_respects_length(void **state)
         (void)hint_exact(s, n);
 }
 
-/* The 'y' of a trigger at every offset of the eight-byte words the scan
- * looks at, in either case, with other 'y's and non-ASCII bytes before it. */
+/* The 'y' of a trigger at every offset of the sixteen-byte blocks and
+ * eight-byte words the scan looks at, in either case, with other 'y's and
+ * non-ASCII bytes before it. */
 static void test_retry_hint_at_every_offset(void **state)
 {
     const char *forms[] = {"Retry-After: 3", "TRY AGAIN IN 3s", "yY \xC3\xBF retry in 3s"};
     for (size_t f = 0; f < sizeof forms / sizeof *forms; f++)
-        for (size_t pad = 0; pad < 24; pad++) {
-            char text[64];
+        for (size_t pad = 0; pad < 48; pad++) {
+            char text[80];
             memset(text, pad % 2 ? 'x' : '\xD9', pad);
             strcpy(text + pad, forms[f]);
             assert_int_equal(hint_exact(text, strlen(text)), 3000);
@@ -616,7 +617,9 @@ static void test_llm_message_truncates_on_character_boundary(void **state)
         /* Pieces known to be valid: the same bytes, cut at the same place. */
         char valid[512];
         memset(valid, 'Z', sizeof valid);
-        assert_int_equal(rd_llm_message_valid(valid, cap, "t\xC3\xA9", "E", msg, strlen(msg)), n);
+        assert_int_equal(rd_llm_message_valid(valid, cap, RD_TEXT("t\xC3\xA9"), RD_TEXT("E"), msg,
+                                              strlen(msg)),
+                         n);
         assert_memory_equal(valid, buf, n + 1);
         assert_int_equal(valid[cap], 'Z');
     }
