@@ -364,12 +364,14 @@ typedef struct event_list {
 static void event_init(rd_trace_event *ev, rd_event_type type, rd_text tool, bool text_checked)
 {
     ev->type = type;
-    if (text_checked)
-        rd_trace_copy_valid(ev->tool_id, sizeof ev->tool_id, tool.s, tool.len);
-    else
-        rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id, tool.s, tool.len);
+    ev->tool_id_len = (uint16_t)(text_checked
+                                     ? rd_trace_copy_valid(ev->tool_id, sizeof ev->tool_id,
+                                                           tool.s, tool.len)
+                                     : rd_trace_copy_text(ev->tool_id, sizeof ev->tool_id,
+                                                          tool.s, tool.len));
     ev->error[0] = '\0';
     ev->detail[0] = '\0';
+    ev->error_len = ev->detail_len = 0;
     ev->retryability = RD_RETRYABILITY_UNSPECIFIED;
     ev->breaker = RD_BREAKER_UNSPECIFIED;
     ev->retry_count = 0;
@@ -415,13 +417,14 @@ static void event_detail_of(const event_list *l, rd_trace_event *ev, const piece
                             size_t n_pieces)
 {
     size_t len = join_pieces(ev->detail, sizeof ev->detail, pieces, n_pieces);
+    ev->detail_len = (uint16_t)len;
     if (l->text_checked && len < sizeof ev->detail - 1)
         return;
     if (rd_utf8_valid_len(ev->detail, len) == len)
         return;
     char buf[RD_TRACE_TEXT_MAX * 2];
     len = join_pieces(buf, sizeof buf, pieces, n_pieces);
-    rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
+    ev->detail_len = (uint16_t)rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
 }
 
 #define EVENT_DETAIL(l, ev, ...) event_detail_of((l), (ev), PIECES(__VA_ARGS__))
@@ -440,10 +443,11 @@ static void event_error(const event_list *l, rd_trace_event *ev, const rd_tool_e
                         const rd_classification *c)
 {
     if (err && err->message && l->text_checked)
-        rd_trace_copy_valid(ev->error, sizeof ev->error, err->message, err->message_len);
+        ev->error_len = (uint16_t)rd_trace_copy_valid(ev->error, sizeof ev->error, err->message,
+                                                      err->message_len);
     else if (err)
-        rd_trace_copy_text(ev->error, sizeof ev->error, err->message,
-                           err->message ? err->message_len : 0);
+        ev->error_len = (uint16_t)rd_trace_copy_text(ev->error, sizeof ev->error, err->message,
+                                                     err->message ? err->message_len : 0);
     ev->retryability = c->retryability;
     ev->executed = c->executed;
 }

@@ -189,18 +189,19 @@ size_t rd_utf8_sanitize(char *dst, size_t room, const char *src, size_t len, con
     return out;
 }
 
-void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
+size_t rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len)
 {
     if (!dst || cap == 0)
-        return;
+        return 0;
     size_t used, out = src ? rd_utf8_sanitize(dst, cap - 1, src, len, "?", 1, &used) : 0;
     dst[out] = '\0';
+    return out;
 }
 
-void rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len)
+size_t rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len)
 {
     if (!dst || cap == 0)
-        return;
+        return 0;
     if (len > cap - 1) {
         len = cap - 1;
         while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
@@ -209,6 +210,7 @@ void rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len)
     if (len)
         memcpy(dst, src, len);
     dst[len] = '\0';
+    return len;
 }
 
 /* ---- timestamps ---- */

@@ -11,13 +11,14 @@ rd_text rd_event_type_text(rd_event_type t);     /* the same names with their le
 rd_text rd_action_text(rd_action a);
 
 /* Copies src into a fixed buffer, truncating on a UTF-8 boundary and
- * replacing NUL bytes, so stored text is always valid for the wire. */
-void rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len);
+ * replacing NUL bytes, so stored text is always valid for the wire.
+ * Returns the length copied (both copies). */
+size_t rd_trace_copy_text(char *dst, size_t cap, const char *src, size_t len);
 
 /* The same copy for src[0..len) known to be valid UTF-8 without NULs (the
  * transport checked it): no byte needs replacing, so only a cut that would
  * split a character is looked at. */
-void rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len);
+size_t rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len);
 
 /* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
  * no surrogates, nothing above U+10FFFF; avail bytes readable), or 0 when

@@ -216,12 +216,15 @@ typedef enum {
     RD_EV_COUNT
 } rd_event_type;
 
-/* Fixed-size so a turn's events live in one array and copy with memcpy. */
+/* Fixed-size so a turn's events live in one array and copy with memcpy.
+ * The three texts carry their lengths (strlen of each), so an answer need
+ * not measure them: whoever writes a text sets its length. */
 typedef struct rd_trace_event {
     rd_event_type type;
     char tool_id[RD_ID_MAX + 1];
     char error[RD_TRACE_TEXT_MAX];   /* truncated on a UTF-8 boundary */
     char detail[RD_TRACE_TEXT_MAX];
+    uint16_t tool_id_len, error_len, detail_len;
     rd_retryability retryability;    /* UNSPECIFIED when not about an error */
     rd_breaker_status breaker;
     uint32_t retry_count;

@@ -802,7 +802,10 @@ static bool next_number(const char **p, const char *end, long long *v)
     return true;
 }
 
-static bool next_text(const char **p, const char *end, char *out, size_t size)
+/* A text no longer than size - 1 bytes (so under 64 KiB: *out_len is an
+ * event's length field). */
+static bool next_text(const char **p, const char *end, char *out, size_t size,
+                      uint16_t *out_len)
 {
     char *stop;
     unsigned long long len = strtoull(*p, &stop, 10);
@@ -811,6 +814,7 @@ static bool next_text(const char **p, const char *end, char *out, size_t size)
         return false;
     memcpy(out, stop + 1, (size_t)len);
     out[len] = '\0';
+    *out_len = (uint16_t)len;
     *p = stop + 1 + len;
     return true;
 }
@@ -831,9 +835,9 @@ static bool event_decode(const char *text, size_t len, rd_trace_event *e)
     e->timestamp_ms = f[5];
     e->timeout_ms = f[6];
     e->executed = f[7] != 0;
-    return next_text(&p, end, e->tool_id, sizeof e->tool_id) &&
-           next_text(&p, end, e->error, sizeof e->error) &&
-           next_text(&p, end, e->detail, sizeof e->detail) && p == end;
+    return next_text(&p, end, e->tool_id, sizeof e->tool_id, &e->tool_id_len) &&
+           next_text(&p, end, e->error, sizeof e->error, &e->error_len) &&
+           next_text(&p, end, e->detail, sizeof e->detail, &e->detail_len) && p == end;
 }
 
 /* Appends up to RD_EVENTS_PER_SCRIPT events in one script run. */

@@ -69,7 +69,7 @@ static void put_event(rd_pbw *w, const char *turn_id, const rd_trace_event *e, r
 {
     rd_pbw_uint_field(w, 12, e->sequence);
     rd_pbw_int64_field(w, 11, e->timeout_ms);
-    rd_pbw_string_field(w, 10, e->detail);
+    rd_pbw_bytes_field(w, 10, e->detail, e->detail_len);
     put_name(w, 9, timestamp);
     if (e->decision)
         put_name(w, 8, rd_action_text(e->decision));
@@ -78,9 +78,9 @@ static void put_event(rd_pbw *w, const char *turn_id, const rd_trace_event *e, r
         put_name(w, 6, rd_breaker_status_text(e->breaker));
     if (e->retryability)
         put_name(w, 5, rd_retryability_text(e->retryability));
-    rd_pbw_string_field(w, 4, e->error);
+    rd_pbw_bytes_field(w, 4, e->error, e->error_len);
     rd_pbw_string_field(w, 3, turn_id);
-    rd_pbw_string_field(w, 2, e->tool_id);
+    rd_pbw_bytes_field(w, 2, e->tool_id, e->tool_id_len);
     put_name(w, 1, rd_event_type_text(e->type));
 }
 

@@ -114,7 +114,7 @@ static rd_trace_event conf_event(rd_event_type type, const char *tool, int64_t a
     rd_trace_event e;
     memset(&e, 0, sizeof e);
     e.type = type;
-    snprintf(e.tool_id, sizeof e.tool_id, "%s", tool);
+    e.tool_id_len = (uint16_t)snprintf(e.tool_id, sizeof e.tool_id, "%s", tool);
     e.timestamp_ms = at_ms;
     return e;
 }
@@ -443,6 +443,9 @@ static void conf_turn_append_order_and_sequence(void **state)
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(events[i].type, types[i]);
         assert_int_equal(events[i].sequence, i + 1);
+        assert_int_equal(events[i].tool_id_len, strlen(events[i].tool_id));
+        assert_int_equal(events[i].error_len, strlen(events[i].error));
+        assert_int_equal(events[i].detail_len, strlen(events[i].detail));
     }
     assert_string_equal(events[4].tool_id, "compare_prices");
     assert_int_equal(events[3].timestamp_ms, 200);

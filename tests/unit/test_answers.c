@@ -135,6 +135,9 @@ static void any_event(rd_trace_event *e, int64_t instant)
     fill_text(e->tool_id, sizeof e->tool_id);
     fill_text(e->error, sizeof e->error);
     fill_text(e->detail, sizeof e->detail);
+    e->tool_id_len = (uint16_t)strlen(e->tool_id);
+    e->error_len = (uint16_t)strlen(e->error);
+    e->detail_len = (uint16_t)strlen(e->detail);
     e->retryability = (rd_retryability)below(3);
     e->breaker = (rd_breaker_status)below(4);
     e->retry_count = any_u32();
@@ -352,6 +355,8 @@ static void decide_answer_carries_the_decision(void **state)
     ev[0].type = RD_EV_TOOL_ERROR;
     strcpy(ev[0].tool_id, "flight_search");
     strcpy(ev[0].error, "Connection timeout");
+    ev[0].tool_id_len = (uint16_t)strlen(ev[0].tool_id);
+    ev[0].error_len = (uint16_t)strlen(ev[0].error);
     ev[0].retryability = RD_TRANSIENT;
     ev[0].breaker = RD_BREAKER_CLOSED;
     ev[0].decision = RD_ACTION_RETRY;

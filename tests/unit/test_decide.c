@@ -107,12 +107,25 @@ static rd_decide_input input(const char *tool_id, const rd_tool_error *err, uint
                              .permit_id = ""};
 }
 
+/* The answer writes an event's texts by their lengths: each must be its
+ * text's. */
+static void assert_event_lengths(const rd_decision *d)
+{
+    for (size_t i = 0; i < d->n_trace; i++) {
+        const rd_trace_event *e = &d->trace[i];
+        assert_int_equal(e->tool_id_len, strlen(e->tool_id));
+        assert_int_equal(e->error_len, strlen(e->error));
+        assert_int_equal(e->detail_len, strlen(e->detail));
+    }
+}
+
 static rd_decision decide_ok(fixture *f, const rd_decide_input *in)
 {
     rd_decision d;
     int rc = rd_engine_decide(&f->engine, in, &f->ctx, &d, &f->st);
     if (rc != RD_OK)
         fail_msg("decide %s: %s", in->tool_id, f->st.msg);
+    assert_event_lengths(&d);
     return d;
 }
 
@@ -918,6 +931,8 @@ static void assert_same_texts(const rd_decision *a, const rd_decision *b)
         assert_string_equal(a->trace[i].error, b->trace[i].error);
         assert_string_equal(a->trace[i].detail, b->trace[i].detail);
     }
+    assert_event_lengths(a);
+    assert_event_lengths(b);
 }
 
 /* A transport that checked the input (text_checked) gets the same texts
