@@ -1009,20 +1009,11 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
     return RD_OK;
 }
 
-static int decide_failure(decide_call *c)
+static int act_on_failure(decide_call *c, const rd_classification *cl)
 {
-    rd_classify_result *cr = &c->out->classification;
-    int rc = classify_error(c->e, manifest_of(c->e, c->cfg), c->in->tool_id, c->in->error,
-                            c->ctx, &cr->classification, c->signature, &c->signature_tracked,
-                            c->st);
-    if (rc == RD_OK)
-        rc = add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st);
-    if (rc != RD_OK)
-        return rc;
-    c->out->has_classification = true;
-    const rd_classification *cl = &cr->classification;
     error_events(c, cl);
-    if ((rc = record_failure(c, cl->retryability)) != RD_OK)
+    int rc = record_failure(c, cl->retryability);
+    if (rc != RD_OK)
         return rc;
     if (c->budget.known && c->budget.remaining_ms <= 0) {
         act_partial(c, "turn deadline reached", false);
@@ -1031,6 +1022,26 @@ static int decide_failure(decide_call *c)
     if (cl->retryability == RD_PERMANENT)
         return decide_permanent(c, cl);
     return decide_transient(c, cl);
+}
+
+/* The text for the model goes with every answer that stops using the
+ * tool. A RETRY answer leaves it out: the executor tries again, so the
+ * model does not hear of this failure, and the text's "cannot be used for
+ * this request" would be false. */
+static int decide_failure(decide_call *c)
+{
+    rd_classify_result *cr = &c->out->classification;
+    int rc = classify_error(c->e, manifest_of(c->e, c->cfg), c->in->tool_id, c->in->error,
+                            c->ctx, &cr->classification, c->signature, &c->signature_tracked,
+                            c->st);
+    if (rc != RD_OK)
+        return rc;
+    c->out->has_classification = true;
+    if ((rc = act_on_failure(c, &cr->classification)) != RD_OK)
+        return rc;
+    if (c->out->action == RD_ACTION_RETRY)
+        return RD_OK;
+    return add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st);
 }
 
 static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t *tool_len,

@@ -113,6 +113,8 @@ def test_1_3_rate_limit_is_transient_via_decide(stub):
     resp = decide(stub, unique("flight_search"), rate_limit(), attempt=1)
     assert resp.classification.retryability == pb.RETRYABILITY_TRANSIENT
     expect_action(resp, pb.ACTION_RETRY)
+    # the model is told only when the tool is given up, not before a retry
+    assert resp.classification.rule_id and resp.classification.llm_message == ""
 
 
 def test_1_4_auth_failure_is_permanent_via_decide(stub):

@@ -260,11 +260,20 @@ static void test_backoff_per_attempt_then_give_up(void **state)
         rd_decision d = fail_once(f, "search_api", &err, attempt, elapsed);
         assert_int_equal(d.action, RD_ACTION_RETRY);
         assert_delay_within(d.delay_ms, base[attempt - 1], base[attempt - 1] / 10);
+        /* the model hears of a failure only when the tool is given up */
+        assert_true(d.has_classification);
+        assert_null(d.classification.llm_message);
+        assert_int_equal(d.classification.llm_message_len, 0);
         elapsed += d.delay_ms;
     }
     rd_decision d = fail_once(f, "search_api", &err, 5, elapsed);
     assert_int_equal(d.action, RD_ACTION_GIVE_UP);
     assert_string_equal(d.reason, "max attempts (5) reached");
+    assert_string_equal(d.classification.llm_message,
+                        "Tool Execution Failed\nTool: search_api\n"
+                        "Error Type: transient\nMessage: Connection reset by peer\n\n"
+                        "The tool failed and cannot be used for this request.");
+    assert_int_equal(d.classification.llm_message_len, strlen(d.classification.llm_message));
     assert_int_equal(event_of(&d, RD_EV_GAVE_UP, "search_api")->decision, RD_ACTION_GIVE_UP);
     assert_int_equal(d.delay_ms, 0);
 }
@@ -922,9 +931,12 @@ static int setup_checked(void **state)
 static void assert_same_texts(const rd_decision *a, const rd_decision *b)
 {
     assert_string_equal(a->reason, b->reason);
-    assert_string_equal(a->classification.llm_message, b->classification.llm_message);
+    const char *llm_a = a->classification.llm_message, *llm_b = b->classification.llm_message;
+    assert_true((llm_a == NULL) == (llm_b == NULL));
+    if (llm_a)
+        assert_string_equal(llm_a, llm_b);
     assert_int_equal(a->classification.llm_message_len, b->classification.llm_message_len);
-    assert_int_equal(a->classification.llm_message_len, strlen(a->classification.llm_message));
+    assert_int_equal(a->classification.llm_message_len, llm_a ? strlen(llm_a) : 0);
     assert_int_equal(a->n_trace, b->n_trace);
     for (size_t i = 0; i < a->n_trace; i++) {
         assert_string_equal(a->trace[i].tool_id, b->trace[i].tool_id);
@@ -949,15 +961,22 @@ static void test_checked_input_gives_the_same_texts(void **state)
     strcpy(message + 254, "\xE2\x82\xAC 503 Service Unavailable \xC3\xA9");
     rd_tool_error err = error_text(message);
     rd_decide_input in = input(tool, &err, 1);
-    for (int timeout = 0; timeout < 2; timeout++) {
-        err.kind = timeout ? RD_KIND_TIMEOUT : RD_KIND_UNSPECIFIED;
+    /* two RETRY answers (a timeout adds its event), then the last attempt,
+     * whose answer carries the text for the model */
+    const uint32_t attempts[] = {1, 1, 5};
+    for (int i = 0; i < 3; i++) {
+        err.kind = i == 1 ? RD_KIND_TIMEOUT : RD_KIND_UNSPECIFIED;
+        in.attempt = attempts[i];
+        rd_outcome_input ok = outcome(tool, true, 1); /* each pair starts on the same breaker */
+        record_ok(f, &ok);
         f->ctx.text_checked = false;
         rd_rng_seed(&f->rng, 7); /* the same jitter, so the same retry detail */
         rd_decision plain = decide_ok(f, &in);
         f->ctx.text_checked = true;
         rd_rng_seed(&f->rng, 7);
         rd_decision checked = decide_ok(f, &in);
-        assert_int_equal(checked.action, RD_ACTION_RETRY);
+        assert_int_equal(checked.action == RD_ACTION_RETRY, i < 2);
+        assert_true((checked.classification.llm_message != NULL) == (i == 2));
         assert_same_texts(&plain, &checked);
         const rd_trace_event *ev = event_of(&checked, RD_EV_TOOL_ERROR, tool);
         assert_int_equal(strlen(ev->error), 254); /* the euro sign did not fit */

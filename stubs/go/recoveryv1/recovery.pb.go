@@ -545,7 +545,7 @@ type Classification struct {
 	Suggestion    string                 `protobuf:"bytes,6,opt,name=suggestion,proto3" json:"suggestion,omitempty"`
 	RuleId        string                 `protobuf:"bytes,7,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`             // which rule decided
 	Overridden    bool                   `protobuf:"varint,8,opt,name=overridden,proto3" json:"overridden,omitempty"`                  // a tool manifest changed the result
-	LlmMessage    string                 `protobuf:"bytes,9,opt,name=llm_message,json=llmMessage,proto3" json:"llm_message,omitempty"` // "Tool Execution Failed" text for the model
+	LlmMessage    string                 `protobuf:"bytes,9,opt,name=llm_message,json=llmMessage,proto3" json:"llm_message,omitempty"` // "Tool Execution Failed" text for the model; empty in RETRY answers
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }

@@ -217,7 +217,7 @@ struct  Recovery__V1__Classification
    */
   protobuf_c_boolean overridden;
   /*
-   * "Tool Execution Failed" text for the model
+   * "Tool Execution Failed" text for the model; empty in RETRY answers
    */
   char *llm_message;
 };
