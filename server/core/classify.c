@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "core/copy.h"
 #include "core/matcher.h"
 #include "core/trace.h"
 
@@ -498,7 +499,7 @@ static void put_ascii(text_out *o, const char *s)
         n = room;
         o->full = true;
     }
-    memcpy(o->buf + o->len, s, n);
+    rd_copy(o->buf + o->len, s, n);
     o->len += n;
 }
 
@@ -510,7 +511,7 @@ static void put_ascii(text_out *o, const char *s)
 
 static char *put_bytes(char *p, const char *s, size_t n)
 {
-    memcpy(p, s, n);
+    rd_copy(p, s, n);
     return p + n;
 }
 

@@ -14,6 +14,7 @@
 #include "core/budget.h"
 #include "core/cascade.h"
 #include "core/classify.h"
+#include "core/copy.h"
 #include "core/signature.h"
 
 /* ---- permits ---- */
@@ -69,7 +70,7 @@ bool rd_permit_parse(const char *s, uint64_t *generation, uint64_t *token)
 static int measure_id(const char *field, const char *value, bool required, size_t *len,
                       rd_status *st)
 {
-    size_t n = value ? strlen(value) : 0;
+    size_t n = value && value[0] ? strlen(value) : 0; /* most optional ids are "" */
     if (len)
         *len = n;
     if (n == 0)
@@ -322,7 +323,7 @@ static size_t join_pieces(char *buf, size_t cap, const piece *pieces, size_t n_p
         size_t n = pieces[i].n;
         if (n > cap - 1 - len)
             n = cap - 1 - len;
-        memcpy(buf + len, pieces[i].s, n);
+        rd_copy(buf + len, pieces[i].s, n);
         len += n;
     }
     buf[len] = '\0';
@@ -738,16 +739,16 @@ static void act_proceed(decide_call *c, const rd_store_result *res)
 
 /* Said in a retry's reason when the failure streak alone would have opened
  * the breaker but too few executors reported failures. */
-static const char *quorum_note(const decide_call *c)
+static piece quorum_note(const decide_call *c)
 {
     if (!c->held_by_quorum)
-        return "";
+        return txt("");
     num_text quorum;
     const char *note = ARENA_JOIN(c->ctx->arena,
                                   txt(" (breaker held closed: failures from fewer than "),
                                   num(&quorum, c->cfg->breaker.quorum_min_executors),
                                   txt(" executors)"));
-    return note ? note : "";
+    return txt(note ? note : "");
 }
 
 /* The wait before the next attempt, in both units the answer carries. */
@@ -766,7 +767,7 @@ static void act_retry(decide_call *c, retry_wait wait)
     c->out->delay_ms = wait.ms;
     c->out->delay_us = wait.us;
     c->out->reason = ARENA_JOIN(c->ctx->arena, txt("transient error: retry "), attempt_text,
-                                txt(" of "), retries_text, txt(quorum_note(c)));
+                                txt(" of "), retries_text, quorum_note(c));
     rd_trace_event *ev = call_event(c, RD_EV_RETRY);
     if (!ev)
         return;

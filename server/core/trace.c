@@ -1,6 +1,7 @@
 /* Trace event names, safe trace text, timestamps and the turn summary. */
 #include "core/trace.h"
 
+#include "core/copy.h"
 #include "core/err.h"
 
 #include <stdio.h>
@@ -207,8 +208,7 @@ size_t rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len)
         while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
             len--; /* src[len] continues a character the cut would split */
     }
-    if (len)
-        memcpy(dst, src, len);
+    rd_copy(dst, src, len);
     dst[len] = '\0';
     return len;
 }

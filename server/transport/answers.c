@@ -19,35 +19,39 @@
         rd_pbw_close_message((w), (id), mark_);    \
     } while (0)
 
-static void put_classification(rd_pbw *w, const rd_classify_result *r)
+static void put_classification(rd_pbw *out, const rd_classify_result *r)
 {
+    rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     const rd_classification *k = &r->classification;
-    rd_pbw_bytes_field(w, 9, r->llm_message, r->llm_message_len);
-    rd_pbw_bool_field(w, 8, k->overridden);
-    rd_pbw_string_field(w, 7, k->rule_id);
-    rd_pbw_string_field(w, 6, k->suggestion);
-    rd_pbw_int64_field(w, 5, k->retry_after_ms);
-    rd_pbw_bool_field(w, 4, k->executed);
-    rd_pbw_int32_field(w, 3, (int32_t)k->kind);
-    rd_pbw_int32_field(w, 2, (int32_t)k->category);
-    rd_pbw_int32_field(w, 1, (int32_t)k->retryability);
+    rd_pbw_bytes_field(&w, 9, r->llm_message, r->llm_message_len);
+    rd_pbw_bool_field(&w, 8, k->overridden);
+    rd_pbw_string_field(&w, 7, k->rule_id);
+    rd_pbw_string_field(&w, 6, k->suggestion);
+    rd_pbw_int64_field(&w, 5, k->retry_after_ms);
+    rd_pbw_bool_field(&w, 4, k->executed);
+    rd_pbw_int32_field(&w, 3, (int32_t)k->kind);
+    rd_pbw_int32_field(&w, 2, (int32_t)k->category);
+    rd_pbw_int32_field(&w, 1, (int32_t)k->retryability);
+    *out = w;
 }
 
-static void put_breaker(rd_pbw *w, const rd_breaker_view *v)
+static void put_breaker(rd_pbw *out, const rd_breaker_view *v)
 {
-    rd_pbw_int64_field(w, 13, v->forced_until_ms);
-    rd_pbw_int32_field(w, 12, (int32_t)v->forced);
-    rd_pbw_uint_field(w, 11, v->consecutive_successes);
-    rd_pbw_uint_field(w, 10, v->success_threshold);
-    rd_pbw_uint_field(w, 9, v->generation);
-    rd_pbw_uint_field(w, 8, v->opens_total);
-    rd_pbw_bool_field(w, 7, v->probe_in_flight);
-    rd_pbw_int64_field(w, 6, v->open_until_ms);
-    rd_pbw_int64_field(w, 5, v->opened_at_ms);
-    rd_pbw_uint_field(w, 4, v->failure_threshold);
-    rd_pbw_uint_field(w, 3, v->consecutive_failures);
-    rd_pbw_int32_field(w, 2, (int32_t)v->status);
-    rd_pbw_string_field(w, 1, v->tool_id);
+    rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
+    rd_pbw_int64_field(&w, 13, v->forced_until_ms);
+    rd_pbw_int32_field(&w, 12, (int32_t)v->forced);
+    rd_pbw_uint_field(&w, 11, v->consecutive_successes);
+    rd_pbw_uint_field(&w, 10, v->success_threshold);
+    rd_pbw_uint_field(&w, 9, v->generation);
+    rd_pbw_uint_field(&w, 8, v->opens_total);
+    rd_pbw_bool_field(&w, 7, v->probe_in_flight);
+    rd_pbw_int64_field(&w, 6, v->open_until_ms);
+    rd_pbw_int64_field(&w, 5, v->opened_at_ms);
+    rd_pbw_uint_field(&w, 4, v->failure_threshold);
+    rd_pbw_uint_field(&w, 3, v->consecutive_failures);
+    rd_pbw_int32_field(&w, 2, (int32_t)v->status);
+    rd_pbw_string_field(&w, 1, v->tool_id);
+    *out = w;
 }
 
 static void put_cascade_step(rd_pbw *w, const rd_cascade_step *s)
@@ -65,23 +69,25 @@ static void put_name(rd_pbw *w, uint32_t id, rd_text name)
     rd_pbw_bytes_field(w, id, name.s, name.len);
 }
 
-static void put_event(rd_pbw *w, const char *turn_id, const rd_trace_event *e, rd_text timestamp)
+static void put_event(rd_pbw *out, const char *turn_id, const rd_trace_event *e, rd_text timestamp)
 {
-    rd_pbw_uint_field(w, 12, e->sequence);
-    rd_pbw_int64_field(w, 11, e->timeout_ms);
-    rd_pbw_bytes_field(w, 10, e->detail, e->detail_len);
-    put_name(w, 9, timestamp);
+    rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
+    rd_pbw_uint_field(&w, 12, e->sequence);
+    rd_pbw_int64_field(&w, 11, e->timeout_ms);
+    rd_pbw_bytes_field(&w, 10, e->detail, e->detail_len);
+    put_name(&w, 9, timestamp);
     if (e->decision)
-        put_name(w, 8, rd_action_text(e->decision));
-    rd_pbw_uint_field(w, 7, e->retry_count);
+        put_name(&w, 8, rd_action_text(e->decision));
+    rd_pbw_uint_field(&w, 7, e->retry_count);
     if (e->breaker)
-        put_name(w, 6, rd_breaker_status_text(e->breaker));
+        put_name(&w, 6, rd_breaker_status_text(e->breaker));
     if (e->retryability)
-        put_name(w, 5, rd_retryability_text(e->retryability));
-    rd_pbw_bytes_field(w, 4, e->error, e->error_len);
-    rd_pbw_string_field(w, 3, turn_id);
-    rd_pbw_bytes_field(w, 2, e->tool_id, e->tool_id_len);
-    put_name(w, 1, rd_event_type_text(e->type));
+        put_name(&w, 5, rd_retryability_text(e->retryability));
+    rd_pbw_bytes_field(&w, 4, e->error, e->error_len);
+    rd_pbw_string_field(&w, 3, turn_id);
+    rd_pbw_bytes_field(&w, 2, e->tool_id, e->tool_id_len);
+    put_name(&w, 1, rd_event_type_text(e->type));
+    *out = w;
 }
 
 /* Repeated trace events, last first. Consecutive events of one instant

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/copy.h"
+
 typedef struct rd_pbw {
     uint8_t *start; /* the buffer's first byte */
     uint8_t *end;   /* one past its last byte */
@@ -68,7 +70,7 @@ static inline void rd_pbw_raw(rd_pbw *w, const void *data, size_t n)
 {
     if (n) {
         w->pos -= n;
-        memcpy(w->pos, data, n);
+        rd_copy(w->pos, data, n);
     }
 }
 
