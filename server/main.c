@@ -22,6 +22,7 @@
  *   5. the metrics endpoint stops; store, config and gRPC are released. */
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -304,6 +305,17 @@ static int serve(rd_config *cfg, const char *listen)
     return rc == RD_OK ? 0 : 1;
 }
 
+/* Under load the worker's heap grew and was trimmed back around each
+ * call's allocations (most of them gRPC's call arena), and every regrowth
+ * faulted its pages in again: 25 to 230 minor page faults per 1,000 calls
+ * at saturation, varying from run to run. Freed memory is kept up to 64 MiB
+ * and the heap grows by 1 MiB at a time, so the same pages are reused. */
+static void keep_heap_pages(void)
+{
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 1 << 20);
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -324,6 +336,7 @@ int main(int argc, char **argv)
         return 0;
     }
     rd_config_apply_process_settings(cfg);
+    keep_heap_pages();
     char *listen = strdup(o.listen ? o.listen : cfg->server.listen);
     rc = listen ? serve(cfg, listen) : 1; /* serve owns cfg */
     if (!listen)

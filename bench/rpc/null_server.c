@@ -27,6 +27,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -310,6 +311,10 @@ int main(int argc, char **argv)
     options opt;
     if (parse_options(argc, argv, &opt) != 0)
         return 2;
+    /* The same heap settings as recoveryd (server/main.c, keep_heap_pages),
+     * so neither pays page faults the other does not. */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 1 << 20);
     /* Block the stop signals in every thread; the main thread waits for them. */
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
