@@ -91,18 +91,35 @@ static rd_call_ctx checked_ctx(const rd_rpc *rpc)
     return ctx;
 }
 
+/* The classification of a Classify request read by either path, and its
+ * answer. */
+static int classify_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const char *tool_id,
+                               const rd_tool_error *err, rd_reply *reply, rd_status *st)
+{
+    rd_classify_result res;
+    int rc = rd_engine_classify(rpc->engine, tool_id, err, ctx, &res, st);
+    return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, 0, reply, st);
+}
+
 static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                            rd_status *st)
 {
-    const rd_engine *e = rpc->engine;
-    const rd_call_ctx checked = checked_ctx(rpc), *ctx = &checked;
+    const rd_call_ctx checked = checked_ctx(rpc);
     const Recovery__V1__ClassifyRequest *req = (const void *)m;
     rd_tool_error err;
-    rd_classify_result res;
     int rc = rd_codec_classify_in(req, &err, st);
-    if (!rc)
-        rc = rd_engine_classify(e, req->tool_id, &err, ctx, &res, st);
-    return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, 0, reply, st);
+    return rc ? rc : classify_and_answer(rpc, &checked, req->tool_id, &err, reply, st);
+}
+
+/* requests.c checks what the codec checks, strings included. */
+static int direct_classify(const rd_rpc *rpc, const uint8_t *data, size_t len, rd_reply *reply,
+                           rd_status *st, bool *read)
+{
+    const rd_call_ctx checked = checked_ctx(rpc);
+    const char *tool_id;
+    rd_tool_error err;
+    *read = rd_request_classify(data, len, checked.arena, &tool_id, &err);
+    return *read ? classify_and_answer(rpc, &checked, tool_id, &err, reply, st) : RD_OK;
 }
 
 /* The decision on a Decide request read by either path, and its answer. */
@@ -139,22 +156,38 @@ static int direct_decide(const rd_rpc *rpc, const uint8_t *data, size_t len, rd_
     return *read ? decide_and_answer(rpc, &checked, &in, reply, st) : RD_OK;
 }
 
+/* The outcome of a RecordOutcome request read by either path, recorded,
+ * and its answer. */
+static int record_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd_outcome_input *in,
+                             rd_reply *reply, rd_status *st)
+{
+    rd_outcome_result res;
+    int rc = rd_engine_record_outcome(rpc->engine, in, ctx, &res, st);
+    if (rc)
+        return rc;
+    rd_observe_outcome(rpc, in, &res);
+    return pack_answer(ctx->arena, outcome_answer, &res, 0, reply, st);
+}
+
 static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
                                  rd_status *st)
 {
-    const rd_engine *e = rpc->engine;
-    const rd_call_ctx checked = checked_ctx(rpc), *ctx = &checked;
-    const Recovery__V1__RecordOutcomeRequest *req = (const void *)m;
+    const rd_call_ctx checked = checked_ctx(rpc);
     rd_outcome_input in;
     rd_tool_error err;
-    rd_outcome_result res;
-    int rc = rd_codec_outcome_in(req, &in, &err, st);
-    if (!rc)
-        rc = rd_engine_record_outcome(e, &in, ctx, &res, st);
-    if (rc)
-        return rc;
-    rd_observe_outcome(rpc, &in, &res);
-    return pack_answer(ctx->arena, outcome_answer, &res, 0, reply, st);
+    int rc = rd_codec_outcome_in((const void *)m, &in, &err, st);
+    return rc ? rc : record_and_answer(rpc, &checked, &in, reply, st);
+}
+
+/* requests.c checks what the codec checks, strings included. */
+static int direct_record_outcome(const rd_rpc *rpc, const uint8_t *data, size_t len,
+                                 rd_reply *reply, rd_status *st, bool *read)
+{
+    const rd_call_ctx checked = checked_ctx(rpc);
+    rd_outcome_input in;
+    rd_tool_error err;
+    *read = rd_request_outcome(data, len, checked.arena, &in, &err);
+    return *read ? record_and_answer(rpc, &checked, &in, reply, st) : RD_OK;
 }
 
 static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -207,11 +240,12 @@ static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, r
 #define REFLECTION_TYPE grpc__reflection__v1alpha__server_reflection_request__descriptor
 
 const rd_method rd_methods[] = {
-    HOT_UNARY("Classify", recovery__v1__classify_request__descriptor, handle_classify),
+    HOT_UNARY("Classify", recovery__v1__classify_request__descriptor, handle_classify,
+              .direct = direct_classify),
     HOT_UNARY("Decide", recovery__v1__decide_request__descriptor, handle_decide,
               .direct = direct_decide),
     HOT_UNARY("RecordOutcome", recovery__v1__record_outcome_request__descriptor,
-              handle_record_outcome),
+              handle_record_outcome, .direct = direct_record_outcome),
     HOT_UNARY("GetBreakerState", recovery__v1__get_breaker_state_request__descriptor,
               handle_get_breaker_state),
     HOT_UNARY("GetTurnTrace", recovery__v1__get_turn_trace_request__descriptor,

@@ -1,8 +1,9 @@
-/* The Decide request reader (transport/requests.c) on arbitrary bytes: it
- * must never read past its input, and whatever it accepts must be a request
- * protobuf-c decodes and codec.c accepts, into the same structs
- * (tests/unit/request_compare.h). Declining is always allowed: the generic
- * path then answers, and fuzz_rpc_decide covers it. */
+/* The request readers (transport/requests.c: Decide, Classify,
+ * RecordOutcome), each on the same arbitrary bytes: none may read past its
+ * input, and whatever one accepts must be a request protobuf-c decodes and
+ * codec.c accepts, into the same structs (tests/unit/request_compare.h).
+ * Declining is always allowed: the generic path then answers, and the
+ * fuzz_rpc_* targets cover it. */
 #include <stdlib.h>
 
 #include "../unit/request_compare.h"
@@ -18,14 +19,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!bytes)
         abort();
     memcpy(bytes, data, size);
-    char why[256];
-    bool accepted;
-    const char *wrong = decide_reader_mismatch(bytes, size, &arena, &accepted, why, sizeof why);
-    if (wrong) {
-        fprintf(stderr, "fuzz requests: %s\n", wrong);
-        abort();
+    for (int i = 0; i < RD_READERS; i++) {
+        char why[256];
+        bool accepted;
+        const char *wrong = reader_mismatch(&rd_readers[i], bytes, size, &arena, &accepted, why,
+                                            sizeof why);
+        if (wrong) {
+            fprintf(stderr, "fuzz requests: %s: %s\n", rd_readers[i].name, wrong);
+            abort();
+        }
+        rd_arena_reset(&arena);
     }
     free(bytes);
-    rd_arena_reset(&arena);
     return 0;
 }

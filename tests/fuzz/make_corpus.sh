@@ -226,7 +226,12 @@ seed quota 0 2 429 0 4 "You exceeded your current quota: insufficient_quota"
 seed github 0 1 403 0 5 "API rate limit exceeded for 10.0.0.1. try again in 5m"
 seed cancel 5 0 0 1 6 "context canceled"
 seed binary 8 1 500 0 7 $'\xff\xfe invalid utf-8 \xc3\x28 Traceback (most recent call last)'
-# ---- the Decide reader: the Decide requests above ----
+# ---- the request readers: the Decide requests above, then the Classify and
+# RecordOutcome ones (every reader reads every seed) ----
 cp -r "$corpus/rpc_decide" "$corpus/requests"
+for f in "$corpus"/rpc_classify/* "$corpus"/rpc_record_outcome/*; do
+  kind=$(basename "$(dirname "$f")")
+  cp "$f" "$corpus/requests/${kind#rpc_}_$(basename "$f")"
+done
 
 echo "seeds: $(find "$corpus" -type f | wc -l) files in $(ls "$corpus" | wc -l) corpora"
