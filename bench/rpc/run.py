@@ -78,7 +78,8 @@ MODES = {
     # median must come from enough pairs. Latency runs follow, in rounds
     # of their own (latency_rounds), so they do not stand between a pair.
     # 11 rounds: with 7, two runs of the same binaries differed by up to
-    # 0.2 in a case's median ratio (docs/PERFORMANCE.md).
+    # 0.2 in a case's median ratio; with 11 still by up to 0.15
+    # (docs/PERFORMANCE.md, "Latest figures").
     "full": dict(rounds=11, h2load_s=2, warmup_s=1, latency_rounds=3, ghz1_n=5000,
                  ghzsat_n=10000, w2_rounds=5, w2_h2load_s=2, memory_tools=100000,
                  profile_s=6),
