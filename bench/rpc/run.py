@@ -122,6 +122,13 @@ def proc_cpu_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def proc_minor_faults(pid):
+    """Minor page faults of the whole process so far (docs/PERFORMANCE.md,
+    Findings 15: a heap trimmed and regrown per call shows here)."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def proc_rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:
@@ -315,6 +322,7 @@ class Load:
         argv = self.h2load_argv(server.port, case.method, case.body, seconds,
                                 self.args.h2_clients, self.args.h2_streams, extra)
         busy0, (srv0, side0) = machine_busy_ticks(), server.cpu_ticks()
+        faults0 = proc_minor_faults(server.pid)
         t0 = time.time()
         with ChildCpu() as client:
             comp = self.companion(server.port, case, seconds)
@@ -322,6 +330,7 @@ class Load:
             comp_calls = self.companion_done(comp)
         wall = time.time() - t0
         srv1, side1 = server.cpu_ticks()
+        faults = proc_minor_faults(server.pid) - faults0
         srv_ticks, side_ticks = srv1 - srv0, side1 - side0
         busy = machine_busy_ticks() - busy0
         res = parse_h2load(out)
@@ -337,7 +346,8 @@ class Load:
             client_cpu_us=client.seconds * 1e6 / calls,
             client_cores=client.seconds / wall,
             other_cores=max(0.0, (busy - side_ticks) / CLK_TCK - client.seconds) / wall,
-            companion_calls=comp_calls)
+            companion_calls=comp_calls,
+            faults_per_kcall=faults * 1000.0 / calls)
         if log_latency:
             res.update(latency_from_log(logfile, "sat_"))
         return res
@@ -537,6 +547,7 @@ def summarize(results, labels, cases=CASES):
                 client_cpu_us=median([r["h2"]["client_cpu_us"] for r in rs]),
                 client_cores=median([r["h2"]["client_cores"] for r in rs]),
                 other_cores=median([r["h2"]["other_cores"] for r in rs]),
+                faults_per_kcall=median([r["h2"]["faults_per_kcall"] for r in rs]),
                 sat_p99_us=median([r["h2"].get("sat_p99_us") for r in rs]),
                 c1_p50_us=median([r["h1"]["p50_us"] for r in rs if "h1" in r]),
                 c1_p99_us=median([r["h1"]["p99_us"] for r in rs if "h1" in r]),
@@ -634,6 +645,8 @@ def notes_for(summary, labels):
             bits.append("%s breaker after the runs: %s" % (label, state))
         other = median([row[l]["other_cores"] for l in labels])
         bits.append("other load %.2f cores" % other)
+        bits.append("page faults per 1,000 calls %s" % ", ".join(
+            "%s %.1f" % (l, row[l]["faults_per_kcall"]) for l in labels))
         lines.append("  %-17s %s" % (case.name, "; ".join(bits)))
     return lines
 
@@ -960,7 +973,7 @@ def main():
         lines.append("")
         lines.append("redis: not available in this build (%s)" % redis_why)
     lines += [""] + LEGEND + [""]
-    lines.append("checks (a sample answer per case, decoded; ghz statuses; other load):")
+    lines.append("checks (a sample answer per case, decoded; ghz statuses; other load; page faults):")
     lines += notes_for(summary, labels)
 
     if "workers2" not in args.skip:
