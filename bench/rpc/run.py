@@ -14,6 +14,9 @@ load, alternating them several times in one run, for every measured RPC:
            the service rejects (HTTP 200 with grpc-status != 0, which h2load
            counts as a success) is caught.
 
+In the workers=1 rounds a second null server runs beside the first (the
+null control): its ratios to the first are the method's own noise floor.
+
 Then memory per tracked breaker (100,000 distinct tools through Decide), the
 Redis store variant when the build has it, and a perf profile of recoveryd
 under load. Prints one table per configuration with the issue's targets and
@@ -50,6 +53,9 @@ TARGET_CPU_MEMORY = 1.15    # recoveryd CPU per call / null CPU per call, at mos
 TARGET_RPS_REDIS = 0.60     # recoveryd (Redis store) rps / null rps, at least
 TARGET_P50_DIFF_US = 15.0   # p50 at concurrency 1, recoveryd - null, at most
 TARGET_BREAKER_BYTES = 1024 # memory per tracked breaker, below
+# A second null server in the workers=1 rounds: its ratios to the first
+# show how far two identical servers drift apart on this machine.
+NULL_CONTROL = "null-control"
 
 
 class Case:
@@ -496,8 +502,9 @@ def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=No
                    cases=CASES):
     """Per case: throughput rounds, each running every server back to back,
     then (with_ghz) latency rounds that add h2load -c1 and ghz figures to
-    the first latency_rounds rounds of each server. With control_of (a
-    server's label), also the decoding control of each case."""
+    the first latency_rounds rounds of each server (except the null
+    control, which is only there for the throughput rounds). With
+    control_of (a server's label), also the decoding control of each case."""
     results = {}
     for case in cases:
         per = {s.label: [] for s in servers}
@@ -508,7 +515,7 @@ def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=No
                 per[s.label].append(dict(h2=load.h2load(s, case, h2load_s)))
         latency_rounds = min(rounds, cfg["latency_rounds"]) if with_ghz else 0
         for r in range(latency_rounds):
-            for s in rotated(servers, r):
+            for s in rotated([s for s in servers if s.label != NULL_CONTROL], r):
                 log("  %-16s latency %d/%d  %s" % (case.name, r + 1, latency_rounds, s.label))
                 one = per[s.label][r]
                 one["h1"] = load.h2load_c1(s, case, cfg["ghz1_n"])
@@ -523,7 +530,7 @@ def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=No
         if case.companion:  # the breaker must still be closed after the runs
             results[case.name]["after"] = {
                 s.label: breaker_line(s.port, "bench_transient", load)
-                for s in servers if s.label != "null"}
+                for s in servers if s.label not in ("null", NULL_CONTROL)}
     return results
 
 
@@ -612,6 +619,23 @@ def table(title, summary, service_label, rps_target, with_latency, cpu_target=Tr
     lines.append("targets: rps ratio >= %.2f; p50 diff <= %.0f us; CPU ratio <= %.2f%s"
                  % (rps_target, TARGET_P50_DIFF_US, TARGET_CPU_MEMORY,
                     "" if cpu_target else " (a memory-store target; shown for information)"))
+    return lines
+
+
+def control_table(summary):
+    """The null server against a second null server in the same rounds:
+    how far two identical servers' ratios move on this machine."""
+    title = "workers=1, the method's own noise: a second null server (null-control) in every round"
+    lines = ["", title, "=" * len(title),
+             "%-17s %-24s %-24s" % ("RPC", "rps ratio [range]", "cpu ratio [range]")]
+    lines.append("-" * len(lines[-1]))
+    for case in CASES:
+        c = summary[case.name][NULL_CONTROL]
+        lines.append("%-17s %4.2f %-19s %4.2f %-19s" % (
+            case.name, median(c["rps_ratios"]), "[%s]" % spread(c["rps_ratios"]),
+            median(c["cpu_ratios"]), "[%s]" % spread(c["cpu_ratios"])))
+    lines.append("two identical servers: a median this far from 1.00 is this machine's "
+                 "noise, not a difference between the servers")
     return lines
 
 
@@ -835,9 +859,10 @@ def parse_args():
 def run_memory_config(args, cfg, work, load, redis_proc, redis_port):
     """workers=1, pinned: null vs recoveryd (memory) [vs recoveryd (Redis)]."""
     servers = []
-    p = free_port()
-    servers.append(Server("null", [args.null_server, "--listen", "127.0.0.1:%d" % p,
-                                   "--workers", "1"], p, args.server_cores, work))
+    for label in ("null", NULL_CONTROL):
+        p = free_port()
+        servers.append(Server(label, [args.null_server, "--listen", "127.0.0.1:%d" % p,
+                                      "--workers", "1"], p, args.server_cores, work))
     p = free_port()
     servers.append(Server("memory", [args.recoveryd, "--config",
                                      write_config(work, "memory", p, 1)], p,
@@ -853,7 +878,8 @@ def run_memory_config(args, cfg, work, load, redis_proc, redis_port):
     try:
         results = measure_config(load, servers, cfg, cfg["rounds"], cfg["h2load_s"],
                                  "ghz" not in args.skip, control_of="memory")
-        prof = None if "profile" in args.skip else profile(args, cfg, work, load, servers[:2])
+        profiled = [s for s in servers if s.label in ("null", "memory")]
+        prof = None if "profile" in args.skip else profile(args, cfg, work, load, profiled)
     finally:
         for s in servers:
             s.stop()
@@ -961,6 +987,7 @@ def main():
     lines += table("workers=1, memory store (server pinned to cores %s, client to %s)"
                    % (args.server_cores, args.client_cores), summary, "memory",
                    TARGET_RPS_MEMORY, with_lat)
+    lines += control_table(summary)
     if redis_port:
         lines += table("workers=1, Redis store (Redis on the server's cores; cpu = "
                        "recoveryd + redis-server)", summary, "redis", TARGET_RPS_REDIS, with_lat,
