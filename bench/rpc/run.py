@@ -225,7 +225,7 @@ class Server:
         self.also_pids = []  # server-side helpers whose CPU counts too (redis-server)
 
     def start(self):
-        out = open(os.path.join(self.work, self.label + ".log"), "w")
+        out = open(os.path.join(self.work, self.label + ".log"), "a")
         self.proc = subprocess.Popen(pin(self.cores) + self.argv, stdout=out, stderr=out)
         wait_for_port(self.port, self.proc)
         return self
@@ -498,17 +498,32 @@ def rotated(servers, r):
     return servers[k:] + servers[:k]
 
 
+def restart_all(servers):
+    """Fresh processes for the next round. Two starts of one binary can
+    differ by a few percent for the whole of their lives (where the
+    loader and the kernel put their code and heap); a new pair every
+    round turns that into noise the median averages out, instead of a
+    bias every round of the run shares (Findings 17)."""
+    for s in servers:
+        s.stop()
+    for s in servers:
+        s.start()
+
+
 def measure_config(load, servers, cfg, rounds, h2load_s, with_ghz, control_of=None,
-                   cases=CASES):
+                   cases=CASES, restart=True):
     """Per case: throughput rounds, each running every server back to back,
     then (with_ghz) latency rounds that add h2load -c1 and ghz figures to
     the first latency_rounds rounds of each server (except the null
     control, which is only there for the throughput rounds). With
-    control_of (a server's label), also the decoding control of each case."""
+    control_of (a server's label), also the decoding control of each case.
+    With restart, every throughput round starts each server afresh."""
     results = {}
     for case in cases:
         per = {s.label: [] for s in servers}
         for r in range(rounds):
+            if restart:
+                restart_all(servers)
             for s in rotated(servers, r):
                 log("  %-16s round %d/%d  %s" % (case.name, r + 1, rounds, s.label))
                 load.h2load(s, case, cfg["warmup_s"], log_latency=False)
@@ -851,6 +866,9 @@ def parse_args():
     p.add_argument("--h2-streams", type=int, default=64, help="h2load -m (streams per connection)")
     p.add_argument("--companion-rps", type=int, default=200,
                    help="rate of the reset stream beside the Decide error case")
+    p.add_argument("--keep-servers", action="store_true",
+                   help="one process per server for the whole run (the method before "
+                        "2026-11-26) instead of fresh ones every throughput round")
     p.add_argument("--skip", default="", help="comma list of parts to skip: "
                    "workers2,redis,memory,profile,ghz")
     return p.parse_args()
@@ -877,7 +895,8 @@ def run_memory_config(args, cfg, work, load, redis_proc, redis_port):
         s.start()
     try:
         results = measure_config(load, servers, cfg, cfg["rounds"], cfg["h2load_s"],
-                                 "ghz" not in args.skip, control_of="memory")
+                                 "ghz" not in args.skip, control_of="memory",
+                                 restart=not args.keep_servers)
         profiled = [s for s in servers if s.label in ("null", "memory")]
         prof = None if "profile" in args.skip else profile(args, cfg, work, load, profiled)
     finally:
@@ -902,7 +921,7 @@ def run_redis_exact(args, cfg, work, load, redis_proc, redis_port):
         s.start()
     try:
         return measure_config(load, servers, cfg, cfg["rounds"], cfg["h2load_s"], False,
-                              cases=READ_CASES)
+                              cases=READ_CASES, restart=not args.keep_servers)
     finally:
         for s in servers:
             s.stop()
@@ -921,7 +940,8 @@ def run_workers2(args, cfg, work, bodies):
     for s in servers:
         s.start()
     try:
-        return measure_config(load, servers, cfg, cfg["w2_rounds"], cfg["w2_h2load_s"], False)
+        return measure_config(load, servers, cfg, cfg["w2_rounds"], cfg["w2_h2load_s"], False,
+                              restart=not args.keep_servers)
     finally:
         for s in servers:
             s.stop()
