@@ -16,6 +16,8 @@ load, alternating them several times in one run, for every measured RPC:
 
 In the workers=1 rounds a second null server runs beside the first (the
 null control): its ratios to the first are the method's own noise floor.
+Every server is started afresh before each throughput round
+(--keep-servers: one process each for the whole run).
 
 Then memory per tracked breaker (100,000 distinct tools through Decide), the
 Redis store variant when the build has it, and a perf profile of recoveryd
