@@ -87,9 +87,11 @@ MODES = {
     # of their own (latency_rounds), so they do not stand between a pair.
     # 11 rounds: with 7, two runs of the same binaries differed by up to
     # 0.2 in a case's median ratio; with 11 still by up to 0.15
-    # (docs/PERFORMANCE.md, "Latest figures").
+    # (docs/PERFORMANCE.md, "Latest figures"). workers=2 has as many
+    # rounds: its targets are the same, and a median of 5 moved by up to
+    # 0.1 between runs (Findings 18).
     "full": dict(rounds=11, h2load_s=2, warmup_s=1, latency_rounds=3, ghz1_n=5000,
-                 ghzsat_n=10000, w2_rounds=5, w2_h2load_s=2, memory_tools=100000,
+                 ghzsat_n=10000, w2_rounds=11, w2_h2load_s=2, memory_tools=100000,
                  profile_s=6),
     "quick": dict(rounds=1, h2load_s=2, warmup_s=0.5, latency_rounds=1, ghz1_n=2000,
                   ghzsat_n=5000, w2_rounds=1, w2_h2load_s=2, memory_tools=20000,
