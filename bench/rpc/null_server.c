@@ -5,9 +5,13 @@
  *   - N worker threads, one completion queue each, polled with the same
  *     20 ms wake interval;
  *   - the five unary methods of recovery.v1.RecoveryService registered with
- *     GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, four calls kept requested
- *     per method per worker, re-requested as each call arrives, plus one
- *     request for unknown methods (answered UNIMPLEMENTED);
+ *     GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, sixteen calls kept
+ *     requested per method per worker, plus one request for unknown methods
+ *     (answered UNIMPLEMENTED);
+ *   - cohorts: every completion already queued (up to 32) is taken before
+ *     any is handled; the answers of the cohort are made, then their
+ *     batches started, the calls that arrived requested anew and the
+ *     finished calls freed, in that order;
  *   - one heap-allocated state per call, answered in one batch (initial
  *     metadata, close watch, message, status);
  *   - the same channel argument (max receive message size).
@@ -35,10 +39,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PENDING_PER_METHOD 4 /* as WAITING_HOT, server/transport/methods.c */
+#define PENDING_PER_METHOD 16 /* as WAITING_HOT, server/transport/methods.c */
 #define WAKE_INTERVAL_MS 20  /* as RD_WAKE_INTERVAL_MS */
 #define GENERIC_METHOD (-1)
 #define MAX_WORKERS 64
+#define COHORT_MAX 32 /* as RD_COHORT_MAX, server/transport/server.c */
 
 static const char *const method_paths[] = {
     "/recovery.v1.RecoveryService/Classify",
@@ -51,10 +56,16 @@ static const char *const method_paths[] = {
 
 typedef struct null_server null_server;
 
+typedef struct call call;
+
 typedef struct worker {
     null_server *server;
     grpc_completion_queue *cq;
     pthread_t thread;
+    call *deferred; /* answers of this cohort, batches not started; FIFO */
+    call **deferred_tail;
+    call *dead;     /* answered calls to free after the cohort */
+    unsigned owed[METHOD_COUNT + 1]; /* calls to request after the cohort; last: generic */
 } worker;
 
 struct null_server {
@@ -69,7 +80,7 @@ struct null_server {
 /* One call: requested, then answered in one batch, then freed when that
  * batch completes. The tag is the call itself; `answered` tells the two
  * completions apart. */
-typedef struct call {
+struct call {
     worker *worker;
     int method;
     bool answered;
@@ -81,7 +92,11 @@ typedef struct call {
     grpc_byte_buffer *response;
     grpc_slice status_details;
     int cancelled;
-} call;
+    call *deferred_next;
+    call *dead_next;
+    size_t n_ops;
+    grpc_op ops[4]; /* the answer's batch while it waits for its cohort */
+};
 
 static void call_free(call *c)
 {
@@ -162,19 +177,47 @@ static void answer(call *c)
     ops[n++].data.send_status_from_server.status_details =
         code == GRPC_STATUS_OK ? NULL : &c->status_details;
     c->answered = true;
-    if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) {
-        fprintf(stderr, "null_server: cannot start a batch\n");
+    /* as recoveryd: the batch starts once the cohort's answers are made */
+    memcpy(c->ops, ops, n * sizeof *ops);
+    c->n_ops = n;
+    c->deferred_next = NULL;
+    *c->worker->deferred_tail = c;
+    c->worker->deferred_tail = &c->deferred_next;
+}
+
+static void end_cohort(worker *w)
+{
+    call *c = w->deferred;
+    w->deferred = NULL;
+    w->deferred_tail = &w->deferred;
+    while (c) {
+        call *next = c->deferred_next;
+        if (grpc_call_start_batch(c->call, c->ops, c->n_ops, c, NULL) != GRPC_CALL_OK) {
+            fprintf(stderr, "null_server: cannot start a batch\n");
+            call_free(c);
+        }
+        c = next;
+    }
+    for (size_t m = 0; m <= METHOD_COUNT; m++) {
+        for (; w->owed[m]; w->owed[m]--)
+            request_call(w, m == METHOD_COUNT ? GENERIC_METHOD : (int)m);
+    }
+    for (c = w->dead, w->dead = NULL; c;) {
+        call *next = c->dead_next;
         call_free(c);
+        c = next;
     }
 }
 
 static void on_event(call *c, bool success)
 {
-    if (c->answered || !success) { /* reply sent, or shutting down */
-        call_free(c);
+    if (c->answered || !success) { /* reply sent, or shutting down: freed after the cohort */
+        c->dead_next = c->worker->dead;
+        c->worker->dead = c;
         return;
     }
-    request_call(c->worker, c->method); /* keep the same number waiting */
+    /* keep the same number waiting, requested after the cohort */
+    c->worker->owed[c->method == GENERIC_METHOD ? METHOD_COUNT : (size_t)c->method]++;
     answer(c);
 }
 
@@ -184,11 +227,21 @@ static void *worker_main(void *arg)
     for (;;) {
         gpr_timespec wake = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
                                          gpr_time_from_millis(WAKE_INTERVAL_MS, GPR_TIMESPAN));
+        /* a cohort of the events already queued, as recoveryd's worker */
+        grpc_event cohort[COHORT_MAX];
+        size_t n = 0;
         grpc_event ev = grpc_completion_queue_next(w->cq, wake, NULL);
+        while (ev.type == GRPC_OP_COMPLETE) {
+            cohort[n++] = ev;
+            if (n == COHORT_MAX)
+                break;
+            ev = grpc_completion_queue_next(w->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC), NULL);
+        }
+        for (size_t i = 0; i < n; i++)
+            on_event(cohort[i].tag, cohort[i].success);
+        end_cohort(w);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
-        if (ev.type == GRPC_OP_COMPLETE)
-            on_event(ev.tag, ev.success);
     }
     return NULL;
 }
@@ -263,6 +316,7 @@ static int start(null_server *s, const options *opt)
     for (unsigned i = 0; i < s->n_workers; i++) {
         s->workers[i] = (worker){.server = s, .cq = grpc_completion_queue_create_for_next(NULL)};
         grpc_server_register_completion_queue(s->grpc, s->workers[i].cq, NULL);
+        s->workers[i].deferred_tail = &s->workers[i].deferred;
     }
     for (size_t m = 0; m < METHOD_COUNT; m++)
         s->registered[m] = grpc_server_register_method(

@@ -62,6 +62,10 @@ struct rd_call {
     rd_call *wake_next;
     rd_call *stream_prev, *stream_next;
     bool in_streams;
+    rd_call *deferred_next;      /* the worker's deferred list */
+    rd_call *dead_next;          /* the worker's list of calls to free */
+    size_t n_deferred_ops;
+    grpc_op deferred_ops[4];     /* the reply's batch while it waits */
 };
 
 static int64_t monotonic_us(void)
@@ -219,8 +223,15 @@ static void set_state(rd_call *c, call_state next)
 
 static void maybe_free(rd_call *c)
 {
-    if (c->state == CALL_FINISHING && c->in_flight == 0)
-        call_free(c);
+    if (c->state != CALL_FINISHING || c->in_flight != 0)
+        return;
+    rd_worker *w = c->worker;
+    if (w->deferring) { /* freed after the cohort's handlers */
+        c->dead_next = w->dead;
+        w->dead = c;
+        return;
+    }
+    call_free(c);
 }
 
 /* ---- batches ---- */
@@ -233,6 +244,63 @@ static bool start_batch(rd_call *c, grpc_op *ops, size_t n, tag_kind tag)
     }
     c->in_flight++;
     return true;
+}
+
+/* A one-batch reply made during a cohort waits until the cohort's handlers
+ * have all run (rd_worker_end_cohort), so the handlers run back to back
+ * with their code and data in the caches. It counts as in flight, so
+ * nothing frees the call meanwhile. */
+static void defer_batch(rd_call *c, const grpc_op *ops, size_t n)
+{
+    rd_worker *w = c->worker;
+    memcpy(c->deferred_ops, ops, n * sizeof *ops);
+    c->n_deferred_ops = n;
+    c->in_flight++;
+    c->deferred_next = NULL;
+    *w->deferred_tail = c;
+    w->deferred_tail = &c->deferred_next;
+}
+
+/* The replies of the cohort, in the order they were made. */
+static void start_deferred_batches(rd_worker *w)
+{
+    rd_call *c = w->deferred;
+    w->deferred = NULL;
+    w->deferred_tail = &w->deferred;
+    while (c) {
+        rd_call *next = c->deferred_next;
+        c->in_flight--;
+        start_batch(c, c->deferred_ops, c->n_deferred_ops, TAG_STATUS);
+        maybe_free(c);
+        c = next;
+    }
+}
+
+/* As many calls requested as arrived in the cohort, per method. */
+static void request_owed_calls(rd_worker *w)
+{
+    for (int m = 0; m <= RD_MAX_METHODS; m++) {
+        for (; w->owed[m]; w->owed[m]--)
+            rd_call_request(w, m == RD_MAX_METHODS ? RD_GENERIC_METHOD : m);
+    }
+}
+
+static void free_dead_calls(rd_worker *w)
+{
+    rd_call *c = w->dead;
+    w->dead = NULL;
+    while (c) {
+        rd_call *next = c->dead_next;
+        call_free(c);
+        c = next;
+    }
+}
+
+void rd_worker_end_cohort(rd_worker *w)
+{
+    start_deferred_batches(w);
+    request_owed_calls(w);
+    free_dead_calls(w);
 }
 
 /* Most answers (a Decide answer is under 1 KiB) are packed on the stack in
@@ -381,7 +449,10 @@ static void finish(rd_call *c, grpc_status_code code, const char *details,
         code == GRPC_STATUS_OK ? NULL : &c->status_details;
     c->final_code = code;
     set_state(c, CALL_FINISHING);
-    start_batch(c, ops, n, TAG_STATUS);
+    if (first_batch && c->worker->deferring)
+        defer_batch(c, ops, n);
+    else
+        start_batch(c, ops, n, TAG_STATUS);
 }
 
 static void send_message(rd_call *c, grpc_byte_buffer *bb)
@@ -495,7 +566,10 @@ static void on_arrival(rd_call *c)
     rd_worker *w = c->worker;
     const rd_method *m = method_of(c);
     c->started_us = monotonic_us();
-    rd_call_request(w, c->method); /* keep the same number waiting */
+    if (w->deferring) /* keep the same number waiting, after the cohort */
+        w->owed[c->method == RD_GENERIC_METHOD ? RD_MAX_METHODS : c->method]++;
+    else
+        rd_call_request(w, c->method);
     if (!m) {
         char *path = grpc_slice_to_c_string(c->details.method);
         char msg[512];

@@ -221,11 +221,13 @@ static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, r
 }
 
 /* Calls kept requested per worker. The service's RPCs come in bursts and
- * get several; the others (admin, health, reflection, streams opened once)
+ * get several: a worker's cohort (server.h) holds at most this many calls
+ * of one method, since the calls that arrived are requested anew only
+ * after it. The others (admin, health, reflection, streams opened once)
  * get one: each requested call is a tag outstanding on the worker's queue,
  * and libgrpc scans those tags on every completion (docs/PERFORMANCE.md,
- * "Requested calls"). */
-#define WAITING_HOT 4
+ * "Requested calls", and Findings 18 for the 16). */
+#define WAITING_HOT 16
 #define WAITING_COLD 1
 
 #define SERVICE "/recovery.v1.RecoveryService/"

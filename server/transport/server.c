@@ -19,17 +19,33 @@ static gpr_timespec in_ms(int64_t ms)
     return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(ms, GPR_TIMESPAN));
 }
 
+/* Completions taken as one cohort (server.h): two per unary call (its
+ * arrival and its reply's completion), for the 16 calls per method a
+ * worker keeps requested. */
+#define RD_COHORT_MAX 32
+
 static void *worker_main(void *arg)
 {
     rd_worker *w = arg;
     for (;;) {
         /* A short wait, so streams woken from other threads and the
          * closing flag are noticed within RD_WAKE_INTERVAL_MS. */
+        grpc_event cohort[RD_COHORT_MAX];
+        size_t n = 0;
         grpc_event ev = grpc_completion_queue_next(w->cq, in_ms(RD_WAKE_INTERVAL_MS), NULL);
+        while (ev.type == GRPC_OP_COMPLETE) {
+            cohort[n++] = ev;
+            if (n == RD_COHORT_MAX)
+                break;
+            ev = grpc_completion_queue_next(w->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC), NULL);
+        }
+        w->deferring = true;
+        for (size_t i = 0; i < n; i++)
+            rd_call_on_event(w, cohort[i].tag, cohort[i].success);
+        w->deferring = false;
+        rd_worker_end_cohort(w);
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
-        if (ev.type == GRPC_OP_COMPLETE)
-            rd_call_on_event(w, ev.tag, ev.success);
         rd_worker_pump_woken(w);
         if (!w->closing_seen && atomic_load(&w->server->closing)) {
             w->closing_seen = true;
@@ -150,6 +166,7 @@ static int create_workers(rd_server *s, unsigned n, rd_status *st)
         rd_rng_seed_os(&w->rng);
         pthread_mutex_init(&w->wake_lock, NULL);
         atomic_init(&w->wake_pending, false);
+        w->deferred_tail = &w->deferred;
         grpc_server_register_completion_queue(s->grpc, w->cq, NULL);
     }
     return RD_OK;

@@ -10,6 +10,17 @@
  * worker, which polls its wake list at least every RD_WAKE_INTERVAL_MS.
  * Handling never blocks on I/O with the memory store.
  *
+ * Cohorts: a worker takes every completion already on its queue (up to
+ * RD_COHORT_MAX) before it handles any, runs their handlers back to back,
+ * and only then starts their one-batch replies, requests the calls that
+ * replace those that arrived, and frees the calls that finished. Under
+ * load gRPC's own code (reading, writing, creating and destroying calls)
+ * would otherwise run between every two handlers and push the handlers'
+ * code and tables out of the CPU's caches; this way one cohort's handlers
+ * share them (docs/PERFORMANCE.md, Findings 18). A lone call is a cohort
+ * of one: its reply waits only for one poll of the queue that finds it
+ * empty.
+ *
  * Every call takes a configuration snapshot when it starts and keeps it to
  * its end, so a reload never changes the rules under a running call.
  *

@@ -30,6 +30,12 @@ typedef struct rd_worker {
                                     the worker skips the lock while it is clear */
     rd_call *streams;            /* open streaming calls; this thread only */
     bool closing_seen;
+    bool deferring;              /* inside a cohort: one-batch replies wait */
+    rd_call *deferred;           /* replies ready, batches not started; FIFO */
+    rd_call **deferred_tail;
+    rd_call *dead;               /* finished during a cohort, freed after it */
+    unsigned owed[RD_MAX_METHODS + 1]; /* calls to request after the cohort,
+                                          per method; the last: generic */
 } rd_worker;
 
 struct rd_server {
@@ -49,6 +55,9 @@ struct rd_server {
 void rd_call_request(rd_worker *w, int method);
 /* A completion on w's queue. */
 void rd_call_on_event(rd_worker *w, void *tag, bool success);
+/* Ends a cohort (server.h): starts the replies deferred during it, requests
+ * as many calls as arrived in it and frees the calls that finished in it. */
+void rd_worker_end_cohort(rd_worker *w);
 /* Lets every stream whose source woke it send what it has. */
 void rd_worker_pump_woken(rd_worker *w);
 /* Lets every open stream of w finish (the server is closing). */
