@@ -11,11 +11,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Compiling recoveryd (headers, code generators, the health proto).
+# Compiling recoveryd (headers, code generators, the health proto), and
+# the training run of the profile-guided Release build (python3, h2load;
+# scripts/build-release.sh).
 BUILD_DEBS=(build-essential cmake pkg-config
             libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libyaml-dev
             libhiredis-dev grpc-proto protobuf-compiler
-            libmicrohttpd-dev libjansson-dev)
+            libmicrohttpd-dev libjansson-dev python3 nghttp2-client)
 # Running the tests on top of that.
 TEST_DEBS=(redis-server libcmocka-dev python3-venv clang libclang-rt-14-dev llvm)
 # The runtime packages of the libraries the -dev packages above link against

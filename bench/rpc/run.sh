@@ -38,8 +38,8 @@ for arg in "$@"; do
   if [[ "$arg" == --no-build ]]; then build_first=false; else args+=("$arg"); fi
 done
 if $build_first; then
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRD_E2E=OFF >/dev/null
-  cmake --build "$build" -j"$(nproc)" --target recoveryd null_server store_sizes >/dev/null
+  # The image's build: Release, profile-guided (scripts/build-release.sh).
+  "$root/scripts/build-release.sh" "$build" null_server store_sizes
 fi
 
 exec python3 "$root/bench/rpc/run.py" --recoveryd "$build/recoveryd" \
