@@ -11,9 +11,16 @@ Reports, per case and server, the median and the minimum over rounds of the
 server's CPU per call (utime + stime from /proc) and of rps. On a shared
 machine the minimum is the least disturbed figure.
 
+A change that touches the null server too (the thread and queue model both
+share) needs each build against its own null server: --ratio A/B prints
+the median and range of the round-paired ratios of A to B (CPU per call and
+rps), and --fresh starts every server afresh before each round, after a
+second of warm-up, as run.py does.
+
   bench/rpc/compare.py before=build-old/recoveryd after=build-perf/recoveryd \\
       [null=build-perf/bench/rpc/null_server] [--rounds 5] [--seconds 3] \\
-      [--cases Classify,"Decide error"] [--redis-port P] [--workers N]
+      [--cases Classify,"Decide error"] [--redis-port P] [--workers N] \\
+      [--fresh] [--ratio after/null ...]
 
 A LABEL=PATH whose PATH ends in null_server is started as the null server;
 with --redis-port, servers whose label starts with "redis" use a Redis
@@ -66,6 +73,10 @@ def main():
     p.add_argument("--h2-clients", type=int, default=4)
     p.add_argument("--h2-streams", type=int, default=64)
     p.add_argument("--companion-rps", type=int, default=200)
+    p.add_argument("--fresh", action="store_true",
+                   help="start every server afresh, and warm it up, before each round")
+    p.add_argument("--ratio", action="append", default=[], metavar="A/B",
+                   help="also print the round-paired ratios of server A to server B")
     args = p.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
     cases = [c for c in run.CASES if not wanted or c.name in wanted]
@@ -76,7 +87,11 @@ def main():
     try:
         for case in cases:
             for r in range(args.rounds):
+                if args.fresh:
+                    run.restart_all(servers)
                 for srv in (servers if r % 2 == 0 else servers[::-1]):
+                    if args.fresh:
+                        load.h2load(srv, case, 1, log_latency=False)
                     res = load.h2load(srv, case, args.seconds, log_latency=False)
                     results.setdefault(case.name, {}).setdefault(srv.label, []).append(res)
     finally:
@@ -96,6 +111,20 @@ def main():
         print(row)
     print("(rps: median (max)); other load during the runs: %.2f cores (median)" % statistics.median(
         x["other_cores"] for per in results.values() for runs in per.values() for x in runs))
+    for pair in args.ratio:
+        print_ratios(pair, cases, results)
+
+
+def print_ratios(pair, cases, results):
+    """Median [range] of the per-round ratios of server A to server B."""
+    a, b = pair.split("/", 1)
+    for case in cases:
+        ra, rb = results[case.name][a], results[case.name][b]
+        cpu = [x["server_cpu_us"] / y["server_cpu_us"] for x, y in zip(ra, rb)]
+        rps = [x["rps"] / y["rps"] for x, y in zip(ra, rb)]
+        print("%-18s %s: CPU %.3f [%.2f-%.2f]  rps %.3f [%.2f-%.2f]" % (
+            case.name, pair, statistics.median(cpu), min(cpu), max(cpu),
+            statistics.median(rps), min(rps), max(rps)))
 
 
 if __name__ == "__main__":

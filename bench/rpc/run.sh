@@ -9,7 +9,7 @@
 #   --no-build       use the binaries already in the build directory (a tree that
 #                    is mid-edit elsewhere need not compile)
 #   --quick          one round of short runs, 20,000 tools for the memory test (~2 min)
-#   (default)        eleven throughput rounds, three latency rounds, 100,000 tools (~22 min)
+#   (default)        eleven throughput rounds, three latency rounds, 100,000 tools (~23 min)
 #   --skip LIST      parts to leave out: workers2,redis,memory,profile,ghz
 #   --server-cores / --client-cores   taskset lists (default 0 and 1)
 #
