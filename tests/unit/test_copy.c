@@ -10,11 +10,11 @@
 
 #include "core/copy.h"
 
-#define MAX_LEN 40
+#define MAX_LEN 160
 #define GUARD 0xA5
 
-/* Every length across each branch's edges (0, 1-3, 4-7, 8-15, 16 and
- * more), at every alignment of source and destination: the bytes are
+/* Every length across each branch's edges (0, 1-3, 4-7, 8-15, 16-32,
+ * 33-64, 65-128, and memcpy's beyond), at every alignment of source and destination: the bytes are
  * memcpy's, and nothing before or after the copy is touched. */
 static void test_copies_every_length_and_alignment(void **state)
 {
