@@ -22,6 +22,7 @@
 #include "pb_messages.h"
 #include "transport/pbpack.h"
 #include "transport/pbread.h"
+#include "transport/pbwire.h"
 
 #define RANDOM_MESSAGES_PER_TYPE 400
 #define MAX_DEPTH 4
@@ -499,6 +500,34 @@ static void test_two_byte_length_prefixes(void **state)
     assert_packs_like_protobuf_c(&resp.base);
 }
 
+/* Varints at every bit length's edges (2^k - 1, 2^k, 2^k + 1): the length
+ * the writer reserves is the number of bytes it writes, and the bytes are
+ * base-128 groups, least significant first, high bit set on all but the
+ * last. */
+static void test_varints_at_every_bit_length(void **state)
+{
+    (void)state;
+    for (unsigned k = 0; k < 64; k++) {
+        uint64_t edge = (uint64_t)1 << k;
+        uint64_t values[] = { edge - 1, edge, edge + 1, k == 63 ? UINT64_MAX : 0 };
+        for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+            uint64_t v = values[i];
+            uint8_t mine[16], theirs[16];
+            rd_pbw w = rd_pbw_over(mine, sizeof mine);
+            rd_pbw_varint(&w, v);
+            size_t n = 0;
+            uint64_t rest = v; /* the reference: 7 bits a byte, low first */
+            do {
+                theirs[n++] = (uint8_t)(rest >= 0x80 ? (rest & 0x7f) | 0x80 : rest);
+                rest >>= 7;
+            } while (rest);
+            assert_int_equal(rd_pbw_varint_len(v), n);
+            assert_int_equal(rd_pbw_written(&w), n);
+            assert_memory_equal(w.pos, theirs, n);
+        }
+    }
+}
+
 /* Every buffer size short of the answer is refused, none written past. */
 static void test_every_short_buffer_is_refused(void **state)
 {
@@ -527,6 +556,7 @@ int main(void)
         cmocka_unit_test(test_nested_message_bytes),
         cmocka_unit_test(test_negative_enum_is_ten_bytes),
         cmocka_unit_test(test_two_byte_length_prefixes),
+        cmocka_unit_test(test_varints_at_every_bit_length),
         cmocka_unit_test(test_every_short_buffer_is_refused),
         cmocka_unit_test(test_reader_agrees_with_protobuf_c),
         cmocka_unit_test(test_reader_takes_the_usual_requests),
