@@ -35,7 +35,8 @@ static inline void rd_copy_16_to_128(unsigned char *d, const unsigned char *s, s
 }
 
 /* Longer copies, out of line: the C library picks the best way for the
- * machine. */
+ * machine, and the inlined paths above stay free of whatever the compiler
+ * would expand a variable-length memcpy into. */
 static __attribute__((noinline, unused)) void rd_copy_long(unsigned char *d,
                                                            const unsigned char *s, size_t n)
 {
