@@ -57,6 +57,7 @@ struct rd_call {
     rd_config_snap *snap;        /* unary and bidi: the call's configuration */
     void *source;                /* server streaming: the source's state */
     int64_t started_us;
+    bool metrics_owed;           /* recorded when the deferred reply is handed over */
     grpc_status_code final_code;
     bool wake_queued;
     rd_call *wake_next;
@@ -190,14 +191,15 @@ static void wake_list_remove(rd_call *c)
 
 /* ---- the state ---- */
 
-static void record_metrics(rd_call *c)
+/* The call's latency ends at now_us, when its status was handed to gRPC. */
+static void record_metrics(rd_call *c, int64_t now_us)
 {
     const rd_method *m = method_of(c);
     char *generic = NULL;
     if (!m)
         generic = grpc_slice_to_c_string(c->details.method);
     rd_metrics_rpc(c->worker->server->svc->metrics, c->method, m ? m->path : generic,
-                   (int)c->final_code, monotonic_us() - c->started_us);
+                   (int)c->final_code, now_us - c->started_us);
     gpr_free(generic);
 }
 
@@ -214,9 +216,13 @@ static void set_state(rd_call *c, call_state next)
         c->source = NULL;
         streams_unlink(c);
         wake_list_remove(c);
-        record_metrics(c);
+        record_metrics(c, monotonic_us());
     } else if (next == CALL_FINISHING && c->started_us) {
-        record_metrics(c); /* answered at once (unary, refused) */
+        /* answered at once (unary, refused); in a cohort the reply waits */
+        if (c->worker->deferring)
+            c->metrics_owed = true;
+        else
+            record_metrics(c, monotonic_us());
     }
     c->state = next;
 }
@@ -267,9 +273,12 @@ static void start_deferred_batches(rd_worker *w)
     rd_call *c = w->deferred;
     w->deferred = NULL;
     w->deferred_tail = &w->deferred;
+    int64_t handed_us = c ? monotonic_us() : 0; /* one clock read for them all */
     while (c) {
         rd_call *next = c->deferred_next;
         c->in_flight--;
+        if (c->metrics_owed)
+            record_metrics(c, handed_us);
         start_batch(c, c->deferred_ops, c->n_deferred_ops, TAG_STATUS);
         maybe_free(c);
         c = next;
@@ -296,8 +305,18 @@ static void free_dead_calls(rd_worker *w)
     }
 }
 
+/* A clock read costs about as much as a small handler step; a cohort's
+ * calls were all taken off the queue at this moment, so they share it. */
+void rd_worker_begin_cohort(rd_worker *w)
+{
+    w->deferring = true;
+    w->cohort_mono_us = monotonic_us();
+    w->cohort_unix_ms = rd_clock_unix_ms();
+}
+
 void rd_worker_end_cohort(rd_worker *w)
 {
+    w->deferring = false;
     start_deferred_batches(w);
     request_owed_calls(w);
     free_dead_calls(w);
@@ -336,12 +355,44 @@ static grpc_byte_buffer *encode(const ProtobufCMessage *msg)
     return bb;
 }
 
+/* Answers packed by the hot handlers are copied into pieces of one large
+ * slice, the worker's slab: one allocation per SLAB_BYTES of answers
+ * instead of one per answer (whose malloc and free under load cost more
+ * than the copy). Each piece holds a reference to the whole slab, so a
+ * client that stops reading keeps at most one slab alive per answer it
+ * has not taken. */
+#define SLAB_BYTES (32 * 1024)
+#define SLAB_PIECE_MAX (SLAB_BYTES / 8)
+
+void rd_worker_release_slab(rd_worker *w)
+{
+    if (w->has_slab)
+        grpc_slice_unref(w->slab);
+    w->has_slab = false;
+    w->slab_used = 0;
+}
+
+static grpc_slice slab_piece(rd_worker *w, const uint8_t *bytes, size_t len)
+{
+    if (len > SLAB_PIECE_MAX)
+        return grpc_slice_from_copied_buffer((const char *)bytes, len);
+    if (!w->has_slab || SLAB_BYTES - w->slab_used < len) {
+        rd_worker_release_slab(w);
+        w->slab = grpc_slice_malloc(SLAB_BYTES);
+        w->has_slab = true;
+    }
+    size_t at = w->slab_used;
+    memcpy(GRPC_SLICE_START_PTR(w->slab) + at, bytes, len);
+    w->slab_used += len;
+    return grpc_slice_sub(w->slab, at, at + len);
+}
+
 /* A handler's reply: packed here, or already packed in the arena. */
-static grpc_byte_buffer *encode_reply(const rd_reply *reply)
+static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
 {
     if (!reply->bytes)
         return encode(reply->msg);
-    grpc_slice slice = grpc_slice_from_copied_buffer((const char *)reply->bytes, reply->len);
+    grpc_slice slice = slab_piece(w, reply->bytes, reply->len);
     grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
     grpc_slice_unref(slice);
     return bb;
@@ -510,7 +561,8 @@ static void scope_open(rpc_scope *s, rd_call *c)
     s->snap = c->snap ? c->snap : rd_live_config_acquire(svc->config);
     s->engine = (rd_engine){.config = s->snap->cfg, .store = svc->store};
     s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine,
-                      .ctx = {.now_ms = rd_clock_unix_ms(), .arena = &w->arena, .rng = &w->rng}};
+                      .ctx = {.now_ms = w->deferring ? w->cohort_unix_ms : rd_clock_unix_ms(),
+                              .arena = &w->arena, .rng = &w->rng}};
 }
 
 static void scope_close(rpc_scope *s, rd_call *c)
@@ -538,7 +590,7 @@ static void run_unary(rd_call *c, const rd_method *m)
     int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
                                                 "deadline passed before the call was handled")
                                 : handle_unary(&s.rpc, m, c->request, &reply, &st);
-    grpc_byte_buffer *out = rc == RD_OK ? encode_reply(&reply) : NULL;
+    grpc_byte_buffer *out = rc == RD_OK ? encode_reply(c->worker, &reply) : NULL;
     scope_close(&s, c);
     finish(c, rc == RD_OK ? GRPC_STATUS_OK : rd_status_to_grpc((rd_err)rc), st.msg, out);
 }
@@ -565,7 +617,7 @@ static void on_arrival(rd_call *c)
 {
     rd_worker *w = c->worker;
     const rd_method *m = method_of(c);
-    c->started_us = monotonic_us();
+    c->started_us = w->deferring ? w->cohort_mono_us : monotonic_us();
     if (w->deferring) /* keep the same number waiting, after the cohort */
         w->owed[c->method == RD_GENERIC_METHOD ? RD_MAX_METHODS : c->method]++;
     else
@@ -615,7 +667,7 @@ static void on_received(rd_call *c, bool success)
     rd_reply reply = {NULL, NULL, 0};
     int rc = req ? m->handle(&s.rpc, req, &reply, &st) : st.code;
     if (rc == RD_OK)
-        c->pending = encode_reply(&reply);
+        c->pending = encode_reply(c->worker, &reply);
     scope_close(&s, c);
     grpc_byte_buffer_destroy(bb);
     if (rc != RD_OK)

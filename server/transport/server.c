@@ -39,11 +39,12 @@ static void *worker_main(void *arg)
                 break;
             ev = grpc_completion_queue_next(w->cq, gpr_inf_past(GPR_CLOCK_MONOTONIC), NULL);
         }
-        w->deferring = true;
-        for (size_t i = 0; i < n; i++)
-            rd_call_on_event(w, cohort[i].tag, cohort[i].success);
-        w->deferring = false;
-        rd_worker_end_cohort(w);
+        if (n > 0) {
+            rd_worker_begin_cohort(w);
+            for (size_t i = 0; i < n; i++)
+                rd_call_on_event(w, cohort[i].tag, cohort[i].success);
+            rd_worker_end_cohort(w);
+        }
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             break;
         rd_worker_pump_woken(w);
@@ -272,6 +273,7 @@ void rd_server_destroy(rd_server *s)
             drain_unstarted(w);
         grpc_completion_queue_destroy(w->cq);
         rd_arena_free(&w->arena);
+        rd_worker_release_slab(w);
         pthread_mutex_destroy(&w->wake_lock);
     }
     drain_and_destroy_cq(s->shutdown_cq);

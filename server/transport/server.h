@@ -19,7 +19,9 @@
  * code and tables out of the CPU's caches; this way one cohort's handlers
  * share them (docs/PERFORMANCE.md, Findings 18). A lone call is a cohort
  * of one: its reply waits only for one poll of the queue that finds it
- * empty.
+ * empty. The clocks are read once per cohort: its calls all arrived when
+ * it was taken and share that "now"; their latency (the RPC duration
+ * metric) ends when the cohort's replies are handed to gRPC.
  *
  * Every call takes a configuration snapshot when it starts and keeps it to
  * its end, so a reload never changes the rules under a running call.

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "core/arena.h"
 #include "core/retry.h"
@@ -31,11 +32,16 @@ typedef struct rd_worker {
     rd_call *streams;            /* open streaming calls; this thread only */
     bool closing_seen;
     bool deferring;              /* inside a cohort: one-batch replies wait */
+    int64_t cohort_mono_us;      /* the clocks when the cohort was taken: every */
+    int64_t cohort_unix_ms;      /* call in it arrived then (see server.h) */
     rd_call *deferred;           /* replies ready, batches not started; FIFO */
     rd_call **deferred_tail;
     rd_call *dead;               /* finished during a cohort, freed after it */
     unsigned owed[RD_MAX_METHODS + 1]; /* calls to request after the cohort,
                                           per method; the last: generic */
+    grpc_slice slab;             /* answers are copied into pieces of it (call.c) */
+    size_t slab_used;            /* bytes of slab handed out; 0 with no slab */
+    bool has_slab;
 } rd_worker;
 
 struct rd_server {
@@ -55,11 +61,17 @@ struct rd_server {
 void rd_call_request(rd_worker *w, int method);
 /* A completion on w's queue. */
 void rd_call_on_event(rd_worker *w, void *tag, bool success);
+/* Starts a cohort (server.h): its completions are taken; reads the clocks
+ * its calls share. */
+void rd_worker_begin_cohort(rd_worker *w);
 /* Ends a cohort (server.h): starts the replies deferred during it, requests
  * as many calls as arrived in it and frees the calls that finished in it. */
 void rd_worker_end_cohort(rd_worker *w);
 /* Lets every stream whose source woke it send what it has. */
 void rd_worker_pump_woken(rd_worker *w);
+/* Drops the worker's reference to its answer slab (pieces in flight keep
+ * it alive until gRPC has sent them). */
+void rd_worker_release_slab(rd_worker *w);
 /* Lets every open stream of w finish (the server is closing). */
 void rd_worker_finish_streams(rd_worker *w);
 

@@ -135,3 +135,26 @@ def test_half_open_grants_exactly_one_permit(stubs):
         record(stubs[0], tool, success=True, permit_id=granted[0].permit_id)
         after = run_parallel(50, lambda i: admit(stubs[i % len(stubs)], tool))
         assert all(a.action == pb.ACTION_PROCEED and not a.permit_id for a in after)
+
+
+def test_every_answer_belongs_to_its_own_call(stubs):
+    """Answers are copied into shared buffers a worker hands out piece by
+    piece (server/transport/call.c): 16 threads make 60 Decide calls each,
+    every one on a tool of its own with ids of different lengths, so the
+    pieces differ in size and each worker fills several buffers. Every
+    answer names its own call's tool, in its breaker and in its trace."""
+    per_thread = 60
+
+    def ask(i):
+        stub = stubs[i % len(stubs)]
+        wrong = []
+        for k in range(per_thread):
+            tool = unique("piece-%d-%s" % (i, "x" * ((i * per_thread + k) % 37)))
+            answer = decide(stub, tool, network_timeout(), attempt=1)
+            tools_named = {answer.breaker.tool_id} | {e.tool_id for e in answer.trace}
+            if answer.action != pb.ACTION_RETRY or tools_named != {tool}:
+                wrong.append((tool, answer.action, sorted(tools_named)))
+        return wrong
+
+    wrong = [w for chunk in run_parallel(THREADS, ask) for w in chunk]
+    assert wrong == []
