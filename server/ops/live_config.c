@@ -9,6 +9,7 @@
 struct rd_live_config {
     pthread_mutex_t lock;
     rd_config_snap *current;     /* holds one reference of its own */
+    atomic_uint_fast64_t version; /* current->version, readable without the lock */
 };
 
 static rd_config_snap *snap_new(rd_config *cfg, uint64_t version)
@@ -36,6 +37,7 @@ rd_live_config *rd_live_config_new(rd_config *cfg)
         return NULL;
     }
     pthread_mutex_init(&live->lock, NULL);
+    atomic_init(&live->version, live->current->version);
     return live;
 }
 
@@ -57,6 +59,17 @@ rd_config_snap *rd_live_config_acquire(rd_live_config *live)
     return snap;
 }
 
+rd_config_snap *rd_config_snap_ref(rd_config_snap *snap)
+{
+    atomic_fetch_add_explicit(&snap->refs, 1, memory_order_relaxed);
+    return snap;
+}
+
+uint64_t rd_live_config_version(rd_live_config *live)
+{
+    return atomic_load_explicit(&live->version, memory_order_acquire);
+}
+
 void rd_config_snap_release(rd_config_snap *snap)
 {
     if (!snap)
@@ -72,8 +85,10 @@ uint64_t rd_live_config_swap(rd_live_config *live, rd_config *cfg)
     pthread_mutex_lock(&live->lock);
     rd_config_snap *old = live->current;
     rd_config_snap *next = snap_new(cfg, old->version + 1);
-    if (next)
+    if (next) {
         live->current = next;
+        atomic_store_explicit(&live->version, next->version, memory_order_release);
+    }
     pthread_mutex_unlock(&live->lock);
     if (!next)
         return 0;

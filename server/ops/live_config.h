@@ -30,7 +30,12 @@ rd_live_config *rd_live_config_new(rd_config *cfg);
 void rd_live_config_free(rd_live_config *live);
 
 rd_config_snap *rd_live_config_acquire(rd_live_config *live);
+/* One more reference to a snapshot already held; returns snap. */
+rd_config_snap *rd_config_snap_ref(rd_config_snap *snap);
 void rd_config_snap_release(rd_config_snap *snap);
+/* The version of the configuration in force: one atomic load, so a holder
+ * of a snapshot can check cheaply whether it is still current. */
+uint64_t rd_live_config_version(rd_live_config *live);
 
 /* Makes cfg the configuration of every call that starts from now on.
  * Returns the new version, or 0 when out of memory (cfg is freed then and

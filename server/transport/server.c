@@ -274,6 +274,7 @@ void rd_server_destroy(rd_server *s)
         grpc_completion_queue_destroy(w->cq);
         rd_arena_free(&w->arena);
         rd_worker_release_slab(w);
+        rd_config_snap_release(w->snap);
         pthread_mutex_destroy(&w->wake_lock);
     }
     drain_and_destroy_cq(s->shutdown_cq);

@@ -34,6 +34,9 @@ typedef struct rd_worker {
     bool deferring;              /* inside a cohort: one-batch replies wait */
     int64_t cohort_mono_us;      /* the clocks when the cohort was taken: every */
     int64_t cohort_unix_ms;      /* call in it arrived then (see server.h) */
+    struct rd_config_snap *snap; /* the configuration calls start with; a
+                                    reference of its own, renewed by the
+                                    first arrival after a reload */
     rd_call *deferred;           /* replies ready, batches not started; FIFO */
     rd_call **deferred_tail;
     rd_call *dead;               /* finished during a cohort, freed after it */
