@@ -40,7 +40,8 @@ mkdir -p "$reports"
 # history_size=7 (the most): the far side of a hand-over through libgrpc
 # (e.g. received metadata filled by one of its threads, freed by a worker)
 # can be older than a smaller history keeps; without that stack the
-# library-only suppressions cannot match and the report stands.
+# library-only suppressions cannot match and the report stands (the
+# called_from_lib lines of tsan.supp cover the allocation side of it).
 export TSAN_OPTIONS="suppressions=$root/tests/faults/tsan.supp second_deadlock_stack=1 history_size=7 exitcode=66 log_path=$reports/tsan"
 
 failed=0
