@@ -551,9 +551,9 @@ typedef struct rpc_scope {
     bool borrowed;
 } rpc_scope;
 
-/* A handler's view of this call with the snapshot `held` (the cohort's for
- * a unary call, the call's own for bidi), or, when NULL, a fresh one for
- * one message of a server stream. */
+/* A handler's view of this call with the snapshot `held` (the worker's,
+ * borrowed, for a unary call; the call's own for bidi), or, when NULL, a
+ * fresh one for one message of a server stream. */
 static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
 {
     rd_worker *w = c->worker;
