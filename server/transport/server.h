@@ -24,7 +24,10 @@
  * metric) ends when the cohort's replies are handed to gRPC.
  *
  * Every call takes a configuration snapshot when it starts and keeps it to
- * its end, so a reload never changes the rules under a running call.
+ * its end, so a reload never changes the rules under a running call. A
+ * unary call borrows its worker's snapshot; the worker renews it on the
+ * first arrival after a reload, so an idle worker keeps the configuration
+ * before a reload in memory until its next call or the shutdown.
  *
  * Shutdown order (rd_server_shutdown), with its preconditions; the caller
  * (main.c) first sets health NOT_SERVING and waits server.drain_delay_ms:
