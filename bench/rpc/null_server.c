@@ -141,11 +141,21 @@ static void request_call(worker *w, int method)
 }
 
 /* Reads the request the way recoveryd does before decoding it: one flat
- * slice. Returns its length, or 0 for no message. */
+ * slice (in place when it arrived as one, as recoveryd reads it). Returns
+ * its length, or 0 for no message. */
 static size_t read_request(grpc_byte_buffer *bb)
 {
+    if (!bb)
+        return 0;
+    if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
+        bb->data.raw.slice_buffer.count == 1) {
+        grpc_slice bytes = grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
+        size_t n = GRPC_SLICE_LENGTH(bytes);
+        grpc_slice_unref(bytes);
+        return n;
+    }
     grpc_byte_buffer_reader reader;
-    if (!bb || !grpc_byte_buffer_reader_init(&reader, bb))
+    if (!grpc_byte_buffer_reader_init(&reader, bb))
         return 0;
     grpc_slice bytes = grpc_byte_buffer_reader_readall(&reader);
     grpc_byte_buffer_reader_destroy(&reader);

@@ -405,6 +405,13 @@ static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
  * docs/PERFORMANCE.md); the copy is made on this thread. */
 static bool request_bytes(grpc_byte_buffer *bb, grpc_slice *out)
 {
+    /* A request that arrived in one uncompressed slice (nearly all do) is
+     * read in place: a reference, not a new slice and a copy. */
+    if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
+        bb->data.raw.slice_buffer.count == 1) {
+        *out = grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
+        return true;
+    }
     grpc_byte_buffer_reader reader;
     if (!grpc_byte_buffer_reader_init(&reader, bb))
         return false;

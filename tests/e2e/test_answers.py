@@ -5,9 +5,10 @@ into a slice of its own), and breaker lists beyond the room answers.c is
 first given (server/transport/methods.c: pack_answer, which doubles it
 until the answer fits). Every event and every breaker, each with its own
 text."""
+import grpc
 import pytest
 
-from rdtest import breaker, decide, err, pb, turn_trace, unique
+from rdtest import breaker, classify, decide, err, pb, turn_trace, unique
 
 STACK_BYTES = 4096
 
@@ -50,3 +51,33 @@ def test_breakers_with_long_ids_outgrow_the_first_room(stub):
     assert resp.ByteSize() > 2 * STACK_BYTES
     assert [b.tool_id for b in resp.breakers] == tools
     assert all(b.consecutive_failures == 1 for b in resp.breakers)
+
+
+# ---- requests as gRPC hands them over ----
+#
+# call.c reads a request that arrived in one uncompressed slice in place and
+# any other through gRPC's reader; both must see every byte.
+
+RATE_LIMIT_TEXT = "429 Too Many Requests: rate limit exceeded"
+
+
+def test_request_spread_over_frames_is_read_whole(stub):
+    """A 60 KB message spans several HTTP/2 frames (16 KiB each by default);
+    what decides its classification is at its very end."""
+    tool = unique("long_request")
+    alone = classify(stub, tool, err(RATE_LIMIT_TEXT))
+    assert alone.rule_id not in ("", "unknown")
+    long_message = "." * 60000 + " " + RATE_LIMIT_TEXT
+    spread = classify(stub, tool, err(long_message))
+    assert spread.rule_id == alone.rule_id
+    assert spread.category == alone.category
+
+
+def test_compressed_request_is_read(stub):
+    tool = unique("gzip_request")
+    req = pb.DecideRequest(tool_id=tool, attempt=1,
+                           error=err(RATE_LIMIT_TEXT + " " + "z" * 2000, http_status=429))
+    resp = stub.Decide(req, timeout=10, compression=grpc.Compression.Gzip)
+    assert resp.breaker.tool_id == tool
+    assert resp.classification.rule_id not in ("", "unknown")
+    assert resp.trace[0].error.startswith(RATE_LIMIT_TEXT)
