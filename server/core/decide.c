@@ -314,9 +314,35 @@ static piece num(num_text *t, int64_t v)
     return (piece){p, (size_t)(end - p)};
 }
 
-/* Writes the pieces one after another into buf, cut at cap - 1 bytes as
- * snprintf cuts. Returns the length written. */
-static size_t join_pieces(char *buf, size_t cap, const piece *pieces, size_t n_pieces)
+/* The pieces one after another into buf, which has room for them and a
+ * NUL. Inlined and unrolled where the pieces are known, a literal piece
+ * becomes a copy of a fixed size: no loop and no choice of copy. */
+static inline __attribute__((always_inline)) size_t put_pieces(char *buf, const piece *pieces,
+                                                               size_t n_pieces)
+{
+    size_t len = 0;
+#pragma GCC unroll 12
+    for (size_t i = 0; i < n_pieces; i++) {
+        rd_copy(buf + len, pieces[i].s, pieces[i].n);
+        len += pieces[i].n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+static inline __attribute__((always_inline)) size_t pieces_len(const piece *pieces,
+                                                               size_t n_pieces)
+{
+    size_t len = 0;
+#pragma GCC unroll 12
+    for (size_t i = 0; i < n_pieces; i++)
+        len += pieces[i].n;
+    return len;
+}
+
+/* As put_pieces, cut at cap - 1 bytes as snprintf cuts (rare: a detail
+ * with a long tool id or text). */
+static size_t put_pieces_cut(char *buf, size_t cap, const piece *pieces, size_t n_pieces)
 {
     size_t len = 0;
     for (size_t i = 0; i < n_pieces; i++) {
@@ -330,15 +356,25 @@ static size_t join_pieces(char *buf, size_t cap, const piece *pieces, size_t n_p
     return len;
 }
 
-/* The pieces joined into a string in the arena, or NULL (out of memory). */
-static const char *arena_join(rd_arena *a, const piece *pieces, size_t n_pieces)
+/* Writes the pieces one after another into buf, cut at cap - 1 bytes as
+ * snprintf cuts. Returns the length written. */
+static inline __attribute__((always_inline)) size_t join_pieces(char *buf, size_t cap,
+                                                                const piece *pieces,
+                                                                size_t n_pieces)
 {
-    size_t len = 0;
-    for (size_t i = 0; i < n_pieces; i++)
-        len += pieces[i].n;
-    char *s = rd_arena_alloc_uninit(a, len + 1); /* join_pieces terminates it */
+    if (pieces_len(pieces, n_pieces) < cap)
+        return put_pieces(buf, pieces, n_pieces);
+    return put_pieces_cut(buf, cap, pieces, n_pieces);
+}
+
+/* The pieces joined into a string in the arena, or NULL (out of memory). */
+static inline __attribute__((always_inline)) const char *arena_join(rd_arena *a,
+                                                                    const piece *pieces,
+                                                                    size_t n_pieces)
+{
+    char *s = rd_arena_alloc_uninit(a, pieces_len(pieces, n_pieces) + 1);
     if (s)
-        join_pieces(s, len + 1, pieces, n_pieces);
+        put_pieces(s, pieces, n_pieces);
     return s;
 }
 
@@ -414,18 +450,24 @@ static rd_trace_event *event_add(event_list *l, rd_event_type type, const char *
  * (ASCII, short) is written once instead of twice. Pieces of a call whose
  * texts are checked (tool ids, names from the config, numbers) are valid
  * UTF-8, so a join that was not cut needs no check. */
-static void event_detail_of(const event_list *l, rd_trace_event *ev, const piece *pieces,
-                            size_t n_pieces)
+static void event_detail_made_safe(rd_trace_event *ev, const piece *pieces, size_t n_pieces)
+{
+    if (rd_utf8_valid_len(ev->detail, ev->detail_len) == ev->detail_len)
+        return;
+    char buf[RD_TRACE_TEXT_MAX * 2];
+    size_t len = put_pieces_cut(buf, sizeof buf, pieces, n_pieces);
+    ev->detail_len = (uint16_t)rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
+}
+
+static inline __attribute__((always_inline)) void event_detail_of(const event_list *l,
+                                                                  rd_trace_event *ev,
+                                                                  const piece *pieces,
+                                                                  size_t n_pieces)
 {
     size_t len = join_pieces(ev->detail, sizeof ev->detail, pieces, n_pieces);
     ev->detail_len = (uint16_t)len;
-    if (l->text_checked && len < sizeof ev->detail - 1)
-        return;
-    if (rd_utf8_valid_len(ev->detail, len) == len)
-        return;
-    char buf[RD_TRACE_TEXT_MAX * 2];
-    len = join_pieces(buf, sizeof buf, pieces, n_pieces);
-    ev->detail_len = (uint16_t)rd_trace_copy_text(ev->detail, sizeof ev->detail, buf, len);
+    if (!l->text_checked || len >= sizeof ev->detail - 1)
+        event_detail_made_safe(ev, pieces, n_pieces);
 }
 
 #define EVENT_DETAIL(l, ev, ...) event_detail_of((l), (ev), PIECES(__VA_ARGS__))
