@@ -875,6 +875,10 @@ def parse_args():
                         "2026-11-26) instead of fresh ones every throughput round")
     p.add_argument("--skip", default="", help="comma list of parts to skip: "
                    "workers2,redis,memory,profile,ghz")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="throughput rounds per case at workers=1 and at workers=2 "
+                        "(default: the mode's, 11 in full mode); the null control's "
+                        "median moves by about 1/sqrt(rounds)")
     return p.parse_args()
 
 
@@ -975,7 +979,9 @@ def redis_available(args, work):
 
 def main():
     args = parse_args()
-    cfg = MODES["quick" if args.quick else "full"]
+    cfg = dict(MODES["quick" if args.quick else "full"])
+    if args.rounds > 0:
+        cfg["rounds"] = cfg["w2_rounds"] = args.rounds
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="rpc-bench-", dir=args.out)
     t_start = time.time()
@@ -984,9 +990,11 @@ def main():
     report = dict(machine=machine(), mode="quick" if args.quick else "full", settings=cfg,
                   pinning=dict(server=args.server_cores, client=args.client_cores),
                   h2load=dict(clients=args.h2_clients, streams=args.h2_streams, threads=1))
-    lines = ["RPC benchmark (%s mode) on %s, %d cores, kernel %s, gRPC core %s" % (
-        report["mode"], report["machine"]["cpu"], report["machine"]["nproc"],
-        report["machine"]["kernel"], report["machine"]["grpc"])]
+    lines = ["RPC benchmark (%s mode, %d throughput rounds per case) on %s, %d cores, "
+             "kernel %s, gRPC core %s" % (
+                 report["mode"], cfg["rounds"], report["machine"]["cpu"],
+                 report["machine"]["nproc"], report["machine"]["kernel"],
+                 report["machine"]["grpc"])]
 
     redis_proc, redis_port, redis_why = (None, None, "skipped")
     if "redis" not in args.skip:
