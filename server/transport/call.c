@@ -398,15 +398,16 @@ static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
     return bb;
 }
 
-/* The request as one contiguous slice, gathered (and decompressed) by
- * gRPC's reader. Reading the received slice in place would save a copy,
- * but ThreadSanitizer then sees our reads race the transport thread's
- * writes, which only libgrpc's uninstrumented locks order (see
- * docs/PERFORMANCE.md); the copy is made on this thread. */
+/* The request as one contiguous slice. One that arrived in one
+ * uncompressed slice (nearly all do) is read in place, through a
+ * reference: the buffer is ours once its completion is delivered, as gRPC's
+ * C++ reader, which peeks at the received slices, relies on. Any other is
+ * gathered (and decompressed) by gRPC's reader. The transport thread's
+ * writes to the slice happen inside libgrpc, ordered by locks
+ * ThreadSanitizer cannot see; tests/faults/tsan.supp leaves them untracked
+ * (docs/PERFORMANCE.md, Findings 21). */
 static bool request_bytes(grpc_byte_buffer *bb, grpc_slice *out)
 {
-    /* A request that arrived in one uncompressed slice (nearly all do) is
-     * read in place: a reference, not a new slice and a copy. */
     if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
         bb->data.raw.slice_buffer.count == 1) {
         *out = grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
