@@ -149,6 +149,7 @@ static size_t read_request(grpc_byte_buffer *bb)
         return 0;
     if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
         bb->data.raw.slice_buffer.count == 1) {
+        /* the reference recoveryd takes and drops, so the cost is the same */
         grpc_slice bytes = grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
         size_t n = GRPC_SLICE_LENGTH(bytes);
         grpc_slice_unref(bytes);
