@@ -1345,7 +1345,8 @@ static rd_breaker_view *view_add(view_list *l)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 16;
-        rd_breaker_view *items = rd_arena_alloc(l->ctx->arena, cap * sizeof *items);
+        /* uninitialized: fill_view sets every field of each view added */
+        rd_breaker_view *items = rd_arena_alloc_uninit(l->ctx->arena, cap * sizeof *items);
         if (!items)
             return NULL;
         if (l->n)

@@ -16,7 +16,11 @@
  *
  * Each function writes into the end of buf[0, cap) and returns the length n
  * (the answer is buf[cap - n, cap)), or SIZE_MAX when cap is too small.
- * Nothing is allocated; the structs are only read. */
+ * Nothing is allocated; the structs are only read.
+ *
+ * Room is checked once per message, for the most its fields can take, so a
+ * buffer of exactly the answer's size may be refused; one of the answer's
+ * size plus RD_ANSWER_SLACK bytes never is. */
 #ifndef RD_TRANSPORT_ANSWERS_H
 #define RD_TRANSPORT_ANSWERS_H
 
@@ -24,6 +28,9 @@
 #include <stdint.h>
 
 #include "core/decide.h"
+
+/* 13 fields (a breaker's) of a 15-byte head each, rounded up. */
+#define RD_ANSWER_SLACK 256
 
 size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r);
 /* turn_id: the request's, written into every trace event ("" or NULL: none). */

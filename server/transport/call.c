@@ -355,12 +355,14 @@ static grpc_byte_buffer *encode(const ProtobufCMessage *msg)
     return bb;
 }
 
-/* Answers packed by the hot handlers are copied into pieces of one large
- * slice, the worker's slab: one allocation per SLAB_BYTES of answers
- * instead of one per answer (whose malloc and free under load cost more
- * than the copy). Each piece holds a reference to the whole slab, so a
- * client that stops reading keeps at most one slab alive per answer it
- * has not taken. */
+/* Answers of the hot handlers are pieces of one large slice, the worker's
+ * slab: one allocation per SLAB_BYTES of answers instead of one per answer
+ * (whose malloc and free under load cost more than the answer). A handler
+ * writes its answer straight into the slab's free room when it fits
+ * (rd_rpc.answer_room; answers are written backwards, so the room is
+ * handed out from its end); any other is copied in. Each piece holds a
+ * reference to the whole slab, so a client that stops reading keeps at
+ * most one slab alive per answer it has not taken. */
 #define SLAB_BYTES (32 * 1024)
 #define SLAB_PIECE_MAX (SLAB_BYTES / 8)
 
@@ -369,25 +371,44 @@ void rd_worker_release_slab(rd_worker *w)
     if (w->has_slab)
         grpc_slice_unref(w->slab);
     w->has_slab = false;
-    w->slab_used = 0;
+    w->slab_free = 0;
+}
+
+/* A slab with at least `need` bytes of free room. */
+static void slab_ensure(rd_worker *w, size_t need)
+{
+    if (!w->has_slab || w->slab_free < need) {
+        rd_worker_release_slab(w);
+        w->slab = grpc_slice_malloc(SLAB_BYTES);
+        w->has_slab = true;
+        w->slab_free = SLAB_BYTES;
+    }
+}
+
+/* The free room, for a handler to write its answer into. */
+static void open_answer_room(rd_worker *w, rd_rpc *rpc)
+{
+    slab_ensure(w, SLAB_PIECE_MAX);
+    rpc->answer_room = GRPC_SLICE_START_PTR(w->slab);
+    rpc->answer_room_cap = w->slab_free;
 }
 
 static grpc_slice slab_piece(rd_worker *w, const uint8_t *bytes, size_t len)
 {
-    if (len > SLAB_PIECE_MAX)
-        return grpc_slice_from_copied_buffer((const char *)bytes, len);
-    if (!w->has_slab || SLAB_BYTES - w->slab_used < len) {
-        rd_worker_release_slab(w);
-        w->slab = grpc_slice_malloc(SLAB_BYTES);
-        w->has_slab = true;
+    bool in_place = w->has_slab && len <= w->slab_free &&
+                    bytes == GRPC_SLICE_START_PTR(w->slab) + w->slab_free - len;
+    if (!in_place) {
+        if (len > SLAB_PIECE_MAX)
+            return grpc_slice_from_copied_buffer((const char *)bytes, len);
+        slab_ensure(w, len);
+        memcpy(GRPC_SLICE_START_PTR(w->slab) + w->slab_free - len, bytes, len);
     }
-    size_t at = w->slab_used;
-    memcpy(GRPC_SLICE_START_PTR(w->slab) + at, bytes, len);
-    w->slab_used += len;
-    return grpc_slice_sub(w->slab, at, at + len);
+    w->slab_free -= len;
+    return grpc_slice_sub(w->slab, w->slab_free, w->slab_free + len);
 }
 
-/* A handler's reply: packed here, or already packed in the arena. */
+/* A handler's reply: packed here, or already packed (in the slab's room or
+ * the arena). */
 static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
 {
     if (!reply->bytes)
@@ -594,6 +615,7 @@ static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
     rd_status_clear(&st);
     rpc_scope s;
     scope_open(&s, c, snap);
+    open_answer_room(c->worker, &s.rpc);
     rd_reply reply = {NULL, NULL, 0};
     rd_store_last_call_reset();
     int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,

@@ -23,29 +23,40 @@ static int out_or_nomem(void *msg, rd_reply *reply, rd_status *st)
 
 /* ---- the hot answers, packed straight from the core's structs ---- */
 
-/* Most answers fit the first room (`expected` bytes, at least 4 KiB); a
- * larger one (a long cascade, breakers with long ids) gets twice the room
- * until it fits. */
+/* Most answers fit the transport's answer room, written in place; one that
+ * does not (or with no room) goes to the arena, into `expected` bytes (at
+ * least 4 KiB) and then twice that until it fits. */
 #define ANSWER_FIRST_BYTES 4096
 #define ANSWER_MAX_BYTES ((size_t)256 << 20)
 #define BREAKER_ANSWER_BYTES 96 /* a breaker with a 20-byte id takes ~60 */
 
 typedef size_t (*answer_fn)(uint8_t *buf, size_t cap, const void *subject);
 
-static int pack_answer(rd_arena *a, answer_fn write, const void *subject, size_t expected,
+/* Writes into the end of buf[0, cap); false when it did not fit. */
+static bool write_answer(uint8_t *buf, size_t cap, answer_fn write, const void *subject,
+                         rd_reply *reply)
+{
+    size_t len = write(buf, cap, subject);
+    if (len == SIZE_MAX)
+        return false;
+    reply->bytes = buf + cap - len;
+    reply->len = len;
+    return true;
+}
+
+static int pack_answer(const rd_rpc *rpc, answer_fn write, const void *subject, size_t expected,
                        rd_reply *reply, rd_status *st)
 {
+    if (rpc->answer_room && rpc->answer_room_cap >= expected &&
+        write_answer(rpc->answer_room, rpc->answer_room_cap, write, subject, reply))
+        return RD_OK;
     size_t first = expected > ANSWER_FIRST_BYTES ? expected : ANSWER_FIRST_BYTES;
     for (size_t cap = first; cap <= ANSWER_MAX_BYTES; cap *= 2) {
-        uint8_t *buf = rd_arena_alloc_uninit(a, cap);
+        uint8_t *buf = rd_arena_alloc_uninit(rpc->ctx.arena, cap);
         if (!buf)
             break;
-        size_t len = write(buf, cap, subject);
-        if (len != SIZE_MAX) {
-            reply->bytes = buf + cap - len;
-            reply->len = len;
+        if (write_answer(buf, cap, write, subject, reply))
             return RD_OK;
-        }
     }
     return rd_status_set(st, RD_ERR_NOMEM, "response: out of memory");
 }
@@ -98,7 +109,7 @@ static int classify_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const 
 {
     rd_classify_result res;
     int rc = rd_engine_classify(rpc->engine, tool_id, err, ctx, &res, st);
-    return rc ? rc : pack_answer(ctx->arena, classify_answer, &res, 0, reply, st);
+    return rc ? rc : pack_answer(rpc, classify_answer, &res, 0, reply, st);
 }
 
 static int handle_classify(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -132,7 +143,7 @@ static int decide_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd
         return rc;
     rd_observe_decision(rpc, in, &d);
     decide_subject subject = {in->turn_id, &d};
-    return pack_answer(ctx->arena, decide_answer, &subject, 0, reply, st);
+    return pack_answer(rpc, decide_answer, &subject, 0, reply, st);
 }
 
 static int handle_decide(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -166,7 +177,7 @@ static int record_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd
     if (rc)
         return rc;
     rd_observe_outcome(rpc, in, &res);
-    return pack_answer(ctx->arena, outcome_answer, &res, 0, reply, st);
+    return pack_answer(rpc, outcome_answer, &res, 0, reply, st);
 }
 
 static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, rd_reply *reply,
@@ -203,7 +214,7 @@ static int handle_get_breaker_state(const rd_rpc *rpc, const ProtobufCMessage *m
         rc = rd_engine_breakers(e, (const char *const *)req->tool_ids, req->n_tool_ids, ctx,
                                 &views, &subject.n, st);
     subject.views = views;
-    return rc ? rc : pack_answer(ctx->arena, breakers_answer, &subject,
+    return rc ? rc : pack_answer(rpc, breakers_answer, &subject,
                                    subject.n * BREAKER_ANSWER_BYTES, reply, st);
 }
 

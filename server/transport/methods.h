@@ -36,11 +36,15 @@ typedef struct rd_rpc {
     const rd_services *svc;
     const rd_engine *engine;
     rd_call_ctx ctx;
+    /* Where a hot answer may be written in place (the transport's memory,
+     * for this call only), or NULL: it then goes to the arena. */
+    uint8_t *answer_room;
+    size_t answer_room_cap;
 } rd_rpc;
 
-/* A handler's answer, in the call's arena: a protobuf-c message for the
- * transport to pack, or (the hot RPCs, see answers.h) bytes already packed.
- * Exactly one of msg and bytes is set. */
+/* A handler's answer: a protobuf-c message in the call's arena for the
+ * transport to pack, or (the hot RPCs, see answers.h) bytes already packed,
+ * in the answer room or the arena. Exactly one of msg and bytes is set. */
 typedef struct rd_reply {
     ProtobufCMessage *msg;
     const uint8_t *bytes;

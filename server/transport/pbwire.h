@@ -3,8 +3,10 @@
  *
  * A writer fills a caller's buffer from its end towards its start: a value
  * is written in front of what follows it, so a nested message's length is
- * known once its bytes are written. Every write is preceded by one room()
- * check for the most it can take; the writes themselves check nothing. A
+ * known once its bytes are written. Every write is preceded by a room()
+ * check for the most it can take, of its own (the *_field functions) or
+ * for a whole message (the rd_pbw_put_* ones); the writes themselves check
+ * nothing. A
  * failed check sets `full` and leaves `pos` where it was, so a writer that
  * ran out of room keeps refusing cheaply and the caller sees `full` once,
  * at the end. */
@@ -97,41 +99,56 @@ static inline bool rd_pbw_short_head(rd_pbw *w, uint32_t id, ProtobufCWireType w
     return true;
 }
 
-static inline void rd_pbw_uint_field(rd_pbw *w, uint32_t id, uint64_t v)
+/* Fields written into room reserved beforehand: the caller has checked,
+ * with one rd_pbw_room() for a whole message, for RD_PBW_HEAD_MAX bytes per
+ * field plus the bytes of its texts. */
+static inline void rd_pbw_put_uint(rd_pbw *w, uint32_t id, uint64_t v)
 {
-    if (v != 0 && rd_pbw_room(w, RD_PBW_HEAD_MAX) &&
-        !rd_pbw_short_head(w, id, PROTOBUF_C_WIRE_TYPE_VARINT, v)) {
+    if (v != 0 && !rd_pbw_short_head(w, id, PROTOBUF_C_WIRE_TYPE_VARINT, v)) {
         rd_pbw_varint(w, v);
         rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_VARINT);
     }
 }
 
 /* int32 and enums: a negative value is sign-extended to ten bytes. */
-static inline void rd_pbw_int32_field(rd_pbw *w, uint32_t id, int32_t v)
+static inline void rd_pbw_put_int32(rd_pbw *w, uint32_t id, int32_t v)
 {
-    rd_pbw_uint_field(w, id, (uint64_t)(int64_t)v);
+    rd_pbw_put_uint(w, id, (uint64_t)(int64_t)v);
 }
 
-static inline void rd_pbw_int64_field(rd_pbw *w, uint32_t id, int64_t v)
+static inline void rd_pbw_put_int64(rd_pbw *w, uint32_t id, int64_t v)
 {
-    rd_pbw_uint_field(w, id, (uint64_t)v);
+    rd_pbw_put_uint(w, id, (uint64_t)v);
 }
 
-static inline void rd_pbw_bool_field(rd_pbw *w, uint32_t id, bool v)
+static inline void rd_pbw_put_bool(rd_pbw *w, uint32_t id, bool v)
 {
-    rd_pbw_uint_field(w, id, v ? 1 : 0);
+    rd_pbw_put_uint(w, id, v ? 1 : 0);
 }
 
 /* s[0, n): left out when empty. */
-static inline void rd_pbw_bytes_field(rd_pbw *w, uint32_t id, const char *s, size_t n)
+static inline void rd_pbw_put_bytes(rd_pbw *w, uint32_t id, const char *s, size_t n)
 {
-    if (n != 0 && rd_pbw_room(w, n + RD_PBW_HEAD_MAX)) {
+    if (n != 0) {
         rd_pbw_raw(w, s, n);
         if (!rd_pbw_short_head(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, n)) {
             rd_pbw_varint(w, n);
             rd_pbw_tag(w, id, PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED);
         }
     }
+}
+
+/* The same, each checking its own room. */
+static inline void rd_pbw_uint_field(rd_pbw *w, uint32_t id, uint64_t v)
+{
+    if (v != 0 && rd_pbw_room(w, RD_PBW_HEAD_MAX))
+        rd_pbw_put_uint(w, id, v);
+}
+
+static inline void rd_pbw_bytes_field(rd_pbw *w, uint32_t id, const char *s, size_t n)
+{
+    if (n != 0 && rd_pbw_room(w, n + RD_PBW_HEAD_MAX))
+        rd_pbw_put_bytes(w, id, s, n);
 }
 
 /* A NUL-terminated string; NULL and "" are left out. */

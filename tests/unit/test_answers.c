@@ -210,7 +210,7 @@ static void assert_answer_matches(const ProtobufCMessage *msg, answer_fn write,
     assert_non_null(expected);
     assert_int_equal(protobuf_c_message_pack(msg, expected), len);
 
-    enum { SPARE = 64 };
+    enum { SPARE = RD_ANSWER_SLACK };
     uint8_t *roomy = malloc(len + SPARE);
     assert_non_null(roomy);
     memset(roomy, 0xAB, len + SPARE);
