@@ -267,6 +267,10 @@ def test_watch_on_one_replica_sees_changes_made_through_another(shared):
     time.sleep(0.4)
     for _ in range(3):  # the shared config opens after 3 transient failures
         record(b, tool, success=False, error=network_timeout())
+    # A learns of a change when it reads the breaker after the notice: a hold
+    # placed before that read would be seen instead of the opening (on a
+    # loaded machine A can lag that far), so the hold waits for it.
+    wait_until(lambda: any(m.cause == "opened" for m in seen), timeout=5)
     ch_c, admin_c = cluster.admin_stub(2, ADMIN_TOKEN)
     try:
         admin_c.ForceBreaker(admin_pb.ForceBreakerRequest(
