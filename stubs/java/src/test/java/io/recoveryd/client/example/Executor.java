@@ -59,7 +59,10 @@ public final class Executor {
         };
 
         RunResult<String> res;
-        try (RecoveryClient client = new RecoveryClient(args.get("addr"), Duration.ofMillis(200),
+        // 1 s, not the 200 ms default: this process's first call loads the gRPC and message
+        // classes inside its deadline, which took over 100 ms on a loaded two-core machine and
+        // sent the run to its local fallback.
+        try (RecoveryClient client = new RecoveryClient(args.get("addr"), Duration.ofSeconds(1),
                 "java-executor", FallbackPolicy.DEFAULT)) {
             res = client.runTool(tool, Map.of(tool, search), RunOptions.turn(args.get("turn")));
         }
