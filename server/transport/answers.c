@@ -5,12 +5,12 @@
  * and protobuf-c packs in field-number order. */
 #include "transport/answers.h"
 
+#include <string.h>
+
 #include "core/breaker.h"
 #include "core/classify.h"
 #include "core/trace.h"
 #include "transport/pbwire.h"
-
-#include <string.h>
 
 /* A nested message field: its fields are written by put(), then its
  * length and tag. */

@@ -29,7 +29,9 @@
 
 #include "core/decide.h"
 
-/* 13 fields (a breaker's) of a 15-byte head each, rounded up. */
+/* The most a message's reservation can ask beyond its bytes: a 15-byte
+ * head for each of a breaker's 13 fields (the most of any message), rounded
+ * up. */
 #define RD_ANSWER_SLACK 256
 
 size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r);

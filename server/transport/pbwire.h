@@ -6,10 +6,9 @@
  * known once its bytes are written. Every write is preceded by a room()
  * check for the most it can take, of its own (the *_field functions) or
  * for a whole message (the rd_pbw_put_* ones); the writes themselves check
- * nothing. A
- * failed check sets `full` and leaves `pos` where it was, so a writer that
- * ran out of room keeps refusing cheaply and the caller sees `full` once,
- * at the end. */
+ * nothing. A failed check sets `full` and leaves `pos` where it was, so a
+ * writer that ran out of room keeps refusing cheaply and the caller sees
+ * `full` once, at the end. */
 #ifndef RD_TRANSPORT_PBWIRE_H
 #define RD_TRANSPORT_PBWIRE_H
 
