@@ -1,6 +1,6 @@
 # The two entry points a newcomer needs (see README):
-#   make run   install dependencies, build, start recoveryd on the shipped config
-#   make test  install dependencies, build with sanitizers, run every test
+#   make run   install what running needs, build, start recoveryd on the shipped config
+#   make test  install everything the tests need, build with sanitizers, run every test
 BUILD      ?= build
 TEST_BUILD ?= build-test
 CONFIG     ?= config/recovery.yaml
@@ -9,19 +9,26 @@ JOBS       ?= $(shell nproc)
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: deps build run test test-only fuzz tsan clean
+# A skipped test fails the run: every tool a test needs is installed by
+# scripts/install-deps.sh --test (tests/rd_noskip.py).
+export RD_NO_SKIP := 1
 
-deps:
-	scripts/install-deps.sh
+.PHONY: deps-run deps-test build run test test-only fuzz tsan clean
 
-build: deps
+deps-run:
+	scripts/install-deps.sh --run
+
+deps-test:
+	scripts/install-deps.sh --test
+
+build: deps-run
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRD_E2E=OFF
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
 	$(BUILD)/recoveryd --config $(CONFIG)
 
-test: deps test-only
+test: deps-test test-only
 
 # Bounded fuzzing and ThreadSanitizer first, so the whole suite's summary
 # is the last word.

@@ -1,46 +1,59 @@
 #!/usr/bin/env bash
-# Installs what building and testing recoveryd needs, on Debian bookworm as
-# root: the Debian packages, and a Python venv (.venv) for the end-to-end
-# tests. Safe to run again: it skips what is already there.
+# Installs what recoveryd needs, as root on Debian bookworm. Safe to run
+# again: it skips what is already there.
 #
-#   scripts/install-deps.sh               build + test packages and the venv (default)
+#   scripts/install-deps.sh --run         what building and running recoveryd needs (make run)
+#   scripts/install-deps.sh --test        everything every test needs (make test): the above,
+#                                         the test packages, the Python venv (.venv), Go and the
+#                                         Go tools (build-tools/), the client stubs' toolchains
 #   scripts/install-deps.sh --build-only  only what compiling recoveryd needs (image build stage)
 #   scripts/install-deps.sh --runtime     only the shared libraries recoveryd runs with
 #                                         (image runtime stage)
 #   add --list to print the selected Debian packages, one a line, and install nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
+WHO=install-deps
 
-# Compiling recoveryd (headers, code generators, the health proto), and
-# the training run of the profile-guided Release build (python3, h2load;
-# scripts/build-release.sh).
+# Compiling recoveryd: headers, code generators, the health proto.
 BUILD_DEBS=(build-essential cmake pkg-config
             libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libyaml-dev
             libhiredis-dev grpc-proto protobuf-compiler
-            libmicrohttpd-dev libjansson-dev python3 nghttp2-client)
-# Running the tests on top of that.
-TEST_DEBS=(redis-server libcmocka-dev python3-venv clang libclang-rt-14-dev llvm)
+            libmicrohttpd-dev libjansson-dev)
+# The profile-guided Release build's training run (scripts/build-release.sh:
+# the image's build stage and the benchmark).
+RELEASE_DEBS=(python3 nghttp2-client)
+# Every test on top of those: cmocka, the sanitizers' and libFuzzer's clang,
+# Redis, the e2e venv, the deployment tests' network namespaces (iproute2)
+# and process checks (procps), TLS fixtures (openssl), and curl/unzip for
+# the Go toolchain.
+TEST_DEBS=(libcmocka-dev clang libclang-rt-14-dev llvm redis-server
+           python3-venv iproute2 procps openssl curl unzip ca-certificates git)
 # The runtime packages of the libraries the -dev packages above link against
 # (keep the two lists in step; tests/deploy checks that the binary's shared
 # libraries all come from these and their dependencies).
 RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4 libatomic1)
 
-mode=all
+mode=
 list_only=false
 for arg in "$@"; do
   case "$arg" in
+    --run)        mode=run ;;
+    --test)       mode=test ;;
     --build-only) mode=build ;;
     --runtime)    mode=runtime ;;
     --list)       list_only=true ;;
-    -h|--help)    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install-deps.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+    -h|--help)    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "$WHO: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
+[ -n "$mode" ] || { echo "$WHO: say what for: --run, --test, --build-only or --runtime (try --help)" >&2; exit 2; }
 
 case "$mode" in
-  all)     DEBS=("${BUILD_DEBS[@]}" "${TEST_DEBS[@]}") ;;
-  build)   DEBS=("${BUILD_DEBS[@]}") ;;
-  runtime) DEBS=("${RUNTIME_DEBS[@]}") ;;
+  run)     DEBS=("${BUILD_DEBS[@]}") ;;
+  build)   DEBS=("${BUILD_DEBS[@]}" "${RELEASE_DEBS[@]}") ;;
+  test)    DEBS=("${BUILD_DEBS[@]}" "${RELEASE_DEBS[@]}" "${TEST_DEBS[@]}") ;;
+  runtime)   DEBS=("${RUNTIME_DEBS[@]}") ;;
 esac
 
 if $list_only; then
@@ -48,30 +61,26 @@ if $list_only; then
   exit 0
 fi
 
-missing=()
-for p in "${DEBS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+rd_apt_install "$WHO" "${DEBS[@]}"
+[ "$mode" = test ] || exit 0
 
-[ "$mode" = all ] || exit 0
-
-# The end-to-end tests talk to recoveryd over real gRPC from Python.
-# The requirements file is the source of truth: re-run pip when it is newer
-# than the venv's stamp.
+# The end-to-end, fault and deployment tests talk to recoveryd over real
+# gRPC from Python. The requirements file is the source of truth: re-run pip
+# when it is newer than the venv's stamp.
 if [ ! -x .venv/bin/python ] || [ tests/e2e/requirements.txt -nt .venv/.requirements-stamp ]; then
-  [ -x .venv/bin/python ] || python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt
+  [ -x .venv/bin/python ] || python3 -m venv .venv || rd_fail "$WHO" "python3 -m venv .venv failed (Debian package python3-venv)"
+  echo "$WHO: installing tests/e2e/requirements.txt into .venv from PyPI"
+  .venv/bin/pip install -q --disable-pip-version-check -r tests/e2e/requirements.txt ||
+    rd_fail "$WHO" "pip could not install tests/e2e/requirements.txt from PyPI"
   touch .venv/.requirements-stamp
 fi
 
-# grpcurl drives the reflection test, as an operator would use it.
-GOBIN_DIR="$(go env GOPATH 2>/dev/null)/bin"
-if command -v go >/dev/null && [ ! -x "$GOBIN_DIR/grpcurl" ]; then
-  go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4
-fi
+# Go, pinned, and the Go programs the tests drive as an operator would:
+# grpcurl (reflection) and kustomize (the Kubernetes manifests).
+rd_go_env "$WHO"
+rd_go_install "$WHO" "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION" grpcurl
+rd_go_install "$WHO" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" kustomize
+
+# The client stubs' toolchains (Go plugins, Node, Java, the stubs' venv).
+scripts/install-stub-deps.sh
+echo "$WHO: everything the tests need is installed"

@@ -14,14 +14,14 @@
 #   --server-cores / --client-cores   taskset lists (default 0 and 1)
 #
 # Environment: RD_BENCH_BUILD (default build-perf), RD_BENCH_OUT (default
-# $RD_BENCH_BUILD/bench-rpc), RD_BENCH_TOOLS (ghz, default build-bench-tools).
+# $RD_BENCH_BUILD/bench-rpc), RD_TOOLS (ghz in its bin/, default build-tools).
 # Install the tools first with scripts/install-bench-deps.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 build="${RD_BENCH_BUILD:-$root/build-perf}"
 out="${RD_BENCH_OUT:-$build/bench-rpc}"
-tools="${RD_BENCH_TOOLS:-$root/build-bench-tools}"
+tools="${RD_TOOLS:-$root/build-tools}"
 
 ghz="$tools/bin/ghz"
 [[ -x "$ghz" ]] || ghz="$(command -v ghz || true)"

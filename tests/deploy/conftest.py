@@ -9,35 +9,30 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import deployutil as du
 
+# RD_NO_SKIP=1 (make test) turns a skip into a failure: tests/rd_noskip.py.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from rd_noskip import pytest_runtest_makereport  # noqa: E402,F401
+
 
 @pytest.fixture(scope="session")
 def kustomize() -> list[str]:
-    """The command that renders a kustomization: the pinned kustomize
-    (installed through tests/deploy/install-kustomize.sh when missing),
-    else kubectl's embedded one."""
-    candidates = [shutil.which("kustomize"), str(Path.home() / "go/bin/kustomize")]
-    for c in candidates:
+    """The command that renders a kustomization: the pinned kustomize that
+    scripts/install-deps.sh --test builds into build-tools/bin, else one on
+    PATH, else kubectl's embedded one."""
+    for c in [str(du.REPO / "build-tools/bin/kustomize"), shutil.which("kustomize")]:
         if c and Path(c).is_file():
             return [c, "build"]
-    try:
-        out = subprocess.run([str(du.HERE / "install-kustomize.sh")], capture_output=True,
-                             text=True, timeout=540)
-        if out.returncode == 0 and Path(out.stdout.strip()).is_file():
-            return [out.stdout.strip(), "build"]
-        why = out.stderr.strip()[-500:]
-    except (OSError, subprocess.TimeoutExpired) as e:
-        why = str(e)
     if shutil.which("kubectl"):
         return ["kubectl", "kustomize"]
-    pytest.skip("no kustomize: tests/deploy/install-kustomize.sh could not install it "
-                f"({why}) and there is no kubectl")
+    pytest.skip("no kustomize in build-tools/bin or on PATH, and no kubectl "
+                "(scripts/install-deps.sh --test installs it)")
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,16 @@
 """Fixtures of the end-to-end suite: which recoveryd binary to run, and
 factories that start it on a free port with a test configuration and stop
 it with SIGTERM at teardown, requiring a clean exit (code 0)."""
+import sys
 from pathlib import Path
 
 import pytest
 
 import rdtest
+
+# RD_NO_SKIP=1 (make test) turns a skip into a failure: tests/rd_noskip.py.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from rd_noskip import pytest_runtest_makereport  # noqa: E402,F401
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_BINARIES = [HERE / "../../build-test/recoveryd", HERE / "../../build/recoveryd"]

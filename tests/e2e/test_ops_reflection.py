@@ -12,18 +12,16 @@ from ops_support import ops_launcher  # noqa: F401
 
 
 def find_grpcurl():
-    found = shutil.which("grpcurl")
-    if found:
-        return found
-    gopath = Path(os.environ.get("GOPATH", Path.home() / "go"))
-    candidate = gopath / "bin" / "grpcurl"
-    return str(candidate) if candidate.is_file() else None
+    """The pinned grpcurl that scripts/install-deps.sh --test builds into
+    build-tools/bin, else one on PATH."""
+    pinned = Path(__file__).resolve().parents[2] / "build-tools" / "bin" / "grpcurl"
+    return str(pinned) if pinned.is_file() else shutil.which("grpcurl")
 
 
 GRPCURL = find_grpcurl()
 pytestmark = pytest.mark.skipif(
     GRPCURL is None,
-    reason="grpcurl not found (go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4)")
+    reason="grpcurl not found in build-tools/bin or on PATH (scripts/install-deps.sh --test)")
 
 
 def grpcurl(server, *args, data=None):

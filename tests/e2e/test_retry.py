@@ -53,7 +53,7 @@ def sleep_until(deadline: float):
 
 
 def skip_unmeasurable(why: str):
-    pytest.skip(f"{why}: the machine is too loaded to measure delays "
+    pytest.skip(f"unmeasurable: {why}: the machine is too loaded to measure delays "
                 "(every delay the server returned was checked)")
 
 

@@ -8,10 +8,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="${RD_STUB_TOOLS:-$root/build-stubs-tools}"
-export RD_STUB_TOOLS="$tools" PATH="/usr/local/go/bin:$PATH"
+export RD_STUB_TOOLS="$tools"
 cd "$root"
 
 [ "${RD_STUBS_SKIP_INSTALL:-0}" = 1 ] || scripts/install-stub-deps.sh
+. scripts/lib.sh
+rd_go_env "$(basename "$0")"
 
 tests/stubs/test_stubs_fresh.sh
 "$tools/venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./stubs/python >/dev/null
