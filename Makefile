@@ -35,7 +35,9 @@ test: deps-test test-only
 test-only: fuzz tsan
 	cmake -S . -B $(TEST_BUILD) -DCMAKE_BUILD_TYPE=Debug -DRD_SANITIZE=ON -DRD_E2E=ON
 	cmake --build $(TEST_BUILD) -j $(JOBS)
-	cd $(TEST_BUILD) && ctest --output-on-failure -j 2
+	rm -rf $(TEST_BUILD)/junit
+	cd $(TEST_BUILD) && ctest --output-on-failure -j 2; status=$$?; \
+	  cd $(CURDIR) && .venv/bin/python tests/junit_summary.py $(TEST_BUILD)/junit; exit $$status
 
 # Every libFuzzer target (clang) over its seed corpus for FUZZ_SECONDS each.
 fuzz:
