@@ -1032,7 +1032,11 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         return RD_OK;
     }
     retry_wait wait = retry_delay(c, cl);
-    if (c->in->elapsed_ms + wait.ms >= retry->max_total_time_ms) {
+    /* A timeout reported with at least the tool's whole timeout elapsed
+     * ended at the per-tool limit; a shorter one is a quick failure. */
+    bool at_tool_timeout = cl->kind == RD_KIND_TIMEOUT && c->in->elapsed_ms >= c->cfg->timeout_ms;
+    if (rd_retry_time_exceeded(retry, c->attempt, c->in->elapsed_ms, at_tool_timeout,
+                               wait.ms)) {
         act_give_up(c, ARENA_JOIN(c->ctx->arena, txt("max total retry time ("),
                                   num(&limit, retry->max_total_time_ms),
                                   txt(" ms) would be exceeded")));

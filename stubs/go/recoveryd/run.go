@@ -134,7 +134,7 @@ func (r *runner) run(ctx context.Context) {
 		return
 	}
 
-	attempt, toolStart := 0, time.Now()
+	attempt, toolStart, clock := 0, time.Now(), retryClock{}
 	for {
 		fn := r.call.Tools[tool]
 		if fn == nil {
@@ -143,6 +143,7 @@ func (r *runner) run(ctx context.Context) {
 		}
 		attempt++
 		outcomeID := newOutcomeID()
+		attemptStart := time.Now()
 		value, callErr := r.invoke(ctx, fn, tool, timeout)
 		if callErr == nil {
 			r.succeed(ctx, tool, value, attempt, time.Since(toolStart), outcomeID, permit)
@@ -153,7 +154,8 @@ func (r *runner) run(ctx context.Context) {
 			r.end(StatusCanceled, tool, ctx.Err().Error())
 			return
 		}
-		elapsed := time.Since(toolStart).Milliseconds()
+		var timedOut *errToolTimeout
+		elapsed := clock.failed(attemptStart, errors.As(callErr, &timedOut))
 		resp, err := r.decide(ctx, tool, toProto(callErr), attempt, elapsed, outcomeID, permit)
 		if err != nil {
 			r.fallback(ctx, tool, attempt, timeout, err)
@@ -171,7 +173,7 @@ func (r *runner) run(ctx context.Context) {
 			if tool = resp.GetAlternativeToolId(); !r.switchTo(tool, visited) {
 				return
 			}
-			attempt, toolStart = 0, time.Now()
+			attempt, toolStart, clock = 0, time.Now(), retryClock{}
 		default:
 			r.stop(tool, resp)
 			return
@@ -290,6 +292,30 @@ func (r *runner) fallback(ctx context.Context, tool string, attemptsMade int, ti
 		}
 	}
 	r.end(StatusGiveUp, tool, fmt.Sprintf("local fallback: %d attempts failed", p.MaxAttempts))
+}
+
+// retryClock measures the retry time DecideRequest.elapsed_ms carries: wall
+// time since the first attempt failed, without the attempts that ran into
+// their timeout (the service bounds those by the tool timeout and the turn
+// deadline, so counting them would spend the retry budget on one timeout).
+type retryClock struct {
+	firstFailed time.Time
+	timedOut    time.Duration
+}
+
+func (c *retryClock) failed(attemptStart time.Time, timedOut bool) int64 {
+	now := time.Now()
+	if c.firstFailed.IsZero() {
+		c.firstFailed = now
+		return 0
+	}
+	if timedOut {
+		c.timedOut += now.Sub(attemptStart)
+	}
+	if ms := (now.Sub(c.firstFailed) - c.timedOut).Milliseconds(); ms > 0 {
+		return ms
+	}
+	return 0
 }
 
 // errToolTimeout is what a call that overran its hard timeout fails with.

@@ -163,15 +163,18 @@ class Run {
 
     let attempt = 0;
     let toolStart = Date.now();
+    let clock = new RetryClock();
     for (;;) {
       const fn = this.tools[tool];
       if (typeof fn !== 'function') return this.end(Status.NO_ALTERNATIVE, tool, `no function for tool ${tool}`);
       attempt += 1;
       const outcomeId = crypto.randomUUID();
+      const attemptStart = Date.now();
       const r = await this.invoke(fn, timeoutMs);
       if (r.ok) return this.succeed(tool, r.value, attempt, toolStart, outcomeId, permit);
+      const elapsedMs = clock.failed(attemptStart, r.error instanceof ToolTimeout);
       try {
-        resp = await this.decide(tool, toProto(r.error), attempt, Date.now() - toolStart, outcomeId, permit);
+        resp = await this.decide(tool, toProto(r.error), attempt, elapsedMs, outcomeId, permit);
       } catch (e) {
         if (!(e instanceof ServiceUnusable)) throw e;
         return this.fallback(tool, attempt, timeoutMs, e.message);
@@ -187,6 +190,7 @@ class Run {
         if (!this.switchTo(tool, visited)) return this.res;
         attempt = 0;
         toolStart = Date.now();
+        clock = new RetryClock();
       } else {
         return this.stop(tool, resp);
       }
@@ -295,6 +299,29 @@ class Run {
     clearTimeout(timer);
     if (!r.ok) this.res.error = r.error;
     return r;
+  }
+}
+
+/**
+ * The retry time DecideRequest.elapsed_ms carries: wall time since the first
+ * attempt failed, without the attempts that ran into their timeout (the
+ * service bounds those by the tool timeout and the turn deadline, so counting
+ * them would spend the retry budget on one timeout).
+ */
+class RetryClock {
+  constructor() {
+    this.firstFailed = null;
+    this.timedOutMs = 0;
+  }
+
+  failed(attemptStart, timedOut) {
+    const now = Date.now();
+    if (this.firstFailed === null) {
+      this.firstFailed = now;
+      return 0;
+    }
+    if (timedOut) this.timedOutMs += now - attemptStart;
+    return Math.max(0, now - this.firstFailed - this.timedOutMs);
   }
 }
 

@@ -189,17 +189,18 @@ class _Run:
         elif resp.action != pb.ACTION_PROCEED:
             return self._stop(tool, resp)
 
-        attempt, tool_start = 0, time.monotonic()
+        attempt, tool_start, clock = 0, time.monotonic(), _RetryClock()
         while True:
             fn = self.tools.get(tool)
             if fn is None:
                 return self._end(NO_ALTERNATIVE, tool, f"no callable for tool {tool}")
             attempt += 1
             outcome_id = uuid.uuid4().hex
+            attempt_start = time.monotonic()
             ok, value = self._invoke(fn, timeout_ms)
             if ok:
                 return self._succeed(tool, value, attempt, tool_start, outcome_id, permit)
-            elapsed_ms = int((time.monotonic() - tool_start) * 1000)
+            elapsed_ms = clock.failed(attempt_start, isinstance(self.res.error, ToolTimeout))
             try:
                 resp = self._decide(tool, _to_proto(self.res.error), attempt, elapsed_ms,
                                     outcome_id, permit)
@@ -213,7 +214,7 @@ class _Run:
                 tool = resp.alternative_tool_id
                 if not self._switch_to(tool, visited):
                     return self.res
-                attempt, tool_start = 0, time.monotonic()
+                attempt, tool_start, clock = 0, time.monotonic(), _RetryClock()
             else:
                 return self._stop(tool, resp)
 
@@ -317,6 +318,26 @@ class _Run:
             self.res.error = box["error"]
             return False, None
         return True, box.get("value")
+
+
+class _RetryClock:
+    """The retry time DecideRequest.elapsed_ms carries: wall time since the
+    first attempt failed, without the attempts that ran into their timeout
+    (the service bounds those by the tool timeout and the turn deadline, so
+    counting them would spend the retry budget on a single timeout)."""
+
+    def __init__(self) -> None:
+        self.first_failed: Optional[float] = None
+        self.timed_out_s = 0.0
+
+    def failed(self, attempt_start: float, timed_out: bool) -> int:
+        now = time.monotonic()
+        if self.first_failed is None:
+            self.first_failed = now
+            return 0
+        if timed_out:
+            self.timed_out_s += now - attempt_start
+        return max(0, int((now - self.first_failed - self.timed_out_s) * 1000))
 
 
 def _describe_rpc_error(e: BaseException) -> str:

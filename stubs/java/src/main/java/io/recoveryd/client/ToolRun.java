@@ -92,6 +92,7 @@ final class ToolRun<T> {
 
         int attempt = 0;
         long toolStart = System.nanoTime();
+        RetryClock clock = new RetryClock();
         while (true) {
             ToolFunction<T> fn = tools.get(tool);
             if (fn == null) {
@@ -100,12 +101,14 @@ final class ToolRun<T> {
             }
             attempt++;
             String outcomeId = UUID.randomUUID().toString();
+            long attemptStart = System.nanoTime();
             if (invoke(fn, timeoutMs)) {
                 succeed(tool, attempt, millisSince(toolStart), outcomeId, permit);
                 return;
             }
+            long elapsedMs = clock.failed(attemptStart, res.error instanceof ToolTimeout);
             try {
-                resp = decide(tool, toProto(res.error), attempt, millisSince(toolStart), outcomeId, permit);
+                resp = decide(tool, toProto(res.error), attempt, elapsedMs, outcomeId, permit);
             } catch (ServiceUnusable e) {
                 fallback(tool, attempt, timeoutMs, e.getMessage());
                 return;
@@ -122,6 +125,7 @@ final class ToolRun<T> {
                     }
                     attempt = 0;
                     toolStart = System.nanoTime();
+                    clock = new RetryClock();
                 }
                 default -> {
                     stop(tool, resp);
@@ -268,6 +272,31 @@ final class ToolRun<T> {
             }
         } catch (InterruptedException e) {
             throw new Interrupted();
+        }
+    }
+
+    /**
+     * The retry time DecideRequest.elapsed_ms carries: wall time since the first
+     * attempt failed, without the attempts that ran into their timeout (the
+     * service bounds those by the tool timeout and the turn deadline, so counting
+     * them would spend the retry budget on one timeout).
+     */
+    private static final class RetryClock {
+        private long firstFailed;
+        private boolean failedOnce;
+        private long timedOutNanos;
+
+        long failed(long attemptStart, boolean timedOut) {
+            long now = System.nanoTime();
+            if (!failedOnce) {
+                failedOnce = true;
+                firstFailed = now;
+                return 0;
+            }
+            if (timedOut) {
+                timedOutNanos += now - attemptStart;
+            }
+            return Math.max(0, (now - firstFailed - timedOutNanos) / 1_000_000);
         }
     }
 
