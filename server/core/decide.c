@@ -13,6 +13,7 @@
 
 #include "core/budget.h"
 #include "core/cascade.h"
+#include "core/step.h"
 #include "core/classify.h"
 #include "core/copy.h"
 #include "core/signature.h"
@@ -869,9 +870,10 @@ static void cascade_event(decide_call *c, const rd_cascade_step *step)
         EVENT_DETAIL(&c->events, ev, txt(step->reason));
 }
 
+/* A refused admission already carries its own step (admission_cascade). */
 static int add_cascade(decide_call *c)
 {
-    if (!tool_ends_failed(c->out->action))
+    if (!tool_ends_failed(c->out->action) || c->out->n_cascade > 0)
         return RD_OK;
     const rd_plan_step *plan = c->in->plan;
     size_t n_plan = c->in->n_plan;
@@ -880,8 +882,8 @@ static int add_cascade(decide_call *c)
         if (!plan && c->e->config->n_tools > 0)
             return rd_status_set(c->st, RD_ERR_NOMEM, "cascade: out of memory");
     }
-    int rc = rd_cascade(plan, n_plan, c->in->tool_id, c->ctx->arena, &c->out->cascade,
-                        &c->out->n_cascade);
+    int rc = rd_step_cascade(c->e->config, plan, n_plan, c->in->tool_id, c->ctx->arena,
+                             &c->out->cascade, &c->out->n_cascade);
     if (rc != RD_OK)
         return rd_status_set(c->st, rc, "cascade: out of memory");
     for (size_t i = 0; i < c->out->n_cascade; i++)
@@ -891,14 +893,52 @@ static int add_cascade(decide_call *c)
 
 /* ---- Decide without an error: the admission check ---- */
 
+/* A dependent whose dependency's step failed earlier in this turn is not
+ * called: the answer repeats the step the turn recorded (ESCALATE for a
+ * required tool, FAIL_FAST with SKIP for an optional one). */
+static int admission_cascade(decide_call *c, bool *cascaded)
+{
+    *cascaded = false;
+    if (!c->in->turn_id || !c->in->turn_id[0])
+        return RD_OK;
+    rd_plan_step own;
+    const rd_plan_step *step = rd_plan_step_of(c->in->plan, c->in->n_plan, c->in->tool_id);
+    const rd_tool_config *t = rd_config_find_tool(c->e->config, c->in->tool_id);
+    if (c->in->n_plan == 0 && t) {
+        own = (rd_plan_step){.tool_id = t->id, .depends_on = (const char *const *)t->depends_on,
+                             .n_depends_on = t->n_depends_on, .optional = t->optional,
+                             .has_default = t->has_default,
+                             .default_value = safe_str(t->default_value)};
+        step = &own;
+    }
+    if (!step || step->n_depends_on == 0)
+        return RD_OK;
+    rd_cascade_step *out = rd_arena_alloc(c->ctx->arena, sizeof *out);
+    if (!out)
+        return rd_status_set(c->st, RD_ERR_NOMEM, "cascade: out of memory");
+    int rc = rd_step_turn_cascade(c->e->store, c->in->turn_id, step, c->ctx->now_ms,
+                                  c->ctx->arena, out, cascaded, c->st);
+    if (rc != RD_OK || !*cascaded)
+        return rc;
+    c->out->cascade = out;
+    c->out->n_cascade = 1;
+    c->out->action = out->action == RD_CASCADE_ESCALATE ? RD_ACTION_ESCALATE : RD_ACTION_FAIL_FAST;
+    c->out->reason = out->reason;
+    return RD_OK;
+}
+
 static int decide_admission(decide_call *c)
 {
     if (c->budget.known && c->budget.remaining_ms <= 0) {
         act_partial(c, "turn deadline reached", true);
         return RD_OK;
     }
+    bool cascaded;
+    int rc = admission_cascade(c, &cascaded);
+    if (rc != RD_OK || cascaded)
+        return rc;
     rd_store_result res;
-    int rc = admit(c, c->in->tool_id, c->cfg, &res);
+    rc = admit(c, c->in->tool_id, c->cfg, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;

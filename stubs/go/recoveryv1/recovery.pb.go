@@ -274,10 +274,12 @@ const (
 	Action_ACTION_PROCEED         Action = 1 // call the tool (admission granted)
 	Action_ACTION_RETRY           Action = 2 // sleep delay_us (or delay_ms), then call again
 	Action_ACTION_USE_ALTERNATIVE Action = 3 // call alternative_tool_id instead
-	Action_ACTION_FAIL_FAST       Action = 4 // circuit open: do not call
-	Action_ACTION_ESCALATE        Action = 5 // permanent error: a person or the model must act
-	Action_ACTION_GIVE_UP         Action = 6 // attempts or time exhausted
-	Action_ACTION_PARTIAL         Action = 7 // turn deadline reached: keep partial results
+	Action_ACTION_FAIL_FAST       Action = 4 // do not call: circuit open, or (admission, with its
+	// SKIP cascade step) a dependency failed in this turn
+	Action_ACTION_ESCALATE Action = 5 // permanent error, or (admission) a required tool whose
+	// dependency failed in this turn: a person or the model must act
+	Action_ACTION_GIVE_UP Action = 6 // attempts or time exhausted
+	Action_ACTION_PARTIAL Action = 7 // turn deadline reached: keep partial results
 )
 
 // Enum value maps for Action.

@@ -127,13 +127,19 @@ typedef enum _Recovery__V1__Action {
    */
   RECOVERY__V1__ACTION__ACTION_USE_ALTERNATIVE = 3,
   /*
-   * circuit open: do not call
+   * do not call: circuit open, or (admission, with its
    */
   RECOVERY__V1__ACTION__ACTION_FAIL_FAST = 4,
   /*
-   * permanent error: a person or the model must act
+   * SKIP cascade step) a dependency failed in this turn
+   */
+  /*
+   * permanent error, or (admission) a required tool whose
    */
   RECOVERY__V1__ACTION__ACTION_ESCALATE = 5,
+  /*
+   * dependency failed in this turn: a person or the model must act
+   */
   /*
    * attempts or time exhausted
    */

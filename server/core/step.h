@@ -1,0 +1,44 @@
+/* A step of the plan: a tool together with the alternatives that stand in
+ * for it (its manifest's `alternatives`). The step fails only when the last
+ * tool of it gives up, and then the dependents of the *primary* cascade
+ * (000 section 5, 003 section 5): a failover to flight_search_backup that
+ * fails too still skips, defaults or escalates what needed flight_search.
+ *
+ * The cascade is written into the turn's trace (Skipped, DefaultUsed,
+ * Escalated events about the dependents); a skipped or escalated
+ * dependent's admission later in that turn reads it back and refuses the
+ * call with the same step. A dependent given its default still runs. */
+#ifndef RD_CORE_STEP_H
+#define RD_CORE_STEP_H
+
+#include "config/config.h"
+#include "core/arena.h"
+#include "core/types.h"
+#include "store/store.h"
+
+/* Cascade steps for the dependents of failed_tool_id and of every tool it
+ * is an alternative of, over `plan`, each dependent once (the first cascade
+ * that reaches it wins; the tools of the failed step are not among them).
+ * Results live in the arena. RD_OK or RD_ERR_NOMEM. */
+int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_plan,
+                    const char *failed_tool_id, rd_arena *arena, rd_cascade_step **steps,
+                    size_t *n_steps);
+
+/* The plan's step for tool_id, or NULL. */
+const rd_plan_step *rd_plan_step_of(const rd_plan_step *plan, size_t n_plan,
+                                    const char *tool_id);
+
+/* Whether the turn's events (in order) keep `step`'s tool from running:
+ * the last dependency Skipped or Escalated event about it, unless a later
+ * success of the tool or of one of its dependencies undid it. On true *out
+ * is that step (reason borrowed from the event, tool id from `step`). */
+bool rd_turn_cascaded(const rd_trace_event *events, size_t n, const rd_plan_step *step,
+                      rd_cascade_step *out);
+
+/* rd_turn_cascaded() over the stored events of turn_id (none: *found
+ * false). The reason is copied into the arena. RD_OK or the store's error. */
+int rd_step_turn_cascade(rd_store *s, const char *turn_id, const rd_plan_step *step,
+                         int64_t now_ms, rd_arena *arena, rd_cascade_step *out, bool *found,
+                         rd_status *st);
+
+#endif
