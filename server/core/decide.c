@@ -14,6 +14,7 @@
 #include "core/budget.h"
 #include "core/cascade.h"
 #include "core/step.h"
+#include "core/textcut.h"
 #include "core/classify.h"
 #include "core/copy.h"
 #include "core/signature.h"
@@ -152,7 +153,8 @@ static const char *error_type_name(const rd_tool_error *err, const rd_classifica
     return rd_category_name(c->category);
 }
 
-/* The "Tool Execution Failed" text (001), sized so the whole message fits:
+/* The "Tool Execution Failed" text (001), with a long error message cut to
+ * its head and tail (RD_LLM_ERROR_HEAD/TAIL), sized so the whole text fits:
  * rd_llm_message writes valid UTF-8 and spends up to 3 bytes (U+FFFD) on
  * each invalid input byte. */
 #define LLM_MESSAGE_FRAME 128 /* the fixed lines around the three fields */
@@ -163,15 +165,21 @@ static const char *llm_message_for(rd_text tool, const rd_tool_error *err,
 {
     const char *type_name = error_type_name(err, c);
     rd_text type = {type_name, strlen(type_name)};
-    size_t message_len = err->message ? err->message_len : 0;
+    size_t message_len = 0;
+    const char *message = err->message ? rd_text_cut(ctx->arena, err->message, err->message_len,
+                                                     RD_LLM_ERROR_HEAD, RD_LLM_ERROR_TAIL,
+                                                     &message_len)
+                                       : "";
+    if (!message)
+        return NULL;
     size_t cap = 3 * (message_len + tool.len + type.len) + LLM_MESSAGE_FRAME;
     char *text = rd_arena_alloc_uninit(ctx->arena, cap); /* terminated by the writer */
     if (!text)
         return NULL;
     if (ctx->text_checked)
-        *len = rd_llm_message_valid(text, cap, tool, type, safe_str(err->message), message_len);
+        *len = rd_llm_message_valid(text, cap, tool, type, message, message_len);
     else
-        *len = rd_llm_message(text, cap, tool.s, type.s, safe_str(err->message), message_len);
+        *len = rd_llm_message(text, cap, tool.s, type.s, message, message_len);
     return text;
 }
 
@@ -219,11 +227,23 @@ static const rd_tool_config *manifest_of(const rd_engine *e, const rd_tool_confi
 
 /* Classifies err (manifest: the tool's, or NULL) into *c; *sig (when not
  * NULL) receives the error's signature and *tracked whether learning
- * follows it. */
+ * follows it. A long message is read as its head and tail
+ * (RD_CLASSIFY_HEAD/TAIL): the cost stays bounded whatever the request
+ * size, and a traceback's cause, on its last lines, is still read. */
 static int classify_error(const rd_engine *e, const rd_tool_config *manifest, const char *tool_id,
                           const rd_tool_error *err, const rd_call_ctx *ctx, rd_classification *c,
                           rd_signature *sig, bool *tracked, rd_status *st)
 {
+    rd_tool_error bounded;
+    if (err->message &&
+        rd_text_needs_cut(err->message_len, RD_CLASSIFY_HEAD, RD_CLASSIFY_TAIL)) {
+        bounded = *err;
+        bounded.message = rd_text_cut(ctx->arena, err->message, err->message_len,
+                                      RD_CLASSIFY_HEAD, RD_CLASSIFY_TAIL, &bounded.message_len);
+        if (!bounded.message)
+            return rd_status_set(st, RD_ERR_NOMEM, "classification: out of memory");
+        err = &bounded;
+    }
     rd_classify(&e->config->rules, manifest, tool_id, err, c);
     bool learn = learnable(e, c);
     if (tracked)
@@ -486,12 +506,17 @@ static void timeout_detail(const event_list *l, rd_trace_event *ev, const char *
 static void event_error(const event_list *l, rd_trace_event *ev, const rd_tool_error *err,
                         const rd_classification *c)
 {
-    if (err && err->message && l->text_checked)
-        ev->error_len = (uint16_t)rd_trace_copy_valid(ev->error, sizeof ev->error, err->message,
-                                                      err->message_len);
+    char cut[RD_TRACE_TEXT_MAX - 1]; /* a long message: its head and tail, marked */
+    const char *message = err && err->message ? err->message : NULL;
+    size_t len = message ? err->message_len : 0;
+    if (len > sizeof cut) {
+        len = rd_text_cut_into(cut, sizeof cut, message, len);
+        message = cut;
+    }
+    if (message && l->text_checked)
+        ev->error_len = (uint16_t)rd_trace_copy_valid(ev->error, sizeof ev->error, message, len);
     else if (err)
-        ev->error_len = (uint16_t)rd_trace_copy_text(ev->error, sizeof ev->error, err->message,
-                                                     err->message ? err->message_len : 0);
+        ev->error_len = (uint16_t)rd_trace_copy_text(ev->error, sizeof ev->error, message, len);
     ev->retryability = c->retryability;
     ev->executed = c->executed;
 }

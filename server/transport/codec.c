@@ -1,6 +1,7 @@
 #include "transport/codec.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/classify.h"
@@ -79,7 +80,7 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
 {
     int rc;
     size_t message_len;
-    if ((rc = check_text_len(pb->message, &message_len, "error.message", RD_MESSAGE_MAX, false,
+    if ((rc = check_text_len(pb->message, &message_len, "error.message", SIZE_MAX, false,
                              st)) ||
         (rc = check_text(pb->code, "error.code", RD_SHORT_FIELD_MAX, false, st)) ||
         (rc = check_text(pb->exception_type, "error.exception_type", RD_SHORT_FIELD_MAX, false, st)) ||

@@ -6,6 +6,7 @@
 #include "transport/requests.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <protobuf-c/protobuf-c.h>
 
@@ -202,7 +203,7 @@ static bool tool_error_field(rd_arena *a, const field *f, void *msg, rd_tool_err
     switch (f->number) {
     case TOOL_ERROR_MESSAGE:
         e->message_len = f->len;
-        return text(a, f, RD_MESSAGE_MAX, &e->message);
+        return text(a, f, SIZE_MAX, &e->message); /* the gRPC receive limit bounds it */
     case TOOL_ERROR_HTTP_STATUS:
         e->http_status = v;
         return v == 0 || in_range(v, RD_HTTP_STATUS_MIN, RD_HTTP_STATUS_MAX);

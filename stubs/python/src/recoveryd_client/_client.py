@@ -364,17 +364,36 @@ def _retry_wait_s(resp) -> float:
     return max(us, 0) / 1e6
 
 
+# The most of an error message sent: its head and tail (a traceback's cause
+# is its last line), the middle replaced by a marker. The service reads 8 KiB
+# of each end and accepts up to its receive limit; cutting here keeps a huge
+# message from costing the request, or being refused by a smaller limit.
+MESSAGE_SEND_MAX = 32 * 1024
+
+
+def _cut_message(text: str) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= MESSAGE_SEND_MAX:
+        return text
+    room = MESSAGE_SEND_MAX - 48
+    head = data[:room // 2].decode("utf-8", "ignore")
+    tail = data[-(room - room // 2):].decode("utf-8", "ignore")
+    cut = len(data) - len(head.encode()) - len(tail.encode())
+    return f"{head}\n[... {cut} bytes cut ...]\n{tail}"
+
+
 def _to_proto(e: Optional[BaseException]) -> pb.ToolError:
     """The wire form of a tool's exception: structured fields when the tool
     gave them, otherwise text, type name, errno name and the timeout kind."""
     if isinstance(e, ToolFailure):
-        return pb.ToolError(message=e.message, http_status=e.http_status,
+        return pb.ToolError(message=_cut_message(e.message), http_status=e.http_status,
                             grpc_code=e.grpc_code, code=e.code,
                             exception_type=e.exception_type, kind=e.kind, source=e.source,
                             retry_after_ms=e.retry_after_ms)
     if e is None:
         return pb.ToolError(message="tool failed")
-    err = pb.ToolError(message=str(e) or type(e).__name__, exception_type=_exception_type(e))
+    err = pb.ToolError(message=_cut_message(str(e) or type(e).__name__),
+                       exception_type=_exception_type(e))
     if isinstance(e, TimeoutError):
         err.kind = pb.ERROR_KIND_TIMEOUT
     if isinstance(e, OSError) and e.errno in _errno.errorcode:
