@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
 )
@@ -369,6 +370,33 @@ func (r *runner) invoke(ctx context.Context, fn ToolFunc, tool string, timeoutMs
 
 // toProto turns a tool's error into the wire form.
 func toProto(err error) *recoveryv1.ToolError {
+	out := toolError(err)
+	out.Message = cutMessage(out.Message)
+	return out
+}
+
+// MessageSendMax is the most of an error message sent: its head and tail
+// (a traceback's cause is its last line) with a marker for the middle. The
+// service reads 8 KiB of each end and accepts up to its receive limit.
+const MessageSendMax = 32 * 1024
+
+// cutMessage keeps a long message's head and tail, on UTF-8 boundaries.
+func cutMessage(m string) string {
+	if len(m) <= MessageSendMax {
+		return m
+	}
+	room := MessageSendMax - 48
+	h, t := room/2, len(m)-(room-room/2)
+	for h > 0 && !utf8.RuneStart(m[h]) {
+		h--
+	}
+	for t < len(m) && !utf8.RuneStart(m[t]) {
+		t++
+	}
+	return fmt.Sprintf("%s\n[... %d bytes cut ...]\n%s", m[:h], t-h, m[t:])
+}
+
+func toolError(err error) *recoveryv1.ToolError {
 	var te *ToolError
 	if errors.As(err, &te) {
 		return &recoveryv1.ToolError{

@@ -334,7 +334,31 @@ function describeRpcError(e) {
 }
 
 /** The wire form of a tool's error. */
+/**
+ * The most of an error message sent: its head and tail (a traceback's cause
+ * is its last line) with a marker for the middle. The service reads 8 KiB of
+ * each end and accepts up to its receive limit.
+ */
+const MESSAGE_SEND_MAX = 32 * 1024;
+
+function cutMessage(text) {
+  const data = Buffer.from(String(text), 'utf8');
+  if (data.length <= MESSAGE_SEND_MAX) return text;
+  const room = MESSAGE_SEND_MAX - 48;
+  let h = Math.floor(room / 2);
+  let t = data.length - (room - h);
+  while (h > 0 && (data[h] & 0xc0) === 0x80) h -= 1;
+  while (t < data.length && (data[t] & 0xc0) === 0x80) t += 1;
+  return `${data.subarray(0, h).toString('utf8')}\n[... ${t - h} bytes cut ...]\n${data.subarray(t).toString('utf8')}`;
+}
+
 function toProto(err) {
+  const out = toolError(err);
+  out.message = cutMessage(out.message);
+  return out;
+}
+
+function toolError(err) {
   if (err instanceof ToolFailure) {
     return {
       message: err.message, http_status: err.httpStatus, grpc_code: err.grpcCode, code: err.code,

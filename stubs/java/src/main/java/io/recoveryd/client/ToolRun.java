@@ -305,7 +305,39 @@ final class ToolRun<T> {
     }
 
     /** The wire form of a tool's exception. */
+    /**
+     * The most of an error message sent, in UTF-8 bytes: its head and tail (a
+     * traceback's cause is its last line) with a marker for the middle. The
+     * service reads 8 KiB of each end and accepts up to its receive limit.
+     */
+    static final int MESSAGE_SEND_MAX = 32 * 1024;
+
+    static String cutMessage(String text) {
+        byte[] data = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (data.length <= MESSAGE_SEND_MAX) {
+            return text;
+        }
+        int room = MESSAGE_SEND_MAX - 48;
+        int h = room / 2;
+        int t = data.length - (room - h);
+        while (h > 0 && (data[h] & 0xC0) == 0x80) {
+            h--;
+        }
+        while (t < data.length && (data[t] & 0xC0) == 0x80) {
+            t++;
+        }
+        var utf8 = java.nio.charset.StandardCharsets.UTF_8;
+        return new String(data, 0, h, utf8) + "\n[... " + (t - h) + " bytes cut ...]\n"
+                + new String(data, t, data.length - t, utf8);
+    }
+
     static ToolError toProto(Throwable e) {
+        ToolError err = toolError(e);
+        String cut = cutMessage(err.getMessage());
+        return cut.equals(err.getMessage()) ? err : err.toBuilder().setMessage(cut).build();
+    }
+
+    private static ToolError toolError(Throwable e) {
         if (e instanceof ToolFailure tf) {
             return tf.toolError();
         }
