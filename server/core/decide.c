@@ -13,6 +13,7 @@
 
 #include "core/budget.h"
 #include "core/cascade.h"
+#include "core/refusal.h"
 #include "core/step.h"
 #include "core/textcut.h"
 #include "core/classify.h"
@@ -599,6 +600,7 @@ typedef struct decide_call {
     uint32_t attempt;
     uint64_t permit_token;       /* the probe the caller holds, 0 = none */
     bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
+    bool opened_now;             /* this failure opened (or reopened) the breaker */
     rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
 } decide_call;
@@ -619,11 +621,23 @@ static const char *format_permit(rd_arena *a, uint64_t generation, uint64_t toke
     return buf;
 }
 
+/* A half-open probe's permit lasts as long as its call can: the wait
+ * before it (a retry's delay), the tool's timeout, and this margin for the
+ * report to arrive. A holder that never reports frees the tool then. */
+#define PROBE_LEASE_MARGIN_MS 250
+
+static int admit_after(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                       int64_t delay_ms, rd_store_result *res)
+{
+    int64_t lease = cfg->timeout_ms + PROBE_LEASE_MARGIN_MS + (delay_ms > 0 ? delay_ms : 0);
+    return c->e->store->ops->admit(c->e->store, tool_id, &cfg->breaker, c->ctx->now_ms, lease,
+                                   res, c->st);
+}
+
 static int admit(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
                  rd_store_result *res)
 {
-    return c->e->store->ops->admit(c->e->store, tool_id, &cfg->breaker, c->ctx->now_ms,
-                                   cfg->timeout_ms, res, c->st);
+    return admit_after(c, tool_id, cfg, 0, res);
 }
 
 /* ---- retry budgets ---- */
@@ -739,22 +753,37 @@ static int try_alternative(decide_call *c, const char *why, bool *found)
     return RD_OK;
 }
 
-static void act_fail_fast(decide_call *c)
+static void act_fail_fast(decide_call *c, const char *why)
 {
     c->out->action = RD_ACTION_FAIL_FAST;
-    c->out->reason = "circuit open";
+    c->out->reason = why;
     rd_trace_event *ev = call_event(c, RD_EV_FAIL_FAST);
     if (ev)
         EVENT_DETAIL(&c->events, ev, txt("Circuit breaker open for "), txt(c->in->tool_id),
                      txt(": failing fast"));
 }
 
+/* Why an OPEN breaker stops the call. When this failure was the last
+ * attempt and opened the breaker (the defaults make both 5), the attempts
+ * running out is said first: that is what ended the call. */
+static const char *open_reason(decide_call *c)
+{
+    if (!c->opened_now || c->attempt < c->cfg->retry.max_attempts)
+        return "circuit open";
+    num_text limit;
+    const char *why = ARENA_JOIN(c->ctx->arena, txt("max attempts ("),
+                                 num(&limit, c->cfg->retry.max_attempts),
+                                 txt(") reached and the circuit opened"));
+    return why ? why : "circuit open";
+}
+
 static int act_alternative_or_fail_fast(decide_call *c)
 {
     bool found;
-    int rc = try_alternative(c, "circuit open", &found);
+    const char *why = open_reason(c);
+    int rc = try_alternative(c, why, &found);
     if (rc == RD_OK && !found)
-        act_fail_fast(c);
+        act_fail_fast(c, why);
     return rc;
 }
 
@@ -1001,6 +1030,8 @@ static int record_failure(decide_call *c, rd_retryability retryability)
         return rc;
     c->breaker = res.breaker;
     c->held_by_quorum = res.evidence.held_by_quorum;
+    c->opened_now = res.transition == RD_TRANSITION_OPENED ||
+                    res.transition == RD_TRANSITION_REOPENED;
     note_transition(&c->events, tool_id, res.transition);
     return count_request(c, tool_id, c->cfg);
 }
@@ -1047,7 +1078,7 @@ static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
 static int retry_as_probe(decide_call *c, retry_wait wait)
 {
     rd_store_result res;
-    int rc = admit(c, c->in->tool_id, c->cfg, &res);
+    int rc = admit_after(c, c->in->tool_id, c->cfg, wait.ms, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;
@@ -1153,7 +1184,30 @@ static int decide_failure(decide_call *c)
         return rc;
     if (c->out->action == RD_ACTION_RETRY)
         return RD_OK;
-    return add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st);
+    if ((rc = add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st)) != RD_OK ||
+        c->out->action != RD_ACTION_USE_ALTERNATIVE)
+        return rc;
+    cr->llm_message = rd_alternative_message(c->ctx->arena, cr->llm_message, cr->llm_message_len,
+                                             c->out->alternative_tool_id, &cr->llm_message_len);
+    return cr->llm_message ? RD_OK : rd_status_set(c->st, RD_ERR_NOMEM, "llm_message: out of memory");
+}
+
+/* An admission that does not let the tool run still tells the model why
+ * (refusal.h): a classification that says the tool did not run, with the
+ * text, and nothing else to classify. */
+static int admission_refusal_text(decide_call *c)
+{
+    if (c->out->action == RD_ACTION_PROCEED)
+        return RD_OK;
+    rd_classify_result *cr = &c->out->classification;
+    cr->classification = (rd_classification){.executed = false, .suggestion = "", .rule_id = ""};
+    cr->llm_message = rd_refusal_message(c->ctx->arena, c->in->tool_id, c->out->action,
+                                         c->out->reason, c->out->alternative_tool_id,
+                                         &cr->llm_message_len);
+    if (!cr->llm_message)
+        return rd_status_set(c->st, RD_ERR_NOMEM, "llm_message: out of memory");
+    c->out->has_classification = true;
+    return RD_OK;
 }
 
 static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t *tool_len,
@@ -1224,6 +1278,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     rc = in->error ? decide_failure(&c) : decide_admission(&c);
     if (rc == RD_OK && in->error)
         rc = learn_after_failure(&c);
+    if (rc == RD_OK && !in->error)
+        rc = admission_refusal_text(&c);
     if (rc == RD_OK)
         rc = add_cascade(&c);
     if (rc == RD_OK && (c.events.out_of_memory || !out->reason))

@@ -516,16 +516,16 @@ static void test_failed_probe_reported_by_record_outcome_reopens(void **state)
 }
 
 /* A probe that never reports frees its permit when its lease (the tool's
- * timeout) runs out. */
+ * timeout and a 250 ms margin for the report) runs out. */
 static void test_probe_lease_expires(void **state)
 {
     fixture *f = *state;
     open_breaker(f, "flight_search");
     f->ctx.now_ms = T0 + 30000;
     assert_int_equal(admission(f, "flight_search").action, RD_ACTION_PROCEED);
-    f->ctx.now_ms = T0 + 30000 + 29999;
+    f->ctx.now_ms = T0 + 30000 + 30249;
     assert_int_equal(admission(f, "flight_search").action, RD_ACTION_FAIL_FAST);
-    f->ctx.now_ms = T0 + 30000 + 30000;
+    f->ctx.now_ms = T0 + 30000 + 30250;
     rd_decision d = admission(f, "flight_search");
     assert_int_equal(d.action, RD_ACTION_PROCEED);
     assert_true(d.permit_id[0] != '\0');
