@@ -13,12 +13,13 @@
 
 #include "core/budget.h"
 #include "core/cascade.h"
-#include "core/refusal.h"
-#include "core/step.h"
-#include "core/textcut.h"
 #include "core/classify.h"
 #include "core/copy.h"
+#include "core/hash.h"
+#include "core/refusal.h"
 #include "core/signature.h"
+#include "core/step.h"
+#include "core/textcut.h"
 
 /* ---- permits ---- */
 
@@ -1063,11 +1064,23 @@ static int decide_permanent(decide_call *c, const rd_classification *cl)
     return rc;
 }
 
+/* The jitter's random draw. A failure reported with an outcome_id draws
+ * from that id, so a repeated report (the executor resending after a lost
+ * answer) gets the delay of the first answer, as an idempotency key
+ * should; distinct ids still spread uniformly. */
+static double jitter_draw(decide_call *c)
+{
+    const char *id = c->in->outcome_id;
+    if (!id || !id[0])
+        return rd_rng_unit(c->ctx->rng);
+    return (double)(rd_hash_text(id, UINT64_C(0x6a09e667f3bcc909)) >> 11) * 0x1.0p-53;
+}
+
 /* The delay before the next attempt: backoff with jitter, but never sooner
  * than a retry_after the service asked for. */
 static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
 {
-    int64_t us = rd_backoff_jittered_us(&c->cfg->retry, c->attempt, rd_rng_unit(c->ctx->rng));
+    int64_t us = rd_backoff_jittered_us(&c->cfg->retry, c->attempt, jitter_draw(c));
     int64_t retry_after_us = rd_ms_to_us(cl->retry_after_ms);
     if (retry_after_us > us)
         return (retry_wait){.ms = cl->retry_after_ms, .us = retry_after_us};

@@ -2,13 +2,15 @@
 text for the model; USE_ALTERNATIVE's text points at the alternative; a
 dead probe frees the tool once its call must have ended; the fifth failure
 of one call under the defaults says the attempts ran out; ids with control
-characters never reach the model's text."""
+characters never reach the model's text; a repeated outcome_id gets the
+first answer's delay."""
 import time
 
 import grpc
 import pytest
 
-from rdtest import (admit, decide, expect_action, invalid_input, network_timeout, pb, unique)
+from rdtest import (admit, breaker, decide, expect_action, invalid_input, network_timeout, pb,
+                    unique)
 
 TOOLS = [{"id": "flight_search", "alternatives": ["flight_search_backup"]},
          {"id": "flight_search_backup"},
@@ -87,3 +89,16 @@ def test_control_characters_never_reach_the_model_text(stub, tool_id):
         decide(stub, tool_id, invalid_input(), attempt=1)
     assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert info.value.details().startswith("tool_id:")
+
+
+def test_repeated_outcome_id_is_answered_like_the_first_time(stub):
+    tool, outcome = unique("search"), unique("outcome")
+    first = decide(stub, tool, network_timeout(), attempt=2, outcome_id=outcome)
+    expect_action(first, pb.ACTION_RETRY)
+    assert not first.duplicate
+    for _ in range(3):
+        again = decide(stub, tool, network_timeout(), attempt=2, outcome_id=outcome)
+        assert again.duplicate
+        assert (again.action, again.delay_us, again.delay_ms, again.reason) == \
+            (first.action, first.delay_us, first.delay_ms, first.reason)
+    assert breaker(stub, tool).consecutive_failures == 1

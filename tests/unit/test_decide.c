@@ -303,9 +303,13 @@ static void test_jitter_spreads_delays(void **state)
     enum { DRAWS = 40 };
     int below = 0, above = 0;
     int64_t us[DRAWS];
+    char ids[DRAWS][16];
     for (int i = 0; i < DRAWS; i++) {
         rd_decide_input in = input("search_api", &err, 1);
-        in.outcome_id = "same"; /* recorded once; the rest are answered as replays */
+        snprintf(ids[i], sizeof ids[i], "o-%d", i); /* each failure its own report */
+        in.outcome_id = ids[i];
+        rd_outcome_input ok = outcome("search_api", true, 1); /* no streak builds up */
+        record_ok(f, &ok);
         rd_decision d = decide_ok(f, &in);
         assert_delay_within(d.delay_ms, 100, 10);
         assert_delay_within(d.delay_us, 100000, 10000);
@@ -338,6 +342,25 @@ static void test_attempt_zero_counts_as_first(void **state)
     rd_decision d = fail_once(f, "flight_search", &err, 0, 0);
     assert_int_equal(d.action, RD_ACTION_RETRY);
     assert_delay_within(d.delay_ms, 100, 10);
+}
+
+/* A report sent again with its outcome_id is counted once and answered
+ * with the first answer's delay. */
+static void test_repeated_outcome_id_gets_the_same_delay(void **state)
+{
+    fixture *f = *state;
+    rd_tool_error err = error_text("Connection reset by peer");
+    rd_decide_input in = input("search_api", &err, 2);
+    in.outcome_id = "report-1";
+    rd_decision first = decide_ok(f, &in);
+    for (int i = 0; i < 5; i++) {
+        rd_decision again = decide_ok(f, &in);
+        assert_true(again.duplicate);
+        assert_int_equal(again.action, first.action);
+        assert_int_equal(again.delay_us, first.delay_us);
+        assert_int_equal(again.delay_ms, first.delay_ms);
+        assert_string_equal(again.reason, first.reason);
+    }
 }
 
 /* ---- 2.4: the total time budget ---- */
@@ -1167,6 +1190,7 @@ int main(void)
         T(test_jitter_spreads_delays),
         T(test_fifth_failure_with_default_threshold_fails_fast),
         T(test_attempt_zero_counts_as_first),
+        T(test_repeated_outcome_id_gets_the_same_delay),
         T(test_max_total_time),
         T(test_manifest_retry_overrides),
         T(test_retry_after_honoured),
