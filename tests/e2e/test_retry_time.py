@@ -93,15 +93,16 @@ def test_2_4_fast_failures_still_stop_at_2000_ms(stub):
 
 def test_python_helper_retries_a_tool_that_times_out(launcher):
     """The Python helper's run_tool sends the retry time the rule expects:
-    a tool whose timeout (400 ms) is longer than its retry budget (300 ms)
-    times out twice and succeeds on attempt 3."""
+    a tool whose timeout (600 ms) is longer than its retry budget (500 ms)
+    times out twice and succeeds on attempt 3 (the budget is spent only by
+    the ~100 + ~200 ms of backoff, not by the timed-out attempts)."""
     sys.path.insert(0, str(STUBS_PYTHON))
     try:
         from recoveryd_client import SUCCEEDED, RecoveryClient
     finally:
         sys.path.remove(str(STUBS_PYTHON))
-    slow = {"id": "slow_search", "timeout_ms": 400,
-            "retry_policy": {"max_total_time_ms": 300}}
+    slow = {"id": "slow_search", "timeout_ms": 600,
+            "retry_policy": {"max_total_time_ms": 500}}
     server = launcher.start(tools=[slow])
     calls = []
 
