@@ -957,15 +957,8 @@ static int admission_cascade(decide_call *c, bool *cascaded)
     if (!c->in->turn_id || !c->in->turn_id[0])
         return RD_OK;
     rd_plan_step own;
-    const rd_plan_step *step = rd_plan_step_of(c->in->plan, c->in->n_plan, c->in->tool_id);
-    const rd_tool_config *t = rd_config_find_tool(c->e->config, c->in->tool_id);
-    if (c->in->n_plan == 0 && t) {
-        own = (rd_plan_step){.tool_id = t->id, .depends_on = (const char *const *)t->depends_on,
-                             .n_depends_on = t->n_depends_on, .optional = t->optional,
-                             .has_default = t->has_default,
-                             .default_value = safe_str(t->default_value)};
-        step = &own;
-    }
+    const rd_plan_step *step =
+        rd_step_of_tool(c->e->config, c->in->plan, c->in->n_plan, c->in->tool_id, &own);
     if (!step || step->n_depends_on == 0)
         return RD_OK;
     rd_cascade_step *out = rd_arena_alloc(c->ctx->arena, sizeof *out);

@@ -72,6 +72,21 @@ const rd_plan_step *rd_plan_step_of(const rd_plan_step *plan, size_t n_plan,
     return NULL;
 }
 
+const rd_plan_step *rd_step_of_tool(const rd_config *cfg, const rd_plan_step *plan,
+                                    size_t n_plan, const char *tool_id, rd_plan_step *own)
+{
+    if (n_plan > 0)
+        return rd_plan_step_of(plan, n_plan, tool_id);
+    const rd_tool_config *t = rd_config_find_tool(cfg, tool_id);
+    if (!t)
+        return NULL;
+    *own = (rd_plan_step){.tool_id = t->id, .depends_on = (const char *const *)t->depends_on,
+                          .n_depends_on = t->n_depends_on, .optional = t->optional,
+                          .has_default = t->has_default,
+                          .default_value = t->default_value ? t->default_value : ""};
+    return own;
+}
+
 static bool starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -24,6 +24,12 @@ int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_pla
                     const char *failed_tool_id, rd_arena *arena, rd_cascade_step **steps,
                     size_t *n_steps);
 
+/* tool_id's step: from the executor's plan when one was sent (NULL when
+ * the tool is not in it), else from its manifest, written into *own (NULL
+ * without a manifest). Strings are borrowed from the plan or the config. */
+const rd_plan_step *rd_step_of_tool(const rd_config *cfg, const rd_plan_step *plan,
+                                    size_t n_plan, const char *tool_id, rd_plan_step *own);
+
 /* The plan's step for tool_id, or NULL. */
 const rd_plan_step *rd_plan_step_of(const rd_plan_step *plan, size_t n_plan,
                                     const char *tool_id);
