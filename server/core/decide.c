@@ -1195,7 +1195,9 @@ static int decide_failure(decide_call *c)
         return rc;
     cr->llm_message = rd_alternative_message(c->ctx->arena, cr->llm_message, cr->llm_message_len,
                                              c->out->alternative_tool_id, &cr->llm_message_len);
-    return cr->llm_message ? RD_OK : rd_status_set(c->st, RD_ERR_NOMEM, "llm_message: out of memory");
+    if (!cr->llm_message)
+        return rd_status_set(c->st, RD_ERR_NOMEM, "llm_message: out of memory");
+    return RD_OK;
 }
 
 /* An admission that does not let the tool run still tells the model why
