@@ -715,43 +715,53 @@ static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
     return RD_OK;
 }
 
+/* Offers `alt` if its own breaker admits a call: USE_ALTERNATIVE, counted
+ * against its retry budget, with a probe permit when it is half-open. */
+static int offer_alternative(decide_call *c, const char *why, const char *alt, bool *found)
+{
+    *found = false;
+    if (strcmp(alt, c->in->tool_id) == 0)
+        return RD_OK;
+    const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
+    rd_store_result res;
+    int rc = admit(c, alt, alt_cfg, &res);
+    if (rc != RD_OK || res.admission == RD_ADMIT_NO)
+        return rc;
+    if (!c->out->duplicate && (rc = count_request(c, alt, alt_cfg)) != RD_OK)
+        return rc;
+    c->out->action = RD_ACTION_USE_ALTERNATIVE;
+    c->out->alternative_tool_id = rd_arena_strdup(c->ctx->arena, alt);
+    c->out->timeout_ms = alt_cfg->timeout_ms;
+    if (res.admission == RD_ADMIT_PROBE)
+        c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
+                                          res.permit_token);
+    c->out->reason = ARENA_JOIN(c->ctx->arena, txt(why), txt(": using alternative "), txt(alt));
+    rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
+    if (ev)
+        EVENT_DETAIL(&c->events, ev, txt("Used alternative tool "), txt(alt), txt(" for "),
+                     txt(c->in->tool_id));
+    *found = true;
+    return RD_OK;
+}
+
 /* The first alternative (in ranking order) whose own breaker admits a
- * call. *found = false when there is none. */
+ * call; then, for a tool that is itself an alternative, the ones its
+ * primary lists after it (core/step.h: the step goes on down its list).
+ * *found = false when there is none. */
 static int try_alternative(decide_call *c, const char *why, bool *found)
 {
     *found = false;
     size_t order[RANKED_MAX], n_order;
     int rc = alternatives_in_order(c, order, &n_order);
-    if (rc != RD_OK)
-        return rc;
-    for (size_t k = 0; k < n_order; k++) {
-        const char *alt = c->cfg->alternatives[order[k]];
-        if (strcmp(alt, c->in->tool_id) == 0)
-            continue;
-        const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
-        rd_store_result res;
-        rc = admit(c, alt, alt_cfg, &res);
-        if (rc != RD_OK)
-            return rc;
-        if (res.admission == RD_ADMIT_NO)
-            continue;
-        if (!c->out->duplicate && (rc = count_request(c, alt, alt_cfg)) != RD_OK)
-            return rc;
-        c->out->action = RD_ACTION_USE_ALTERNATIVE;
-        c->out->alternative_tool_id = rd_arena_strdup(c->ctx->arena, alt);
-        c->out->timeout_ms = alt_cfg->timeout_ms;
-        if (res.admission == RD_ADMIT_PROBE)
-            c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
-                                              res.permit_token);
-        c->out->reason = ARENA_JOIN(c->ctx->arena, txt(why), txt(": using alternative "), txt(alt));
-        rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
-        if (ev)
-            EVENT_DETAIL(&c->events, ev, txt("Used alternative tool "), txt(alt), txt(" for "),
-                         txt(c->in->tool_id));
-        *found = true;
-        return RD_OK;
-    }
-    return RD_OK;
+    for (size_t k = 0; rc == RD_OK && !*found && k < n_order; k++)
+        rc = offer_alternative(c, why, c->cfg->alternatives[order[k]], found);
+    const char *next[RD_STEP_SUCCESSORS_MAX];
+    size_t n_next = rc == RD_OK && !*found ? rd_step_successors(c->e->config, c->in->tool_id,
+                                                                next, RD_STEP_SUCCESSORS_MAX)
+                                           : 0;
+    for (size_t k = 0; rc == RD_OK && !*found && k < n_next; k++)
+        rc = offer_alternative(c, why, next[k], found);
+    return rc;
 }
 
 static void act_fail_fast(decide_call *c, const char *why)

@@ -63,6 +63,22 @@ int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_pla
     return rc;
 }
 
+size_t rd_step_successors(const rd_config *cfg, const char *tool_id, const char **out,
+                          size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->n_tools && n < max; i++) {
+        const rd_tool_config *t = &cfg->tools[i];
+        size_t j = 0;
+        while (j < t->n_alternatives && strcmp(t->alternatives[j], tool_id) != 0)
+            j++;
+        for (j++; j < t->n_alternatives && n < max; j++)
+            if (strcmp(t->alternatives[j], tool_id) != 0 && strcmp(t->alternatives[j], t->id) != 0)
+                out[n++] = t->alternatives[j];
+    }
+    return n;
+}
+
 const rd_plan_step *rd_plan_step_of(const rd_plan_step *plan, size_t n_plan,
                                     const char *tool_id)
 {

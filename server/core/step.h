@@ -1,8 +1,9 @@
 /* A step of the plan: a tool together with the alternatives that stand in
- * for it (its manifest's `alternatives`). The step fails only when the last
- * tool of it gives up, and then the dependents of the *primary* cascade
- * (000 section 5, 003 section 5): a failover to flight_search_backup that
- * fails too still skips, defaults or escalates what needed flight_search.
+ * for it (its manifest's `alternatives`, tried in order). The step fails
+ * only when the last tool of it gives up, and then the dependents of the
+ * *primary* cascade (000 section 5, 003 section 5): a failover to
+ * flight_search_backup that fails too still skips, defaults or escalates
+ * what needed flight_search.
  *
  * The cascade is written into the turn's trace (Skipped, DefaultUsed,
  * Escalated events about the dependents); a skipped or escalated
@@ -29,6 +30,14 @@ int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_pla
  * without a manifest). Strings are borrowed from the plan or the config. */
 const rd_plan_step *rd_step_of_tool(const rd_config *cfg, const rd_plan_step *plan,
                                     size_t n_plan, const char *tool_id, rd_plan_step *own);
+
+/* The alternatives that follow tool_id in the lists of the tools it is an
+ * alternative of (flight_search: [a, b] makes b follow a), at most max,
+ * into out (borrowed from the config). When a failed over to fails too, the
+ * step goes on with b before it counts as failed. Returns how many. */
+#define RD_STEP_SUCCESSORS_MAX 16
+size_t rd_step_successors(const rd_config *cfg, const char *tool_id, const char **out,
+                          size_t max);
 
 /* The plan's step for tool_id, or NULL. */
 const rd_plan_step *rd_plan_step_of(const rd_plan_step *plan, size_t n_plan,

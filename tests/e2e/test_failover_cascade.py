@@ -99,3 +99,29 @@ def test_executor_plan_is_followed_too(stub):
         ("summary_writer", pb.CASCADE_ACTION_SKIP)]
     again = admit(stub, "summary_writer", turn_id=turn, plan=plan)
     expect_action(again, pb.ACTION_FAIL_FAST)
+
+
+CHAIN = [
+    {"id": "weather", "alternatives": ["weather_mirror", "weather_archive"]},
+    {"id": "weather_mirror"},
+    {"id": "weather_archive"},
+    {"id": "packing_list", "depends_on": ["weather"], "optional": True},
+]
+
+
+def test_the_step_goes_down_the_primarys_list_before_it_fails(launcher):
+    """weather: [weather_mirror, weather_archive]. The mirror failing too is
+    answered with the archive (no cascade yet); the archive failing ends the
+    step and cascades weather's dependents."""
+    stub = launcher.start(tools=CHAIN).stub
+    turn = unique("turn")
+    first = decide(stub, "weather", invalid_input(), attempt=1, turn_id=turn)
+    assert first.alternative_tool_id == "weather_mirror"
+    second = decide(stub, "weather_mirror", auth_failure(), attempt=1, turn_id=turn)
+    expect_action(second, pb.ACTION_USE_ALTERNATIVE)
+    assert second.alternative_tool_id == "weather_archive"
+    assert not second.cascade
+    last = decide(stub, "weather_archive", auth_failure(), attempt=1, turn_id=turn)
+    expect_action(last, pb.ACTION_ESCALATE)
+    assert [(s.tool_id, s.action) for s in last.cascade] == [
+        ("packing_list", pb.CASCADE_ACTION_SKIP)]
