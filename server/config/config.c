@@ -14,6 +14,7 @@
 
 #include "config/config_fleet.h"
 #include "config/config_ops.h"
+#include "config/config_refs.h"
 #include "config/rules_parse.h"
 #include "config/yaml_util.h"
 #include "core/err.h"
@@ -248,7 +249,7 @@ static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s
 static const char *const DEFAULTS_KEYS[] = {"timeout_ms", "retry_policy", "circuit_breaker",
                                             "retry_budget", "alternatives_ranking", NULL};
 static const char *const TURN_KEYS[] = {"timeout_ms", NULL};
-static const char *const TOOLS_KEYS[] = {"directory", "reject_unknown", NULL};
+static const char *const TOOLS_KEYS[] = {"directory", "reject_unknown", "external", NULL};
 static const char *const CLASSIFICATION_KEYS[] = {"rules_file", NULL};
 
 static int parse_tools_section(const rd_yctx *c, const rd_ynode *map, rd_config *cfg,
@@ -261,6 +262,8 @@ static int parse_tools_section(const rd_yctx *c, const rd_ynode *map, rd_config 
     refs->tools_line = rd_ymap_key_line(map, "directory");
     if (rc == RD_OK)
         rc = rd_yget_bool(c, map, "tools", "reject_unknown", &cfg->reject_unknown_tools);
+    if (rc == RD_OK)
+        rc = rd_config_parse_external(c, map, cfg);
     return rc;
 }
 
@@ -499,6 +502,8 @@ static int parse_manifest(const rd_yctx *c, const rd_ynode *root, rd_tool_config
         rc = parse_id_list(c, tool, "depends_on", t->id, RD_DEPENDS_MAX, &t->depends_on,
                            &t->n_depends_on);
     *depends_line = rd_ymap_key_line(tool, "depends_on");
+    t->depends_on_line = *depends_line;
+    t->alternatives_line = rd_ymap_key_line(tool, "alternatives");
     if (rc == RD_OK)
         rc = rd_yget_bool(c, tool, "tool", "optional", &t->optional);
     if (rc == RD_OK)
@@ -866,6 +871,8 @@ static int load_tools(rd_config *cfg, const rd_yctx *mc, const main_refs *refs)
         tool_loader l = {.cfg = cfg};
         rc = load_manifests(&l, dir, names, n, mc->err, mc->err_cap);
         free(l.depends_line);
+        if (rc == RD_OK)
+            rc = rd_config_check_refs(cfg, mc->err, mc->err_cap);
     }
     free_names(names, n);
     free(dir);
@@ -948,6 +955,7 @@ void rd_config_free(rd_config *cfg)
     if (!cfg)
         return;
     rd_config_ops_free(cfg);
+    rd_config_refs_free(cfg);
     free(cfg->path);
     free(cfg->server.listen);
     free_tool(&cfg->defaults);

@@ -115,6 +115,8 @@ typedef struct rd_tool_config {
     char *default_value;
     char *file;                  /* manifest path; NULL for the built-in defaults */
     int line;
+    int alternatives_line;       /* of the keys: where a reference error points */
+    int depends_on_line;
 } rd_tool_config;
 
 /* ---- the whole config ---- */
@@ -199,6 +201,10 @@ typedef struct rd_config {
     rd_tool_config defaults;     /* id = "*": what a tool without a manifest gets */
     int64_t turn_timeout_ms;     /* per-turn budget when the caller sends none */
     bool reject_unknown_tools;   /* true: a tool without a manifest is NOT_FOUND */
+    /* tools.external: tools that exist without a manifest, by id or by
+     * "prefix*"; alternatives and depends_on may name only these and the
+     * tools with a manifest (config_refs.h). */
+    char **external_tools;       size_t n_external_tools;
     rd_learning_policy learning; /* learning from outcomes (docs/FLEET.md) */
     rd_ruleset rules;
     rd_tool_config *tools;       /* sorted by id for bsearch */

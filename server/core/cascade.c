@@ -66,14 +66,13 @@ static const char *reason_for(rd_arena *a, rd_cascade_action action, const char 
 {
     switch (action) {
     case RD_CASCADE_SKIP:
-        return rd_arena_printf(a, "skipped: dependency %s failed", dependency);
+        return rd_arena_printf(a, RD_CASCADE_SKIP_PREFIX "%s failed", dependency);
     case RD_CASCADE_USE_DEFAULT:
         return rd_arena_printf(a, "dependency %s failed: default value used for %s",
                                dependency, tool_id);
     default:
-        return rd_arena_printf(a,
-                               "Required tool skipped due to dependency failure: %s needs %s",
-                               tool_id, dependency);
+        return rd_arena_printf(a, RD_CASCADE_ESCALATE_PREFIX ": %s needs %s", tool_id,
+                               dependency);
     }
 }
 

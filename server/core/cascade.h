@@ -10,6 +10,12 @@
 #include "core/arena.h"
 #include "core/types.h"
 
+/* How the trace details of cascade steps begin (cascade.c writes them; the
+ * turn summary and a later admission read them back). A USE_DEFAULT step
+ * has its own event type. */
+#define RD_CASCADE_SKIP_PREFIX "skipped: dependency "
+#define RD_CASCADE_ESCALATE_PREFIX "Required tool skipped due to dependency failure"
+
 /* Steps for the dependents of failed_tool_id over `plan`. Results and their
  * strings live in the arena. Returns RD_OK or RD_ERR_NOMEM. */
 int rd_cascade(const rd_plan_step *plan, size_t n_plan, const char *failed_tool_id,

@@ -506,7 +506,7 @@ static void put_ascii(text_out *o, const char *s)
 #define LLM_HEAD "Tool Execution Failed\nTool: "
 #define LLM_TYPE "\nError Type: "
 #define LLM_MESSAGE "\nMessage: "
-#define LLM_TAIL "\n\nThe tool failed and cannot be used for this request."
+#define LLM_TAIL RD_LLM_TAIL
 #define LIT(s) (s), sizeof(s) - 1
 
 static char *put_bytes(char *p, const char *s, size_t n)

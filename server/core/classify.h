@@ -41,6 +41,10 @@ const char *rd_category_name(rd_category c);          /* "input_validation", ...
 const char *rd_retryability_name(rd_retryability r);  /* "transient" / "permanent" */
 rd_text rd_retryability_text(rd_retryability r);      /* the same, with its length */
 
+/* How the "Tool Execution Failed" text ends (refusal.c replaces it when an
+ * alternative is offered). */
+#define RD_LLM_TAIL "\n\nThe tool failed and cannot be used for this request."
+
 /* The "Tool Execution Failed" text for the model (001), written into buf
  * (always NUL-terminated, truncated to cap). Returns the length written. */
 size_t rd_llm_message(char *buf, size_t cap, const char *tool_id, const char *error_type,

@@ -15,7 +15,11 @@
 #include "core/cascade.h"
 #include "core/classify.h"
 #include "core/copy.h"
+#include "core/hash.h"
+#include "core/refusal.h"
 #include "core/signature.h"
+#include "core/step.h"
+#include "core/textcut.h"
 
 /* ---- permits ---- */
 
@@ -151,7 +155,8 @@ static const char *error_type_name(const rd_tool_error *err, const rd_classifica
     return rd_category_name(c->category);
 }
 
-/* The "Tool Execution Failed" text (001), sized so the whole message fits:
+/* The "Tool Execution Failed" text (001), with a long error message cut to
+ * its head and tail (RD_LLM_ERROR_HEAD/TAIL), sized so the whole text fits:
  * rd_llm_message writes valid UTF-8 and spends up to 3 bytes (U+FFFD) on
  * each invalid input byte. */
 #define LLM_MESSAGE_FRAME 128 /* the fixed lines around the three fields */
@@ -162,15 +167,21 @@ static const char *llm_message_for(rd_text tool, const rd_tool_error *err,
 {
     const char *type_name = error_type_name(err, c);
     rd_text type = {type_name, strlen(type_name)};
-    size_t message_len = err->message ? err->message_len : 0;
+    size_t message_len = 0;
+    const char *message = err->message ? rd_text_cut(ctx->arena, err->message, err->message_len,
+                                                     RD_LLM_ERROR_HEAD, RD_LLM_ERROR_TAIL,
+                                                     &message_len)
+                                       : "";
+    if (!message)
+        return NULL;
     size_t cap = 3 * (message_len + tool.len + type.len) + LLM_MESSAGE_FRAME;
     char *text = rd_arena_alloc_uninit(ctx->arena, cap); /* terminated by the writer */
     if (!text)
         return NULL;
     if (ctx->text_checked)
-        *len = rd_llm_message_valid(text, cap, tool, type, safe_str(err->message), message_len);
+        *len = rd_llm_message_valid(text, cap, tool, type, message, message_len);
     else
-        *len = rd_llm_message(text, cap, tool.s, type.s, safe_str(err->message), message_len);
+        *len = rd_llm_message(text, cap, tool.s, type.s, message, message_len);
     return text;
 }
 
@@ -218,11 +229,23 @@ static const rd_tool_config *manifest_of(const rd_engine *e, const rd_tool_confi
 
 /* Classifies err (manifest: the tool's, or NULL) into *c; *sig (when not
  * NULL) receives the error's signature and *tracked whether learning
- * follows it. */
+ * follows it. A long message is read as its head and tail
+ * (RD_CLASSIFY_HEAD/TAIL): the cost stays bounded whatever the request
+ * size, and a traceback's cause, on its last lines, is still read. */
 static int classify_error(const rd_engine *e, const rd_tool_config *manifest, const char *tool_id,
                           const rd_tool_error *err, const rd_call_ctx *ctx, rd_classification *c,
                           rd_signature *sig, bool *tracked, rd_status *st)
 {
+    rd_tool_error bounded;
+    if (err->message &&
+        rd_text_needs_cut(err->message_len, RD_CLASSIFY_HEAD, RD_CLASSIFY_TAIL)) {
+        bounded = *err;
+        bounded.message = rd_text_cut(ctx->arena, err->message, err->message_len,
+                                      RD_CLASSIFY_HEAD, RD_CLASSIFY_TAIL, &bounded.message_len);
+        if (!bounded.message)
+            return rd_status_set(st, RD_ERR_NOMEM, "classification: out of memory");
+        err = &bounded;
+    }
     rd_classify(&e->config->rules, manifest, tool_id, err, c);
     bool learn = learnable(e, c);
     if (tracked)
@@ -485,12 +508,17 @@ static void timeout_detail(const event_list *l, rd_trace_event *ev, const char *
 static void event_error(const event_list *l, rd_trace_event *ev, const rd_tool_error *err,
                         const rd_classification *c)
 {
-    if (err && err->message && l->text_checked)
-        ev->error_len = (uint16_t)rd_trace_copy_valid(ev->error, sizeof ev->error, err->message,
-                                                      err->message_len);
+    char cut[RD_TRACE_TEXT_MAX - 1]; /* a long message: its head and tail, marked */
+    const char *message = err && err->message ? err->message : NULL;
+    size_t len = message ? err->message_len : 0;
+    if (len > sizeof cut) {
+        len = rd_text_cut_into(cut, sizeof cut, message, len);
+        message = cut;
+    }
+    if (message && l->text_checked)
+        ev->error_len = (uint16_t)rd_trace_copy_valid(ev->error, sizeof ev->error, message, len);
     else if (err)
-        ev->error_len = (uint16_t)rd_trace_copy_text(ev->error, sizeof ev->error, err->message,
-                                                     err->message ? err->message_len : 0);
+        ev->error_len = (uint16_t)rd_trace_copy_text(ev->error, sizeof ev->error, message, len);
     ev->retryability = c->retryability;
     ev->executed = c->executed;
 }
@@ -573,6 +601,7 @@ typedef struct decide_call {
     uint32_t attempt;
     uint64_t permit_token;       /* the probe the caller holds, 0 = none */
     bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
+    bool opened_now;             /* this failure opened (or reopened) the breaker */
     rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
 } decide_call;
@@ -593,11 +622,23 @@ static const char *format_permit(rd_arena *a, uint64_t generation, uint64_t toke
     return buf;
 }
 
+/* A half-open probe's permit lasts as long as its call can: the wait
+ * before it (a retry's delay), the tool's timeout, and this margin for the
+ * report to arrive. A holder that never reports frees the tool then. */
+#define PROBE_LEASE_MARGIN_MS 250
+
+static int admit_after(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                       int64_t delay_ms, rd_store_result *res)
+{
+    int64_t lease = cfg->timeout_ms + PROBE_LEASE_MARGIN_MS + (delay_ms > 0 ? delay_ms : 0);
+    return c->e->store->ops->admit(c->e->store, tool_id, &cfg->breaker, c->ctx->now_ms, lease,
+                                   res, c->st);
+}
+
 static int admit(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
                  rd_store_result *res)
 {
-    return c->e->store->ops->admit(c->e->store, tool_id, &cfg->breaker, c->ctx->now_ms,
-                                   cfg->timeout_ms, res, c->st);
+    return admit_after(c, tool_id, cfg, 0, res);
 }
 
 /* ---- retry budgets ---- */
@@ -674,61 +715,86 @@ static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
     return RD_OK;
 }
 
+/* Offers `alt` if its own breaker admits a call: USE_ALTERNATIVE, counted
+ * against its retry budget, with a probe permit when it is half-open. */
+static int offer_alternative(decide_call *c, const char *why, const char *alt, bool *found)
+{
+    *found = false;
+    if (strcmp(alt, c->in->tool_id) == 0)
+        return RD_OK;
+    const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
+    rd_store_result res;
+    int rc = admit(c, alt, alt_cfg, &res);
+    if (rc != RD_OK || res.admission == RD_ADMIT_NO)
+        return rc;
+    if (!c->out->duplicate && (rc = count_request(c, alt, alt_cfg)) != RD_OK)
+        return rc;
+    c->out->action = RD_ACTION_USE_ALTERNATIVE;
+    c->out->alternative_tool_id = rd_arena_strdup(c->ctx->arena, alt);
+    c->out->timeout_ms = alt_cfg->timeout_ms;
+    if (res.admission == RD_ADMIT_PROBE)
+        c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
+                                          res.permit_token);
+    c->out->reason = ARENA_JOIN(c->ctx->arena, txt(why), txt(": using alternative "), txt(alt));
+    rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
+    if (ev)
+        EVENT_DETAIL(&c->events, ev, txt("Used alternative tool "), txt(alt), txt(" for "),
+                     txt(c->in->tool_id));
+    *found = true;
+    return RD_OK;
+}
+
 /* The first alternative (in ranking order) whose own breaker admits a
- * call. *found = false when there is none. */
+ * call; then, for a tool that is itself an alternative, the ones its
+ * primary lists after it (core/step.h: the step goes on down its list).
+ * *found = false when there is none. */
 static int try_alternative(decide_call *c, const char *why, bool *found)
 {
     *found = false;
     size_t order[RANKED_MAX], n_order;
     int rc = alternatives_in_order(c, order, &n_order);
-    if (rc != RD_OK)
-        return rc;
-    for (size_t k = 0; k < n_order; k++) {
-        const char *alt = c->cfg->alternatives[order[k]];
-        if (strcmp(alt, c->in->tool_id) == 0)
-            continue;
-        const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
-        rd_store_result res;
-        rc = admit(c, alt, alt_cfg, &res);
-        if (rc != RD_OK)
-            return rc;
-        if (res.admission == RD_ADMIT_NO)
-            continue;
-        if (!c->out->duplicate && (rc = count_request(c, alt, alt_cfg)) != RD_OK)
-            return rc;
-        c->out->action = RD_ACTION_USE_ALTERNATIVE;
-        c->out->alternative_tool_id = rd_arena_strdup(c->ctx->arena, alt);
-        c->out->timeout_ms = alt_cfg->timeout_ms;
-        if (res.admission == RD_ADMIT_PROBE)
-            c->out->permit_id = format_permit(c->ctx->arena, res.breaker.generation,
-                                              res.permit_token);
-        c->out->reason = ARENA_JOIN(c->ctx->arena, txt(why), txt(": using alternative "), txt(alt));
-        rd_trace_event *ev = call_event(c, RD_EV_ALTERNATIVE_USED);
-        if (ev)
-            EVENT_DETAIL(&c->events, ev, txt("Used alternative tool "), txt(alt), txt(" for "),
-                         txt(c->in->tool_id));
-        *found = true;
-        return RD_OK;
-    }
-    return RD_OK;
+    for (size_t k = 0; rc == RD_OK && !*found && k < n_order; k++)
+        rc = offer_alternative(c, why, c->cfg->alternatives[order[k]], found);
+    const char *next[RD_STEP_SUCCESSORS_MAX];
+    size_t n_next = rc == RD_OK && !*found ? rd_step_successors(c->e->config, c->in->tool_id,
+                                                                next, RD_STEP_SUCCESSORS_MAX)
+                                           : 0;
+    for (size_t k = 0; rc == RD_OK && !*found && k < n_next; k++)
+        rc = offer_alternative(c, why, next[k], found);
+    return rc;
 }
 
-static void act_fail_fast(decide_call *c)
+static void act_fail_fast(decide_call *c, const char *why)
 {
     c->out->action = RD_ACTION_FAIL_FAST;
-    c->out->reason = "circuit open";
+    c->out->reason = why;
     rd_trace_event *ev = call_event(c, RD_EV_FAIL_FAST);
     if (ev)
         EVENT_DETAIL(&c->events, ev, txt("Circuit breaker open for "), txt(c->in->tool_id),
                      txt(": failing fast"));
 }
 
+/* Why an OPEN breaker stops the call. When this failure was the last
+ * attempt and opened the breaker (the defaults make both 5), the attempts
+ * running out is said first: that is what ended the call. */
+static const char *open_reason(decide_call *c)
+{
+    if (!c->opened_now || c->attempt < c->cfg->retry.max_attempts)
+        return "circuit open";
+    num_text limit;
+    const char *why = ARENA_JOIN(c->ctx->arena, txt("max attempts ("),
+                                 num(&limit, c->cfg->retry.max_attempts),
+                                 txt(") reached and the circuit opened"));
+    return why ? why : "circuit open";
+}
+
 static int act_alternative_or_fail_fast(decide_call *c)
 {
     bool found;
-    int rc = try_alternative(c, "circuit open", &found);
+    const char *why = open_reason(c);
+    int rc = try_alternative(c, why, &found);
     if (rc == RD_OK && !found)
-        act_fail_fast(c);
+        act_fail_fast(c, why);
     return rc;
 }
 
@@ -869,9 +935,10 @@ static void cascade_event(decide_call *c, const rd_cascade_step *step)
         EVENT_DETAIL(&c->events, ev, txt(step->reason));
 }
 
+/* A refused admission already carries its own step (admission_cascade). */
 static int add_cascade(decide_call *c)
 {
-    if (!tool_ends_failed(c->out->action))
+    if (!tool_ends_failed(c->out->action) || c->out->n_cascade > 0)
         return RD_OK;
     const rd_plan_step *plan = c->in->plan;
     size_t n_plan = c->in->n_plan;
@@ -880,8 +947,8 @@ static int add_cascade(decide_call *c)
         if (!plan && c->e->config->n_tools > 0)
             return rd_status_set(c->st, RD_ERR_NOMEM, "cascade: out of memory");
     }
-    int rc = rd_cascade(plan, n_plan, c->in->tool_id, c->ctx->arena, &c->out->cascade,
-                        &c->out->n_cascade);
+    int rc = rd_step_cascade(c->e->config, plan, n_plan, c->in->tool_id, c->ctx->arena,
+                             &c->out->cascade, &c->out->n_cascade);
     if (rc != RD_OK)
         return rd_status_set(c->st, rc, "cascade: out of memory");
     for (size_t i = 0; i < c->out->n_cascade; i++)
@@ -891,14 +958,45 @@ static int add_cascade(decide_call *c)
 
 /* ---- Decide without an error: the admission check ---- */
 
+/* A dependent whose dependency's step failed earlier in this turn is not
+ * called: the answer repeats the step the turn recorded (ESCALATE for a
+ * required tool, FAIL_FAST with SKIP for an optional one). */
+static int admission_cascade(decide_call *c, bool *cascaded)
+{
+    *cascaded = false;
+    if (!c->in->turn_id || !c->in->turn_id[0])
+        return RD_OK;
+    rd_plan_step own;
+    const rd_plan_step *step =
+        rd_step_of_tool(c->e->config, c->in->plan, c->in->n_plan, c->in->tool_id, &own);
+    if (!step || step->n_depends_on == 0)
+        return RD_OK;
+    rd_cascade_step *out = rd_arena_alloc(c->ctx->arena, sizeof *out);
+    if (!out)
+        return rd_status_set(c->st, RD_ERR_NOMEM, "cascade: out of memory");
+    int rc = rd_step_turn_cascade(c->e->store, c->in->turn_id, step, c->ctx->now_ms,
+                                  c->ctx->arena, out, cascaded, c->st);
+    if (rc != RD_OK || !*cascaded)
+        return rc;
+    c->out->cascade = out;
+    c->out->n_cascade = 1;
+    c->out->action = out->action == RD_CASCADE_ESCALATE ? RD_ACTION_ESCALATE : RD_ACTION_FAIL_FAST;
+    c->out->reason = out->reason;
+    return RD_OK;
+}
+
 static int decide_admission(decide_call *c)
 {
     if (c->budget.known && c->budget.remaining_ms <= 0) {
         act_partial(c, "turn deadline reached", true);
         return RD_OK;
     }
+    bool cascaded;
+    int rc = admission_cascade(c, &cascaded);
+    if (rc != RD_OK || cascaded)
+        return rc;
     rd_store_result res;
-    int rc = admit(c, c->in->tool_id, c->cfg, &res);
+    rc = admit(c, c->in->tool_id, c->cfg, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;
@@ -936,6 +1034,8 @@ static int record_failure(decide_call *c, rd_retryability retryability)
         return rc;
     c->breaker = res.breaker;
     c->held_by_quorum = res.evidence.held_by_quorum;
+    c->opened_now = res.transition == RD_TRANSITION_OPENED ||
+                    res.transition == RD_TRANSITION_REOPENED;
     note_transition(&c->events, tool_id, res.transition);
     return count_request(c, tool_id, c->cfg);
 }
@@ -967,11 +1067,23 @@ static int decide_permanent(decide_call *c, const rd_classification *cl)
     return rc;
 }
 
+/* The jitter's random draw. A failure reported with an outcome_id draws
+ * from that id, so a repeated report (the executor resending after a lost
+ * answer) gets the delay of the first answer, as an idempotency key
+ * should; distinct ids still spread uniformly. */
+static double jitter_draw(decide_call *c)
+{
+    const char *id = c->in->outcome_id;
+    if (!id || !id[0])
+        return rd_rng_unit(c->ctx->rng);
+    return (double)(rd_hash_text(id, UINT64_C(0x6a09e667f3bcc909)) >> 11) * 0x1.0p-53;
+}
+
 /* The delay before the next attempt: backoff with jitter, but never sooner
  * than a retry_after the service asked for. */
 static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
 {
-    int64_t us = rd_backoff_jittered_us(&c->cfg->retry, c->attempt, rd_rng_unit(c->ctx->rng));
+    int64_t us = rd_backoff_jittered_us(&c->cfg->retry, c->attempt, jitter_draw(c));
     int64_t retry_after_us = rd_ms_to_us(cl->retry_after_ms);
     if (retry_after_us > us)
         return (retry_wait){.ms = cl->retry_after_ms, .us = retry_after_us};
@@ -982,7 +1094,7 @@ static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
 static int retry_as_probe(decide_call *c, retry_wait wait)
 {
     rd_store_result res;
-    int rc = admit(c, c->in->tool_id, c->cfg, &res);
+    int rc = admit_after(c, c->in->tool_id, c->cfg, wait.ms, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;
@@ -1032,7 +1144,11 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         return RD_OK;
     }
     retry_wait wait = retry_delay(c, cl);
-    if (c->in->elapsed_ms + wait.ms >= retry->max_total_time_ms) {
+    /* A timeout reported with at least the tool's whole timeout elapsed
+     * ended at the per-tool limit; a shorter one is a quick failure. */
+    bool at_tool_timeout = cl->kind == RD_KIND_TIMEOUT && c->in->elapsed_ms >= c->cfg->timeout_ms;
+    if (rd_retry_time_exceeded(retry, c->attempt, c->in->elapsed_ms, at_tool_timeout,
+                               wait.ms)) {
         act_give_up(c, ARENA_JOIN(c->ctx->arena, txt("max total retry time ("),
                                   num(&limit, retry->max_total_time_ms),
                                   txt(" ms) would be exceeded")));
@@ -1084,7 +1200,32 @@ static int decide_failure(decide_call *c)
         return rc;
     if (c->out->action == RD_ACTION_RETRY)
         return RD_OK;
-    return add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st);
+    if ((rc = add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st)) != RD_OK ||
+        c->out->action != RD_ACTION_USE_ALTERNATIVE)
+        return rc;
+    cr->llm_message = rd_alternative_message(c->ctx->arena, cr->llm_message, cr->llm_message_len,
+                                             c->out->alternative_tool_id, &cr->llm_message_len);
+    if (!cr->llm_message)
+        return rd_status_set(c->st, RD_ERR_NOMEM, "llm_message: out of memory");
+    return RD_OK;
+}
+
+/* An admission that does not let the tool run still tells the model why
+ * (refusal.h): a classification that says the tool did not run, with the
+ * text, and nothing else to classify. */
+static int admission_refusal_text(decide_call *c)
+{
+    if (c->out->action == RD_ACTION_PROCEED)
+        return RD_OK;
+    rd_classify_result *cr = &c->out->classification;
+    cr->classification = (rd_classification){.executed = false, .suggestion = "", .rule_id = ""};
+    cr->llm_message = rd_refusal_message(c->ctx->arena, c->in->tool_id, c->out->action,
+                                         c->out->reason, c->out->alternative_tool_id,
+                                         &cr->llm_message_len);
+    if (!cr->llm_message)
+        return rd_status_set(c->st, RD_ERR_NOMEM, "llm_message: out of memory");
+    c->out->has_classification = true;
+    return RD_OK;
 }
 
 static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t *tool_len,
@@ -1155,6 +1296,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     rc = in->error ? decide_failure(&c) : decide_admission(&c);
     if (rc == RD_OK && in->error)
         rc = learn_after_failure(&c);
+    if (rc == RD_OK && !in->error)
+        rc = admission_refusal_text(&c);
     if (rc == RD_OK)
         rc = add_cascade(&c);
     if (rc == RD_OK && (c.events.out_of_memory || !out->reason))

@@ -1,4 +1,5 @@
-/* Backoff arithmetic and the per-thread PRNG that jitters it. */
+/* Backoff arithmetic, the retry-time rule, and the per-thread PRNG that
+ * jitters the backoff. */
 #include "core/retry.h"
 
 #include <math.h>
@@ -132,4 +133,14 @@ double rd_rng_unit(rd_rng *r)
 {
     /* The top 53 bits fill a double's mantissa exactly: uniform on [0, 1). */
     return (double)(rd_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+bool rd_retry_time_exceeded(const rd_retry_policy *p, uint32_t attempt, int64_t elapsed_ms,
+                            bool ended_in_timeout, int64_t wait_ms)
+{
+    if (attempt <= 1 || ended_in_timeout)
+        elapsed_ms = 0;
+    if (elapsed_ms > INT64_MAX - wait_ms)
+        return true;
+    return elapsed_ms + wait_ms >= p->max_total_time_ms;
 }

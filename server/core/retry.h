@@ -16,6 +16,25 @@ int64_t rd_backoff_base_ms(const rd_retry_policy *p, uint32_t attempt);
  * them. */
 int64_t rd_backoff_jittered_us(const rd_retry_policy *p, uint32_t attempt, double unit_random);
 
+/* Whether the retry-time budget (max_total_time_ms) forbids scheduling
+ * another attempt `wait_ms` from now: retry time + wait_ms reaches it.
+ * `elapsed_ms` is the retry time the caller reports: wall time since the
+ * first attempt failed, not counting attempts that ended at a timeout. The
+ * budget bounds fast failures repeating, so the reported time counts as 0
+ *  - on attempt 1 (`attempt` <= 1): no retry has been spent yet, however
+ *    long the first attempt ran;
+ *  - after an attempt that ended at the tool's timeout (`ended_in_timeout`:
+ *    a timeout error reported with elapsed_ms >= the tool's timeout, which
+ *    cannot be time spent on quick failures): it ran to a limit the tool's
+ *    timeout already bounds, and max_attempts and the
+ *    turn deadline bound what follows. Otherwise a tool whose timeout is
+ *    longer than the budget (30 s against 2 s by default) would never be
+ *    retried after timing out.
+ * The wait itself always counts: a retry_after beyond the budget ends the
+ * retries. */
+bool rd_retry_time_exceeded(const rd_retry_policy *p, uint32_t attempt, int64_t elapsed_ms,
+                            bool ended_in_timeout, int64_t wait_ms);
+
 /* Unit conversions for non-negative delays: ms -> us saturates at INT64_MAX,
  * us -> ms rounds to the nearest ms. Negative input gives 0. */
 int64_t rd_ms_to_us(int64_t ms);

@@ -1,6 +1,7 @@
 /* Trace event names, safe trace text, timestamps and the turn summary. */
 #include "core/trace.h"
 
+#include "core/cascade.h"
 #include "core/copy.h"
 #include "core/err.h"
 
@@ -322,7 +323,6 @@ typedef enum {
 
 /* Details written by the engine that change an event's meaning. */
 #define DEADLINE_SKIP_PREFIX "skipped: turn deadline"
-#define DEPENDENCY_ESCALATE_PREFIX "Required tool skipped due to dependency failure"
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -340,7 +340,7 @@ static bucket bucket_of(const rd_trace_event *ev)
     case RD_EV_ESCALATED:
         /* A dependent that cannot run was never attempted: it is skipped,
          * not failed (the failure belongs to its dependency). */
-        return starts_with(ev->detail, DEPENDENCY_ESCALATE_PREFIX) ? BUCKET_SKIPPED
+        return starts_with(ev->detail, RD_CASCADE_ESCALATE_PREFIX) ? BUCKET_SKIPPED
                                                                    : BUCKET_FAILED;
     case RD_EV_GAVE_UP:
     case RD_EV_FAIL_FAST:

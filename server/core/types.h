@@ -23,7 +23,12 @@ typedef struct rd_text {
 
 /* Limits on request fields. */
 #define RD_ID_MAX 256               /* tool_id, turn_id, outcome_id, executor_id */
-#define RD_MESSAGE_MAX 65536        /* ToolError.message */
+/* ToolError.message has no limit of its own: the gRPC receive limit
+ * (server.max_receive_bytes) bounds it. What is read of a longer one: */
+#define RD_CLASSIFY_HEAD 8192       /* classification: the first bytes ... */
+#define RD_CLASSIFY_TAIL 8192       /* ... and the last (a traceback ends with its cause) */
+#define RD_LLM_ERROR_HEAD 2048      /* llm_message: the error's first bytes ... */
+#define RD_LLM_ERROR_TAIL 2048      /* ... and its last */
 #define RD_SHORT_FIELD_MAX 256      /* code, exception_type, permit_id */
 #define RD_PLAN_MAX 256             /* steps in one plan */
 #define RD_DEPENDS_MAX 64           /* depends_on entries of one step */

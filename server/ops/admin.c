@@ -17,7 +17,7 @@ int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
 {
     const Recovery__V1__ForceBreakerRequest *r = (const void *)req;
     int rc;
-    if ((rc = rd_codec_text_in(r->tool_id, "tool_id", RD_ID_MAX, true, st)) ||
+    if ((rc = rd_codec_id_in(r->tool_id, "tool_id", RD_ID_MAX, true, st)) ||
         (rc = rd_codec_text_in(r->reason, "reason", TEXT_FIELD_MAX, false, st)) ||
         (rc = rd_codec_text_in(r->operator_, "operator", TEXT_FIELD_MAX, false, st)))
         return rc;

@@ -21,6 +21,7 @@
 
 #include "core/breaker.h"
 #include "core/hash.h"
+#include "store/store.h"
 
 /* ---- series ---- */
 
@@ -703,6 +704,11 @@ static void render_process(strbuf *sb, rd_metrics *m)
 {
     render_counter(sb, "recoveryd_store_errors_total",
                    "Store operations that failed (the store could not answer).", &m->store_errors);
+    sb_family(sb, "recoveryd_store_breakers_displaced_total", "counter",
+              "CLOSED breakers forgotten, least recently used first, to make room for a new "
+              "tool when the breaker table was full (store.max_tools).");
+    sb_printf(sb, "recoveryd_store_breakers_displaced_total %" PRIu64 "\n",
+              rd_store_displaced_total());
     sb_family(sb, "recoveryd_store_degraded", "gauge",
               "1 while the shared store is unreachable and decisions run on local state.");
     sb_printf(sb, "recoveryd_store_degraded %d\n",

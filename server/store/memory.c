@@ -15,10 +15,12 @@
  * get wrong.
  *
  * Capacity (rd_store_limits; 0 = unlimited):
- * - max_tools: when full, every pristine breaker (CLOSED, no failure
- *   streak, no probe: it reads like a tool never seen) is forgotten in one
- *   pass over the shards; if there is none, admit/record of a new tool fails
- *   with RD_ERR_EXHAUSTED and known tools carry on.
+ * - max_tools: when full, the least recently used CLOSED breaker without
+ *   probe or hold is forgotten for the new tool (a failure streak it had is
+ *   lost; a pristine one reads like a tool never seen anyway). Only when
+ *   every breaker searched is OPEN, HALF_OPEN, probing or held does
+ *   admit/record of a new tool fail with RD_ERR_EXHAUSTED; known tools
+ *   carry on.
  * - max_outcomes: when full, the oldest remembered id is forgotten (oldest
  *   by claim time among the shards' oldest, so exact up to concurrent
  *   claims).
@@ -463,13 +465,6 @@ static memory_store *as_memory(rd_store *s)
 
 /* ---- breakers ---- */
 
-/* Forgetting a pristine breaker loses nothing: it reads exactly like a
- * tool never seen. */
-static bool tool_pristine(const memory_store *m, const node *n, int64_t now_ms)
-{
-    return rd_breaker_is_pristine(&((const tool_node *)n)->breaker, now_ms);
-}
-
 /* What evict() drops, both only after tool_idle_ttl_ms without any admit
  * or record:
  * - pristine breakers (see above);
@@ -493,9 +488,70 @@ static bool tool_idle(const memory_store *m, const node *n, int64_t now_ms)
            !rd_breaker_probe_live(b, now_ms) && !rd_breaker_hold_live(b, now_ms);
 }
 
+/* A breaker that may go to make room for a new tool: CLOSED (a failure
+ * streak is lost, which only delays an opening), with no probe and no
+ * operator hold. OPEN and HALF_OPEN ones are the verdicts worth keeping. */
+static bool tool_displaceable(const rd_breaker *b, int64_t now_ms)
+{
+    return rd_breaker_status_at(b, now_ms) == RD_BREAKER_CLOSED &&
+           !rd_breaker_probe_live(b, now_ms) && !rd_breaker_hold_live(b, now_ms);
+}
+
+/* How far from its oldest end a shard's age list is searched for a
+ * displaceable breaker: bounded, so a shard full of OPEN breakers costs a
+ * fixed walk; past it the shard counts as having none. */
+#define RD_MEM_DISPLACE_WALK 64
+
+static node *first_displaceable(shard *sh, int64_t now_ms)
+{
+    int walked = 0;
+    for (node *n = sh->map.oldest; n && walked < RD_MEM_DISPLACE_WALK; n = n->newer, walked++)
+        if (tool_displaceable(&((tool_node *)n)->breaker, now_ms))
+            return n;
+    return NULL;
+}
+
+/* Drops the least recently used displaceable breaker (the oldest among
+ * the shards' first candidates) and keeps its slot for the caller. */
+static bool displace_lru_tool(memory_store *m, int64_t now_ms)
+{
+    sharded *set = &m->tools;
+    for (int round = 0; round < RD_MEM_VICTIM_ROUNDS; round++) {
+        shard *victim = NULL;
+        int64_t victim_age = INT64_MAX;
+        for (size_t i = 0; i < RD_MEM_SHARDS; i++) {
+            shard *sh = &set->shards[i];
+            pthread_mutex_lock(&sh->lock);
+            node *n = first_displaceable(sh, now_ms);
+            if (n && n->age_ms < victim_age) {
+                victim = sh;
+                victim_age = n->age_ms;
+            }
+            pthread_mutex_unlock(&sh->lock);
+        }
+        if (!victim)
+            return false;
+        pthread_mutex_lock(&victim->lock);
+        node *n = first_displaceable(victim, now_ms);
+        if (n)
+            drop_node(set, victim, n, true);
+        pthread_mutex_unlock(&victim->lock);
+        if (n)
+            return true;
+    }
+    return false;
+}
+
+/* One breaker per new tool: the least recently used CLOSED one (pristine
+ * or with a streak); only when none exists is a new tool refused. A
+ * bounded search, where a pass over every breaker would cost each new tool
+ * of a churn the whole table. */
 static bool tools_make_room(memory_store *m, int64_t now_ms)
 {
-    return drop_where(m, &m->tools, tool_pristine, now_ms, 1) > 0;
+    if (!displace_lru_tool(m, now_ms))
+        return false;
+    rd_store_count_displaced(1);
+    return true;
 }
 
 static void tool_release(node *n)
@@ -507,7 +563,7 @@ static const node_kind tool_kind = {
     .size = sizeof(tool_node),
     .release = tool_release,
     .make_room = tools_make_room,
-    .room_retries = 0, /* no pristine breaker: a new tool has to wait */
+    .room_retries = 0, /* nothing displaceable: a new tool has to wait */
 };
 
 /* The tool's breaker, locked; a new tool starts CLOSED. */

@@ -280,46 +280,77 @@ static int forget_tool(redis_store *r, conn_slot *slot, const char *tool, int64_
 static int index_remove(redis_store *r, conn_slot *slot, const char *index, char **members,
                         size_t n, rd_status *st);
 
-/* max_tools reached: forgets every pristine breaker in the index (and
- * members whose breaker already expired), like the memory store. */
-static int tools_make_room(redis_store *r, conn_slot *slot, int64_t now_ms, rd_status *st)
+static int read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                        rd_breaker *out, bool *found, rd_status *st);
+
+/* How many of the index's oldest members are looked at to make room. */
+#define RD_REDIS_DISPLACE_CANDIDATES 64
+
+/* max_tools reached: like the memory store, forgets the least recently used
+ * CLOSED breaker without probe or hold among the index's oldest members (a
+ * member whose breaker already expired goes first: it holds nothing). The
+ * forget script checks again atomically, so a breaker that opened
+ * meanwhile is kept. *made receives whether a slot was freed. */
+static int tools_make_room(redis_store *r, conn_slot *slot, int64_t now_ms, bool *made,
+                           rd_status *st)
 {
-    char idx[RD_KEY_MAX];
+    *made = false;
+    char idx[RD_KEY_MAX], last[24];
     key_index(r, "tools", idx);
-    const char *argv[] = {"ZRANGE", idx, "0", "-1"};
+    fmt_i64(last, RD_REDIS_DISPLACE_CANDIDATES - 1);
+    const char *argv[] = {"ZRANGE", idx, "0", last};
     if (rd_redis_slot_ready(r, slot, st) != RD_OK)
         return RD_ERR_UNAVAILABLE;
-    redisReply *all = redisCommandArgv(slot->ctx, 4, argv, NULL);
-    if (!all || all->type != REDIS_REPLY_ARRAY) {
-        int rc = rd_redis_fail(r, slot, all, "ZRANGE", st);
-        if (all)
-            freeReplyObject(all);
+    redisReply *some = redisCommandArgv(slot->ctx, 4, argv, NULL);
+    if (!some || some->type != REDIS_REPLY_ARRAY) {
+        int rc = rd_redis_fail(r, slot, some, "ZRANGE", st);
+        if (some)
+            freeReplyObject(some);
         return rc;
     }
-    char **gone = calloc(all->elements ? all->elements : 1, sizeof *gone);
-    size_t n_gone = 0;
-    int rc = gone ? RD_OK : rd_status_set(st, RD_ERR_NOMEM, "store: out of memory");
-    for (size_t i = 0; rc == RD_OK && i < all->elements; i++) {
-        int64_t res;
-        rc = forget_tool(r, slot, all->element[i]->str, now_ms, "pristine", &res, st);
-        if (rc == RD_OK && res != 0)
-            gone[n_gone++] = all->element[i]->str;
+    char *victim = NULL;
+    int64_t victim_seen = INT64_MAX;
+    int rc = RD_OK;
+    for (size_t i = 0; rc == RD_OK && i < some->elements; i++) {
+        rd_breaker b;
+        bool found;
+        char *tool = some->element[i]->str;
+        rc = read_breaker(r, slot, tool, now_ms, &b, &found, st);
+        if (rc != RD_OK)
+            break;
+        if (!found) { /* expired on its own: only the index entry is left */
+            victim = tool;
+            break;
+        }
+        bool displaceable = rd_breaker_status_at(&b, now_ms) == RD_BREAKER_CLOSED &&
+                            !rd_breaker_probe_live(&b, now_ms) &&
+                            !rd_breaker_hold_live(&b, now_ms);
+        if (displaceable && b.last_seen_ms < victim_seen) {
+            victim = tool;
+            victim_seen = b.last_seen_ms;
+        }
     }
-    if (rc == RD_OK)
-        rc = index_remove(r, slot, "tools", gone, n_gone, st);
-    free(gone);
-    freeReplyObject(all);
+    int64_t res = 0;
+    if (rc == RD_OK && victim)
+        rc = forget_tool(r, slot, victim, now_ms, "closed", &res, st);
+    if (rc == RD_OK && victim && res != 0)
+        rc = index_remove(r, slot, "tools", &victim, 1, st);
+    if (rc == RD_OK && victim && res != 0) {
+        *made = true;
+        rd_store_count_displaced(res == 1);
+    }
+    freeReplyObject(some);
     return rc;
 }
 
 static int reserve_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                         rd_status *st)
 {
-    bool reserved;
+    bool reserved, made = false;
     int rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
     if (rc == RD_OK && !reserved)
-        rc = tools_make_room(r, slot, now_ms, st);
-    if (rc == RD_OK && !reserved)
+        rc = tools_make_room(r, slot, now_ms, &made, st);
+    if (rc == RD_OK && !reserved && made)
         rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
     if (rc == RD_OK && !reserved)
         return rd_status_set(st, RD_ERR_EXHAUSTED, "tool_id: tracked tool limit (%zu) reached",

@@ -447,7 +447,8 @@ static const char read_src[] =
     "return reply(0, 0, 0, b, now)\n";
 
 /* KEYS: breaker, probe. ARGV: now, tool, idle_ttl, mode ('idle' = the
- * evict rule, 'pristine' = make room under max_tools), channel.
+ * evict rule, 'closed' = make room under max_tools: any CLOSED breaker
+ * without probe or hold), channel.
  * Reply: 1 dropped, 0 kept, -1 no such breaker. */
 static const char forget_tool_src[] =
     LUA_PRELUDE LUA_BREAKER_READ LUA_BREAKER_RULES LUA_PUBLISH
@@ -457,8 +458,8 @@ static const char forget_tool_src[] =
     "if not b then return -1 end\n"
     "load_probe(KEYS[2], b)\n"
     "local drop\n"
-    "if ARGV[4] == 'pristine' then\n"
-    "  drop = pristine(b, now)\n"
+    "if ARGV[4] == 'closed' then\n"
+    "  drop = b.st == 1 and not probe_live(b, now) and not hold_live(b, now)\n"
     "else\n"
     "  drop = aged_out(b.ls, idle, now) and (pristine(b, now) or\n"
     "    (b.st == 2 and aged_out(b.ou, idle, now) and not probe_live(b, now)\n"

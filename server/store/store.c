@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 int rd_store_check_id(const char *field, const char *id, rd_status *st)
@@ -23,4 +24,16 @@ bool rd_store_take_local_answer(void)
     bool was = local_answer;
     local_answer = false;
     return was;
+}
+
+static atomic_uint_fast64_t displaced;
+
+void rd_store_count_displaced(uint64_t n)
+{
+    atomic_fetch_add_explicit(&displaced, n, memory_order_relaxed);
+}
+
+uint64_t rd_store_displaced_total(void)
+{
+    return atomic_load_explicit(&displaced, memory_order_relaxed);
 }

@@ -162,6 +162,13 @@ struct rd_store {
  * outcome id): not empty, at most RD_ID_MAX bytes. */
 int rd_store_check_id(const char *field, const char *id, rd_status *st);
 
+/* Breakers forgotten to make room for a new tool when the breaker table was
+ * full (store.max_tools), over every store of the process. Only breakers
+ * that hold nothing worth keeping go: CLOSED ones, least recently used
+ * first; never OPEN, HALF_OPEN, probing or operator-held ones. */
+void rd_store_count_displaced(uint64_t n);
+uint64_t rd_store_displaced_total(void);
+
 /* A backend that answers a call from something of its own in front of a
  * remote server (a cache, a batch still to be sent) marks that answer, per
  * thread. Such an answer says nothing about the server's health, so the

@@ -1,6 +1,7 @@
 #include "transport/codec.h"
 
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "core/classify.h"
@@ -50,6 +51,16 @@ static int check_text(const char *s, const char *field, size_t max, bool require
     return check_text_len(s, &len, field, max, required, st);
 }
 
+/* An id: a text field without control characters (rd_codec_id_in). */
+static int check_id(const char *s, const char *field, size_t max, bool required, rd_status *st)
+{
+    size_t len;
+    int rc = check_text_len(s, &len, field, max, required, st);
+    if (rc == RD_OK && rd_codec_has_control(s, len))
+        rc = rd_status_set(st, RD_ERR_INVALID, "%s: contains a control character", field);
+    return rc;
+}
+
 static int check_range(int64_t v, int64_t lo, int64_t hi, const char *field, rd_status *st)
 {
     if (v < lo || v > hi)
@@ -69,7 +80,7 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
 {
     int rc;
     size_t message_len;
-    if ((rc = check_text_len(pb->message, &message_len, "error.message", RD_MESSAGE_MAX, false,
+    if ((rc = check_text_len(pb->message, &message_len, "error.message", SIZE_MAX, false,
                              st)) ||
         (rc = check_text(pb->code, "error.code", RD_SHORT_FIELD_MAX, false, st)) ||
         (rc = check_text(pb->exception_type, "error.exception_type", RD_SHORT_FIELD_MAX, false, st)) ||
@@ -100,11 +111,11 @@ static int ids_in(const char *tool_id, const char *turn_id, const char *executor
                   const char *outcome_id, const char *permit_id, rd_status *st)
 {
     int rc;
-    if ((rc = check_text(tool_id, "tool_id", RD_ID_MAX, true, st)) ||
-        (rc = check_text(turn_id, "turn_id", RD_ID_MAX, false, st)) ||
-        (rc = check_text(executor_id, "executor_id", RD_ID_MAX, false, st)) ||
-        (rc = check_text(outcome_id, "outcome_id", RD_ID_MAX, false, st)) ||
-        (rc = check_text(permit_id, "permit_id", RD_PERMIT_ID_MAX, false, st)))
+    if ((rc = check_id(tool_id, "tool_id", RD_ID_MAX, true, st)) ||
+        (rc = check_id(turn_id, "turn_id", RD_ID_MAX, false, st)) ||
+        (rc = check_id(executor_id, "executor_id", RD_ID_MAX, false, st)) ||
+        (rc = check_id(outcome_id, "outcome_id", RD_ID_MAX, false, st)) ||
+        (rc = check_id(permit_id, "permit_id", RD_PERMIT_ID_MAX, false, st)))
         return rc;
     return RD_OK;
 }
@@ -113,7 +124,7 @@ static int ids_in(const char *tool_id, const char *turn_id, const char *executor
 
 int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error *err, rd_status *st)
 {
-    int rc = check_text(pb->tool_id, "tool_id", RD_ID_MAX, true, st);
+    int rc = check_id(pb->tool_id, "tool_id", RD_ID_MAX, true, st);
     if (rc)
         return rc;
     if (!pb->error)
@@ -125,7 +136,7 @@ static int plan_step_in(const Recovery__V1__PlanStep *pb, size_t i, rd_plan_step
 {
     char field[64];
     snprintf(field, sizeof field, "plan[%zu].tool_id", i);
-    int rc = check_text(pb->tool_id, field, RD_ID_MAX, true, st);
+    int rc = check_id(pb->tool_id, field, RD_ID_MAX, true, st);
     if (rc)
         return rc;
     if (pb->n_depends_on > RD_DEPENDS_MAX)
@@ -133,7 +144,7 @@ static int plan_step_in(const Recovery__V1__PlanStep *pb, size_t i, rd_plan_step
                              RD_DEPENDS_MAX);
     for (size_t j = 0; j < pb->n_depends_on; j++) {
         snprintf(field, sizeof field, "plan[%zu].depends_on[%zu]", i, j);
-        if ((rc = check_text(pb->depends_on[j], field, RD_ID_MAX, true, st)))
+        if ((rc = check_id(pb->depends_on[j], field, RD_ID_MAX, true, st)))
             return rc;
     }
     bool has_default = pb->has_default_case == RECOVERY__V1__PLAN_STEP__HAS_DEFAULT_DEFAULT_VALUE;
@@ -238,11 +249,11 @@ int rd_codec_tool_ids_in(char *const *ids, size_t n, size_t max_n, rd_status *st
     if (n > max_n)
         return rd_status_set(st, RD_ERR_INVALID, "tool_ids: more than %zu entries", max_n);
     for (size_t i = 0; i < n; i++) {
-        if (check_text(ids[i], "", RD_ID_MAX, true, NULL) == RD_OK)
+        if (check_id(ids[i], "", RD_ID_MAX, true, NULL) == RD_OK)
             continue;
         char field[48]; /* named only when it is wrong: formatting costs per id */
         snprintf(field, sizeof field, "tool_ids[%zu]", i);
-        return check_text(ids[i], field, RD_ID_MAX, true, st);
+        return check_id(ids[i], field, RD_ID_MAX, true, st);
     }
     return RD_OK;
 }
@@ -258,9 +269,14 @@ int rd_codec_text_in(const char *s, const char *field, size_t max, bool required
     return check_text(s, field, max, required, st);
 }
 
+int rd_codec_id_in(const char *s, const char *field, size_t max, bool required, rd_status *st)
+{
+    return check_id(s, field, max, required, st);
+}
+
 int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st)
 {
-    return check_text(pb->turn_id, "turn_id", RD_ID_MAX, true, st);
+    return check_id(pb->turn_id, "turn_id", RD_ID_MAX, true, st);
 }
 
 /* ---- responses ---- */

@@ -44,6 +44,22 @@ int rd_codec_tool_ids_in(char *const *ids, size_t n, size_t max_n, rd_status *st
  * them). */
 int rd_codec_text_in(const char *s, const char *field, size_t max, bool required,
                      rd_status *st);
+/* An id field (tool_id, turn_id, ...): rd_codec_text_in's checks, and no
+ * control character: an id is written into log lines, store keys and the
+ * model's text, where a newline or an escape would split or forge a line. */
+int rd_codec_id_in(const char *s, const char *field, size_t max, bool required, rd_status *st);
+
+/* Whether s[0, len) holds a control character (C0 or DEL). */
+static inline bool rd_codec_has_control(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f)
+            return true;
+    }
+    return false;
+}
+
 int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st);
 
 /* ---- core -> responses (NULL when the arena is out of memory) ---- */

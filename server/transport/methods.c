@@ -7,6 +7,7 @@
 #include "recovery/v1/recovery.pb-c.h"
 #include "transport/answers.h"
 #include "transport/codec.h"
+#include "transport/pbnul.h"
 #include "transport/pbread.h"
 #include "transport/requests.h"
 #include "transport/services.h"
@@ -282,6 +283,11 @@ const size_t rd_methods_count = sizeof rd_methods / sizeof rd_methods[0];
 ProtobufCMessage *rd_method_decode(const rd_method *m, rd_arena *arena, const uint8_t *data,
                                    size_t len, rd_status *st)
 {
+    char field[160];
+    if (rd_pb_nul_field(m->request_type, data, len, field, sizeof field)) {
+        rd_status_set(st, RD_ERR_INVALID, "%s: contains a NUL byte", field);
+        return NULL;
+    }
     ProtobufCMessage *msg = rd_pb_read(m->request_type, arena, data, len);
     if (!msg) {
         ProtobufCAllocator alloc = rd_codec_allocator(arena);

@@ -6,6 +6,7 @@
 #include "transport/requests.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <protobuf-c/protobuf-c.h>
 
@@ -170,6 +171,13 @@ static bool text(rd_arena *a, const field *f, size_t max, const char **out)
     return copy != NULL;
 }
 
+/* An id field: text() without control characters (codec.c's check_id);
+ * one is declined, and the codec then names the field. */
+static bool id_text(rd_arena *a, const field *f, size_t max, const char **out)
+{
+    return !rd_codec_has_control((const char *)f->at, f->len) && text(a, f, max, out);
+}
+
 /* int32 and enum fields keep the varint's low 32 bits, as protobuf-c. */
 static int32_t int32_of(const field *f)
 {
@@ -186,7 +194,7 @@ static bool in_range(int64_t v, int64_t lo, int64_t hi)
 static bool text_in(rd_arena *a, const field *f, const text_slot slots[16], void *in)
 {
     const text_slot *t = &slots[f->number];
-    return t->max && text(a, f, t->max, (const char **)((char *)in + t->offset));
+    return t->max && id_text(a, f, t->max, (const char **)((char *)in + t->offset));
 }
 
 static bool tool_error_field(rd_arena *a, const field *f, void *msg, rd_tool_error *e)
@@ -195,7 +203,7 @@ static bool tool_error_field(rd_arena *a, const field *f, void *msg, rd_tool_err
     switch (f->number) {
     case TOOL_ERROR_MESSAGE:
         e->message_len = f->len;
-        return text(a, f, RD_MESSAGE_MAX, &e->message);
+        return text(a, f, SIZE_MAX, &e->message); /* the gRPC receive limit bounds it */
     case TOOL_ERROR_HTTP_STATUS:
         e->http_status = v;
         return v == 0 || in_range(v, RD_HTTP_STATUS_MIN, RD_HTTP_STATUS_MAX);
@@ -244,15 +252,15 @@ static bool decide_field(rd_arena *a, const field *f, void *msg, rd_tool_error *
         in->turn_remaining_ms = v;
         return in_range(v, -RD_DURATION_MS_MAX, RD_DURATION_MS_MAX);
     case DECIDE_TOOL_ID:
-        return text(a, f, RD_ID_MAX, &in->tool_id);
+        return id_text(a, f, RD_ID_MAX, &in->tool_id);
     case DECIDE_TURN_ID:
-        return text(a, f, RD_ID_MAX, &in->turn_id);
+        return id_text(a, f, RD_ID_MAX, &in->turn_id);
     case DECIDE_EXECUTOR_ID:
-        return text(a, f, RD_ID_MAX, &in->executor_id);
+        return id_text(a, f, RD_ID_MAX, &in->executor_id);
     case DECIDE_OUTCOME_ID:
-        return text(a, f, RD_ID_MAX, &in->outcome_id);
+        return id_text(a, f, RD_ID_MAX, &in->outcome_id);
     case DECIDE_PERMIT_ID:
-        return text(a, f, RD_PERMIT_ID_MAX, &in->permit_id);
+        return id_text(a, f, RD_PERMIT_ID_MAX, &in->permit_id);
     }
     return false;
 }
@@ -268,7 +276,7 @@ bool rd_request_decide(const uint8_t *data, size_t len, rd_arena *a, rd_decide_i
 static bool classify_field(rd_arena *a, const field *f, void *tool_id, rd_tool_error *err)
 {
     if (f->number == CLASSIFY_TOOL_ID)
-        return text(a, f, RD_ID_MAX, tool_id);
+        return id_text(a, f, RD_ID_MAX, tool_id);
     return read_tool_error(a, f->at, f->len, err);
 }
 

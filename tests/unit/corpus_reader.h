@@ -41,6 +41,8 @@ typedef struct rd_corpus_entry {
     rd_error_source source;
     rd_retryability expect_retryability;
     rd_category expect_category;
+    bool has_expect_kind;        /* expect.kind given */
+    rd_error_kind expect_kind;
     char *why;                   /* "" when the label needs no comment */
     char *provenance;
     int line;                    /* 1-based line of the entry in the file */
@@ -186,6 +188,13 @@ static inline int rd_corpus_take_expect(const rd_corpus_ctx *c, const yaml_node_
             if (cat < 0)
                 return rd_corpus_fail(c, v, "expect.category", "unknown category");
             e->expect_category = (rd_category)cat;
+        } else if (strcmp(name, "kind") == 0) {
+            int kind = 0;
+            if (rd_corpus_take_enum(c, v, "expect.kind", rd_corpus_kind_names, RD_KIND_COUNT,
+                                    &kind))
+                return -1;
+            e->expect_kind = (rd_error_kind)kind;
+            e->has_expect_kind = true;
         } else {
             return rd_corpus_fail(c, k, "expect", "unknown key");
         }

@@ -630,41 +630,51 @@ static void conf_evict_keeps_memory_bounded(void **state)
     rd_store_destroy(s);
 }
 
-/* At max_tools, pristine breakers make room; failing ones are kept and a
- * new tool is refused. */
+static rd_store_result conf_force(rd_store *s, const char *tool, rd_force_mode mode,
+                                  int64_t now_ms, int64_t ttl_ms);
+
+/* At max_tools, the least recently used CLOSED breaker makes room (a
+ * failure streak is lost); OPEN and operator-held ones are kept, and a new
+ * tool is refused only when nothing else is left. */
 static void conf_max_tools_exhausted(void **state)
 {
     rd_store_limits lim = conf_limits();
     lim.max_tools = 3;
     rd_store *s = conf_make(state, &lim);
     conf_record(s, "a", &conf_policy, 0, RD_OUTCOME_TRANSIENT_FAILURE, 0);
-    conf_record(s, "b", &conf_policy, 0, RD_OUTCOME_TRANSIENT_FAILURE, 0);
-    conf_record(s, "c", &conf_policy, 0, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    conf_record(s, "b", &conf_policy, 1, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    conf_record(s, "c", &conf_policy, 2, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    conf_record(s, "a", &conf_policy, 3, RD_OUTCOME_TRANSIENT_FAILURE, 0); /* b is LRU now */
 
-    rd_store_result r;
+    uint64_t displaced = rd_store_displaced_total();
+    rd_store_result r = conf_admit(s, "d", &conf_policy, 4);
+    assert_int_equal(r.admission, RD_ADMIT_YES);
+    assert_int_equal(rd_store_displaced_total(), displaced + 1);
+    bool found;
+    conf_get(s, "b", 4, &found);
+    assert_false(found);
+    rd_breaker b = conf_get(s, "a", 4, &found);
+    assert_true(found);
+    assert_int_equal(b.consecutive_failures, 2);
+    assert_int_equal(conf_count_tools(s, 4), 3);
+
+    /* OPEN (a: third failure) and held (c, d) breakers are never displaced. */
+    conf_record(s, "a", &conf_policy, 5, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    conf_force(s, "c", RD_FORCE_CLOSED, 5, 0);
+    conf_force(s, "d", RD_FORCE_OPEN, 5, 0);
     rd_status st = {0};
-    assert_int_equal(s->ops->admit(s, "d", &conf_policy, 1, 100, &r, &st), RD_ERR_EXHAUSTED);
+    assert_int_equal(s->ops->admit(s, "e", &conf_policy, 6, 100, &r, &st), RD_ERR_EXHAUSTED);
     assert_int_equal(st.code, RD_ERR_EXHAUSTED);
     assert_non_null(strstr(st.msg, "tool_id"));
     assert_non_null(strstr(st.msg, "(3)"));
-    assert_int_equal(s->ops->record(s, "d", &conf_policy, 1, RD_OUTCOME_TRANSIENT_FAILURE, 0,
+    assert_int_equal(s->ops->record(s, "e", &conf_policy, 6, RD_OUTCOME_TRANSIENT_FAILURE, 0,
                                     &r, &st),
                      RD_ERR_EXHAUSTED);
-    bool found;
-    conf_get(s, "d", 1, &found);
+    conf_get(s, "e", 6, &found);
     assert_false(found);
-    /* known tools keep working */
-    r = conf_record(s, "a", &conf_policy, 2, RD_OUTCOME_TRANSIENT_FAILURE, 0);
-    assert_int_equal(r.breaker.consecutive_failures, 2);
-
-    conf_record(s, "b", &conf_policy, 3, RD_OUTCOME_SUCCESS, 0); /* b is pristine now */
-    assert_int_equal(s->ops->admit(s, "d", &conf_policy, 4, 100, &r, &st), RD_OK);
-    assert_int_equal(r.admission, RD_ADMIT_YES);
-    conf_get(s, "b", 4, &found);
-    assert_false(found);
-    conf_get(s, "a", 4, &found);
+    b = conf_get(s, "a", 6, &found);
     assert_true(found);
-    assert_int_equal(conf_count_tools(s, 4), 3);
+    assert_int_equal(rd_breaker_status_at(&b, 6), RD_BREAKER_OPEN);
     rd_store_destroy(s);
 }
 

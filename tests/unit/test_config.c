@@ -805,11 +805,36 @@ static void test_dependency_cycle_is_rejected(void **state)
     assert_null(load_files(MAIN_MIN, RULES_MIN, err));
     assert_error(err, "tools.d/a.yaml", 3, "tool.depends_on", "dependency cycle: a -> b -> c -> a");
 
-    /* The same graph without the back edge loads. */
+    /* The same graph without the back edge loads, once "outside" is known
+     * to exist without a manifest. */
     put("tools.d/c.yaml", "tool:\n  id: c\n");
-    rd_config *cfg = load_ok(MAIN_MIN, NULL);
+    rd_config *cfg = load_ok(MAIN_MIN "tools:\n  external: [outside]\n", NULL);
     assert_int_equal(cfg->n_tools, 4);
     rd_config_free(cfg);
+}
+
+static void test_unknown_tool_references_are_rejected(void **state)
+{
+    (void)state;
+    put("tools.d/a.yaml", "tool:\n  id: a\n  alternatives: [a_backup]\n");
+    put("tools.d/b.yaml", "tool:\n  id: b\n\n  depends_on: [a, mcp_weather]\n");
+    char err[RD_CONFIG_ERR_MAX] = "";
+    assert_null(load_files(MAIN_MIN, RULES_MIN, err));
+    assert_error(err, "tools.d/a.yaml", 3, "tool.alternatives[0]",
+                 "unknown tool \"a_backup\": no manifest in the tools directory and not in "
+                 "tools.external");
+    put("tools.d/a_backup.yaml", "tool:\n  id: a_backup\n");
+    assert_null(load_files(MAIN_MIN, RULES_MIN, err));
+    assert_error(err, "tools.d/b.yaml", 4, "tool.depends_on[1]",
+                 "unknown tool \"mcp_weather\": no manifest in the tools directory and not in "
+                 "tools.external");
+    /* A "prefix*" entry of tools.external covers a family of tools. */
+    rd_config *cfg = load_ok(MAIN_MIN "tools:\n  external: [\"mcp_*\"]\n", NULL);
+    assert_int_equal(cfg->n_tools, 3);
+    rd_config_free(cfg);
+    assert_null(load_files(MAIN_MIN "tools:\n  external: [\"bad id\"]\n", RULES_MIN, err));
+    assert_error(err, "recovery.yaml", 4, "tools.external[0]",
+                 "\"bad id\" is not a tool id or \"prefix*\"");
 }
 
 static void test_manifest_yaml_error_names_the_manifest(void **state)
@@ -1007,6 +1032,7 @@ int main(void)
         T(test_manifest_override_errors),
         T(test_duplicate_tool_id_names_both_files),
         T(test_dependency_cycle_is_rejected),
+        T(test_unknown_tool_references_are_rejected),
         T(test_manifest_yaml_error_names_the_manifest),
     };
 #undef T

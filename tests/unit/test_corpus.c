@@ -200,11 +200,37 @@ static void test_corpus_accuracy(void **state)
     assert_true(ratio(total.category_ok, total.n) >= MIN_CATEGORY_ACCURACY);
 }
 
+/* Entries that name a kind must get exactly it: whether the tool ran
+ * (004) is read from the kind, so a near miss is a wrong turn verdict. */
+static void test_corpus_kinds(void **state)
+{
+    const fixture *fx = *state;
+    const rd_corpus *c = &fx->corpus;
+    size_t checked = 0, wrong = 0;
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const rd_corpus_entry *e = &c->entries[i];
+        if (!e->has_expect_kind)
+            continue;
+        rd_classification got;
+        classify_entry(fx->cfg, e, &got);
+        checked++;
+        if (got.kind != e->expect_kind || got.executed != rd_kind_executed(e->expect_kind)) {
+            wrong++;
+            printf("KIND MISS %s: expected %s got %s (executed %d) rule=%s\n", e->id,
+                   rd_corpus_kind_names[e->expect_kind], rd_corpus_kind_names[got.kind],
+                   got.executed, got.rule_id);
+        }
+    }
+    assert_true(checked > 0);
+    assert_int_equal(wrong, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_is_large_spread_and_sourced),
         cmocka_unit_test(test_corpus_accuracy),
+        cmocka_unit_test(test_corpus_kinds),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -303,9 +303,13 @@ static void test_jitter_spreads_delays(void **state)
     enum { DRAWS = 40 };
     int below = 0, above = 0;
     int64_t us[DRAWS];
+    char ids[DRAWS][16];
     for (int i = 0; i < DRAWS; i++) {
         rd_decide_input in = input("search_api", &err, 1);
-        in.outcome_id = "same"; /* recorded once; the rest are answered as replays */
+        snprintf(ids[i], sizeof ids[i], "o-%d", i); /* each failure its own report */
+        in.outcome_id = ids[i];
+        rd_outcome_input ok = outcome("search_api", true, 1); /* no streak builds up */
+        record_ok(f, &ok);
         rd_decision d = decide_ok(f, &in);
         assert_delay_within(d.delay_ms, 100, 10);
         assert_delay_within(d.delay_us, 100000, 10000);
@@ -338,6 +342,25 @@ static void test_attempt_zero_counts_as_first(void **state)
     rd_decision d = fail_once(f, "flight_search", &err, 0, 0);
     assert_int_equal(d.action, RD_ACTION_RETRY);
     assert_delay_within(d.delay_ms, 100, 10);
+}
+
+/* A report sent again with its outcome_id is counted once and answered
+ * with the first answer's delay. */
+static void test_repeated_outcome_id_gets_the_same_delay(void **state)
+{
+    fixture *f = *state;
+    rd_tool_error err = error_text("Connection reset by peer");
+    rd_decide_input in = input("search_api", &err, 2);
+    in.outcome_id = "report-1";
+    rd_decision first = decide_ok(f, &in);
+    for (int i = 0; i < 5; i++) {
+        rd_decision again = decide_ok(f, &in);
+        assert_true(again.duplicate);
+        assert_int_equal(again.action, first.action);
+        assert_int_equal(again.delay_us, first.delay_us);
+        assert_int_equal(again.delay_ms, first.delay_ms);
+        assert_string_equal(again.reason, first.reason);
+    }
 }
 
 /* ---- 2.4: the total time budget ---- */
@@ -516,16 +539,16 @@ static void test_failed_probe_reported_by_record_outcome_reopens(void **state)
 }
 
 /* A probe that never reports frees its permit when its lease (the tool's
- * timeout) runs out. */
+ * timeout and a 250 ms margin for the report) runs out. */
 static void test_probe_lease_expires(void **state)
 {
     fixture *f = *state;
     open_breaker(f, "flight_search");
     f->ctx.now_ms = T0 + 30000;
     assert_int_equal(admission(f, "flight_search").action, RD_ACTION_PROCEED);
-    f->ctx.now_ms = T0 + 30000 + 29999;
+    f->ctx.now_ms = T0 + 30000 + 30249;
     assert_int_equal(admission(f, "flight_search").action, RD_ACTION_FAIL_FAST);
-    f->ctx.now_ms = T0 + 30000 + 30000;
+    f->ctx.now_ms = T0 + 30000 + 30250;
     rd_decision d = admission(f, "flight_search");
     assert_int_equal(d.action, RD_ACTION_PROCEED);
     assert_true(d.permit_id[0] != '\0');
@@ -949,8 +972,8 @@ static void assert_same_texts(const rd_decision *a, const rd_decision *b)
 
 /* A transport that checked the input (text_checked) gets the same texts
  * as one that did not: the unchecked copies keep every byte and still cut
- * between characters. The message puts a 3-byte character across the
- * 255-byte cut of a trace text; the tool id runs details past theirs. */
+ * between characters. The message is longer than a trace text, so the
+ * trace keeps its head and tail; the tool id runs details past theirs. */
 static void test_checked_input_gives_the_same_texts(void **state)
 {
     fixture *f = *state;
@@ -979,7 +1002,12 @@ static void test_checked_input_gives_the_same_texts(void **state)
         assert_true((checked.classification.llm_message != NULL) == (i == 2));
         assert_same_texts(&plain, &checked);
         const rd_trace_event *ev = event_of(&checked, RD_EV_TOOL_ERROR, tool);
-        assert_int_equal(strlen(ev->error), 254); /* the euro sign did not fit */
+        /* Too long for the trace: its head and tail around the marker, the
+         * tail (where a traceback's cause is) kept whole. */
+        assert_true(strlen(ev->error) <= RD_TRACE_TEXT_MAX - 1);
+        assert_non_null(strstr(ev->error, " bytes cut ...]"));
+        const char *end = "503 Service Unavailable \xC3\xA9";
+        assert_string_equal(ev->error + strlen(ev->error) - strlen(end), end);
     }
 }
 
@@ -1162,6 +1190,7 @@ int main(void)
         T(test_jitter_spreads_delays),
         T(test_fifth_failure_with_default_threshold_fails_fast),
         T(test_attempt_zero_counts_as_first),
+        T(test_repeated_outcome_id_gets_the_same_delay),
         T(test_max_total_time),
         T(test_manifest_retry_overrides),
         T(test_retry_after_honoured),

@@ -225,6 +225,22 @@ static void test_jitter_distribution_800ms(void **state)
     check_jitter_distribution(4, 800);
 }
 
+static void test_retry_time_budget(void **state)
+{
+    (void)state;
+    /* Fast failures: 1900 ms of retry time + a 100 ms delay reaches 2000. */
+    assert_false(rd_retry_time_exceeded(&default_policy, 2, 1899, false, 100));
+    assert_true(rd_retry_time_exceeded(&default_policy, 2, 1900, false, 100));
+    /* Attempt 1 and a timed-out attempt are not bounded by the budget. */
+    assert_false(rd_retry_time_exceeded(&default_policy, 1, 30000, false, 100));
+    assert_false(rd_retry_time_exceeded(&default_policy, 3, 55000, true, 400));
+    /* ... but the wait still counts: a 5 s retry_after ends the retries. */
+    assert_true(rd_retry_time_exceeded(&default_policy, 1, 0, false, 5000));
+    assert_true(rd_retry_time_exceeded(&default_policy, 3, 0, true, 2000));
+    /* No overflow on absurd input. */
+    assert_true(rd_retry_time_exceeded(&default_policy, 2, INT64_MAX, false, 100));
+}
+
 static void test_rng_is_deterministic_per_seed(void **state)
 {
     rd_rng a, b, c;
@@ -276,6 +292,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base_delays_double),
+        cmocka_unit_test(test_retry_time_budget),
         cmocka_unit_test(test_base_delay_capped_at_max),
         cmocka_unit_test(test_tool_overrides),
         cmocka_unit_test(test_huge_attempts_do_not_overflow),

@@ -130,6 +130,30 @@ static int invoke(run_ctx *r, const rdc_tool *t, int64_t timeout_ms)
     return rc;
 }
 
+/* The retry time DecideRequest.elapsed_ms carries: wall time since the
+ * first attempt failed, without the attempts that ran into their timeout
+ * (the service bounds those by the tool timeout and the turn deadline, so
+ * counting them would spend the retry budget on one timeout). */
+typedef struct retry_clock {
+    bool failed_once;
+    int64_t first_failed_ms;
+    int64_t timed_out_ms;
+} retry_clock;
+
+static int64_t retry_clock_failed(retry_clock *c, int64_t attempt_start_ms, bool timed_out)
+{
+    int64_t now = now_ms();
+    if (!c->failed_once) {
+        c->failed_once = true;
+        c->first_failed_ms = now;
+        return 0;
+    }
+    if (timed_out)
+        c->timed_out_ms += now - attempt_start_ms;
+    int64_t ms = now - c->first_failed_ms - c->timed_out_ms;
+    return ms > 0 ? ms : 0;
+}
+
 /* Asks Decide; on success *out is owned by the caller. */
 static int decide(run_ctx *r, const char *tool, const rdc_tool_error *err, int attempt,
                   int64_t elapsed_ms, const char *outcome_id, const char *permit,
@@ -270,6 +294,7 @@ static void run(run_ctx *r, const char *first_tool)
     copy_str(permit, sizeof permit, resp->permit_id);
     int attempt = 0;
     int64_t tool_start = now_ms();
+    retry_clock clock = {0};
 
     for (;;) {
         Recovery__V1__Action action = resp->action;
@@ -287,6 +312,7 @@ static void run(run_ctx *r, const char *first_tool)
             copy_str(visited[n_visited++], sizeof visited[0], tool);
             attempt = 0;
             tool_start = now_ms();
+            clock = (retry_clock){0};
         } else if (action == RECOVERY__V1__ACTION__ACTION_RETRY) {
             sleep_us(retry_wait_us(resp));
         } else if (action != RECOVERY__V1__ACTION__ACTION_PROCEED) {
@@ -304,11 +330,14 @@ static void run(run_ctx *r, const char *first_tool)
         attempt++;
         char outcome_id[33];
         new_outcome_id(outcome_id);
+        int64_t attempt_start = now_ms();
         if (invoke(r, t, timeout_ms) == 0) {
             succeed(r, tool, attempt, now_ms() - tool_start, outcome_id, permit);
             return;
         }
-        if (decide(r, tool, &r->res->last_error, attempt, now_ms() - tool_start, outcome_id,
+        bool timed_out = r->res->last_error.kind == RECOVERY__V1__ERROR_KIND__ERROR_KIND_TIMEOUT;
+        int64_t elapsed_ms = retry_clock_failed(&clock, attempt_start, timed_out);
+        if (decide(r, tool, &r->res->last_error, attempt, elapsed_ms, outcome_id,
                    permit, &resp, &why) != 0) {
             fallback(r, tool, attempt, timeout_ms, &why);
             return;

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
 )
@@ -134,7 +135,7 @@ func (r *runner) run(ctx context.Context) {
 		return
 	}
 
-	attempt, toolStart := 0, time.Now()
+	attempt, toolStart, clock := 0, time.Now(), retryClock{}
 	for {
 		fn := r.call.Tools[tool]
 		if fn == nil {
@@ -143,6 +144,7 @@ func (r *runner) run(ctx context.Context) {
 		}
 		attempt++
 		outcomeID := newOutcomeID()
+		attemptStart := time.Now()
 		value, callErr := r.invoke(ctx, fn, tool, timeout)
 		if callErr == nil {
 			r.succeed(ctx, tool, value, attempt, time.Since(toolStart), outcomeID, permit)
@@ -153,7 +155,8 @@ func (r *runner) run(ctx context.Context) {
 			r.end(StatusCanceled, tool, ctx.Err().Error())
 			return
 		}
-		elapsed := time.Since(toolStart).Milliseconds()
+		var timedOut *errToolTimeout
+		elapsed := clock.failed(attemptStart, errors.As(callErr, &timedOut))
 		resp, err := r.decide(ctx, tool, toProto(callErr), attempt, elapsed, outcomeID, permit)
 		if err != nil {
 			r.fallback(ctx, tool, attempt, timeout, err)
@@ -171,7 +174,7 @@ func (r *runner) run(ctx context.Context) {
 			if tool = resp.GetAlternativeToolId(); !r.switchTo(tool, visited) {
 				return
 			}
-			attempt, toolStart = 0, time.Now()
+			attempt, toolStart, clock = 0, time.Now(), retryClock{}
 		default:
 			r.stop(tool, resp)
 			return
@@ -292,6 +295,30 @@ func (r *runner) fallback(ctx context.Context, tool string, attemptsMade int, ti
 	r.end(StatusGiveUp, tool, fmt.Sprintf("local fallback: %d attempts failed", p.MaxAttempts))
 }
 
+// retryClock measures the retry time DecideRequest.elapsed_ms carries: wall
+// time since the first attempt failed, without the attempts that ran into
+// their timeout (the service bounds those by the tool timeout and the turn
+// deadline, so counting them would spend the retry budget on one timeout).
+type retryClock struct {
+	firstFailed time.Time
+	timedOut    time.Duration
+}
+
+func (c *retryClock) failed(attemptStart time.Time, timedOut bool) int64 {
+	now := time.Now()
+	if c.firstFailed.IsZero() {
+		c.firstFailed = now
+		return 0
+	}
+	if timedOut {
+		c.timedOut += now.Sub(attemptStart)
+	}
+	if ms := (now.Sub(c.firstFailed) - c.timedOut).Milliseconds(); ms > 0 {
+		return ms
+	}
+	return 0
+}
+
 // errToolTimeout is what a call that overran its hard timeout fails with.
 type errToolTimeout struct {
 	tool      string
@@ -343,6 +370,33 @@ func (r *runner) invoke(ctx context.Context, fn ToolFunc, tool string, timeoutMs
 
 // toProto turns a tool's error into the wire form.
 func toProto(err error) *recoveryv1.ToolError {
+	out := toolError(err)
+	out.Message = cutMessage(out.Message)
+	return out
+}
+
+// MessageSendMax is the most of an error message sent: its head and tail
+// (a traceback's cause is its last line) with a marker for the middle. The
+// service reads 8 KiB of each end and accepts up to its receive limit.
+const MessageSendMax = 32 * 1024
+
+// cutMessage keeps a long message's head and tail, on UTF-8 boundaries.
+func cutMessage(m string) string {
+	if len(m) <= MessageSendMax {
+		return m
+	}
+	room := MessageSendMax - 48
+	h, t := room/2, len(m)-(room-room/2)
+	for h > 0 && !utf8.RuneStart(m[h]) {
+		h--
+	}
+	for t < len(m) && !utf8.RuneStart(m[t]) {
+		t++
+	}
+	return fmt.Sprintf("%s\n[... %d bytes cut ...]\n%s", m[:h], t-h, m[t:])
+}
+
+func toolError(err error) *recoveryv1.ToolError {
 	var te *ToolError
 	if errors.As(err, &te) {
 		return &recoveryv1.ToolError{

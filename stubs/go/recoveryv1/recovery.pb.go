@@ -274,10 +274,12 @@ const (
 	Action_ACTION_PROCEED         Action = 1 // call the tool (admission granted)
 	Action_ACTION_RETRY           Action = 2 // sleep delay_us (or delay_ms), then call again
 	Action_ACTION_USE_ALTERNATIVE Action = 3 // call alternative_tool_id instead
-	Action_ACTION_FAIL_FAST       Action = 4 // circuit open: do not call
-	Action_ACTION_ESCALATE        Action = 5 // permanent error: a person or the model must act
-	Action_ACTION_GIVE_UP         Action = 6 // attempts or time exhausted
-	Action_ACTION_PARTIAL         Action = 7 // turn deadline reached: keep partial results
+	Action_ACTION_FAIL_FAST       Action = 4 // do not call: circuit open, or (admission, with its
+	// SKIP cascade step) a dependency failed in this turn
+	Action_ACTION_ESCALATE Action = 5 // permanent error, or (admission) a required tool whose
+	// dependency failed in this turn: a person or the model must act
+	Action_ACTION_GIVE_UP Action = 6 // attempts or time exhausted
+	Action_ACTION_PARTIAL Action = 7 // turn deadline reached: keep partial results
 )
 
 // Enum value maps for Action.
@@ -831,12 +833,21 @@ type PlanStep_DefaultValue struct {
 func (*PlanStep_DefaultValue) isPlanStep_HasDefault() {}
 
 type DecideRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	ToolId    string                 `protobuf:"bytes,1,opt,name=tool_id,json=toolId,proto3" json:"tool_id,omitempty"`
-	Error     *ToolError             `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`                           // absent: admission check before a call
-	Attempt   int32                  `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`                      // attempts made so far, including the failed one (>= 0)
-	ElapsedMs int64                  `protobuf:"varint,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"` // time spent on this tool call so far
-	TurnId    string                 `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	ToolId  string                 `protobuf:"bytes,1,opt,name=tool_id,json=toolId,proto3" json:"tool_id,omitempty"`
+	Error   *ToolError             `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`      // absent: admission check before a call
+	Attempt int32                  `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"` // attempts made so far, including the failed one (>= 0)
+	// Retry time so far: wall time since the first attempt of this call
+	// failed (0 on attempt 1), not counting attempts that ended at the tool's
+	// timeout. The retry policy's max_total_time_ms bounds it: no retry is
+	// scheduled when elapsed_ms + the backoff delay reaches it. Attempt 1, and
+	// an attempt that ended at the tool's timeout (a timeout error with
+	// elapsed_ms >= the tool's timeout_ms), are judged on the delay alone:
+	// the tool's timeout, max attempts and the turn deadline bound them, so a
+	// tool is retried after timing out even when its timeout is longer than
+	// the retry-time budget.
+	ElapsedMs int64  `protobuf:"varint,4,opt,name=elapsed_ms,json=elapsedMs,proto3" json:"elapsed_ms,omitempty"`
+	TurnId    string `protobuf:"bytes,5,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// Types that are valid to be assigned to TurnBudget:
 	//
 	//	*DecideRequest_TurnRemainingMs

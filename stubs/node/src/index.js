@@ -163,15 +163,18 @@ class Run {
 
     let attempt = 0;
     let toolStart = Date.now();
+    let clock = new RetryClock();
     for (;;) {
       const fn = this.tools[tool];
       if (typeof fn !== 'function') return this.end(Status.NO_ALTERNATIVE, tool, `no function for tool ${tool}`);
       attempt += 1;
       const outcomeId = crypto.randomUUID();
+      const attemptStart = Date.now();
       const r = await this.invoke(fn, timeoutMs);
       if (r.ok) return this.succeed(tool, r.value, attempt, toolStart, outcomeId, permit);
+      const elapsedMs = clock.failed(attemptStart, r.error instanceof ToolTimeout);
       try {
-        resp = await this.decide(tool, toProto(r.error), attempt, Date.now() - toolStart, outcomeId, permit);
+        resp = await this.decide(tool, toProto(r.error), attempt, elapsedMs, outcomeId, permit);
       } catch (e) {
         if (!(e instanceof ServiceUnusable)) throw e;
         return this.fallback(tool, attempt, timeoutMs, e.message);
@@ -187,6 +190,7 @@ class Run {
         if (!this.switchTo(tool, visited)) return this.res;
         attempt = 0;
         toolStart = Date.now();
+        clock = new RetryClock();
       } else {
         return this.stop(tool, resp);
       }
@@ -298,6 +302,29 @@ class Run {
   }
 }
 
+/**
+ * The retry time DecideRequest.elapsed_ms carries: wall time since the first
+ * attempt failed, without the attempts that ran into their timeout (the
+ * service bounds those by the tool timeout and the turn deadline, so counting
+ * them would spend the retry budget on one timeout).
+ */
+class RetryClock {
+  constructor() {
+    this.firstFailed = null;
+    this.timedOutMs = 0;
+  }
+
+  failed(attemptStart, timedOut) {
+    const now = Date.now();
+    if (this.firstFailed === null) {
+      this.firstFailed = now;
+      return 0;
+    }
+    if (timedOut) this.timedOutMs += now - attemptStart;
+    return Math.max(0, now - this.firstFailed - this.timedOutMs);
+  }
+}
+
 function describeRpcError(e) {
   if (e && typeof e.code === 'number') {
     const name = Object.keys(grpc.status).find((k) => grpc.status[k] === e.code) || e.code;
@@ -307,7 +334,31 @@ function describeRpcError(e) {
 }
 
 /** The wire form of a tool's error. */
+/**
+ * The most of an error message sent: its head and tail (a traceback's cause
+ * is its last line) with a marker for the middle. The service reads 8 KiB of
+ * each end and accepts up to its receive limit.
+ */
+const MESSAGE_SEND_MAX = 32 * 1024;
+
+function cutMessage(text) {
+  const data = Buffer.from(String(text), 'utf8');
+  if (data.length <= MESSAGE_SEND_MAX) return text;
+  const room = MESSAGE_SEND_MAX - 48;
+  let h = Math.floor(room / 2);
+  let t = data.length - (room - h);
+  while (h > 0 && (data[h] & 0xc0) === 0x80) h -= 1;
+  while (t < data.length && (data[t] & 0xc0) === 0x80) t += 1;
+  return `${data.subarray(0, h).toString('utf8')}\n[... ${t - h} bytes cut ...]\n${data.subarray(t).toString('utf8')}`;
+}
+
 function toProto(err) {
+  const out = toolError(err);
+  out.message = cutMessage(out.message);
+  return out;
+}
+
+function toolError(err) {
   if (err instanceof ToolFailure) {
     return {
       message: err.message, http_status: err.httpStatus, grpc_code: err.grpcCode, code: err.code,

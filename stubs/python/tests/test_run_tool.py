@@ -142,6 +142,34 @@ def test_tool_timeout_is_sent_as_timeout_kind(serve):
     assert fake.decides[1].error.kind == pb.ERROR_KIND_TIMEOUT
 
 
+def test_elapsed_ms_is_retry_time_without_timed_out_attempts(serve):
+    """elapsed_ms: 0 on attempt 1 (however long it ran), then the time since
+    the first failure without the attempts that ran into their timeout."""
+    fake = FakeService([resp(pb.ACTION_PROCEED, timeout_ms=200),
+                        resp(pb.ACTION_RETRY, delay_ms=10, timeout_ms=200),
+                        resp(pb.ACTION_RETRY, delay_ms=10, timeout_ms=200),
+                        resp(pb.ACTION_GIVE_UP)])
+    client = serve(fake)
+    calls = []
+
+    def tool(timeout_s):
+        calls.append(timeout_s)
+        if len(calls) == 1:
+            time.sleep(0.15)
+            raise ToolFailure("503 Service Unavailable", http_status=503)
+        if len(calls) == 2:
+            time.sleep(1.0)  # runs into the 200 ms timeout
+        raise ToolFailure("503 Service Unavailable", http_status=503)
+
+    res = client.run_tool("search", {"search": tool})
+    assert res.status == GIVE_UP and len(calls) == 3
+    first, timed_out, last = fake.decides[1:4]
+    assert first.elapsed_ms == 0
+    assert timed_out.error.kind == pb.ERROR_KIND_TIMEOUT
+    assert timed_out.elapsed_ms < 150, timed_out.elapsed_ms
+    assert last.elapsed_ms < 150, last.elapsed_ms
+
+
 def test_unreachable_service_falls_back_locally():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

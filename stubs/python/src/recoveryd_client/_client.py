@@ -189,17 +189,18 @@ class _Run:
         elif resp.action != pb.ACTION_PROCEED:
             return self._stop(tool, resp)
 
-        attempt, tool_start = 0, time.monotonic()
+        attempt, tool_start, clock = 0, time.monotonic(), _RetryClock()
         while True:
             fn = self.tools.get(tool)
             if fn is None:
                 return self._end(NO_ALTERNATIVE, tool, f"no callable for tool {tool}")
             attempt += 1
             outcome_id = uuid.uuid4().hex
+            attempt_start = time.monotonic()
             ok, value = self._invoke(fn, timeout_ms)
             if ok:
                 return self._succeed(tool, value, attempt, tool_start, outcome_id, permit)
-            elapsed_ms = int((time.monotonic() - tool_start) * 1000)
+            elapsed_ms = clock.failed(attempt_start, isinstance(self.res.error, ToolTimeout))
             try:
                 resp = self._decide(tool, _to_proto(self.res.error), attempt, elapsed_ms,
                                     outcome_id, permit)
@@ -213,7 +214,7 @@ class _Run:
                 tool = resp.alternative_tool_id
                 if not self._switch_to(tool, visited):
                     return self.res
-                attempt, tool_start = 0, time.monotonic()
+                attempt, tool_start, clock = 0, time.monotonic(), _RetryClock()
             else:
                 return self._stop(tool, resp)
 
@@ -319,6 +320,26 @@ class _Run:
         return True, box.get("value")
 
 
+class _RetryClock:
+    """The retry time DecideRequest.elapsed_ms carries: wall time since the
+    first attempt failed, without the attempts that ran into their timeout
+    (the service bounds those by the tool timeout and the turn deadline, so
+    counting them would spend the retry budget on a single timeout)."""
+
+    def __init__(self) -> None:
+        self.first_failed: Optional[float] = None
+        self.timed_out_s = 0.0
+
+    def failed(self, attempt_start: float, timed_out: bool) -> int:
+        now = time.monotonic()
+        if self.first_failed is None:
+            self.first_failed = now
+            return 0
+        if timed_out:
+            self.timed_out_s += now - attempt_start
+        return max(0, int((now - self.first_failed - self.timed_out_s) * 1000))
+
+
 def _describe_rpc_error(e: BaseException) -> str:
     if isinstance(e, grpc.RpcError) and hasattr(e, "code"):
         try:
@@ -343,17 +364,36 @@ def _retry_wait_s(resp) -> float:
     return max(us, 0) / 1e6
 
 
+# The most of an error message sent: its head and tail (a traceback's cause
+# is its last line), the middle replaced by a marker. The service reads 8 KiB
+# of each end and accepts up to its receive limit; cutting here keeps a huge
+# message from costing the request, or being refused by a smaller limit.
+MESSAGE_SEND_MAX = 32 * 1024
+
+
+def _cut_message(text: str) -> str:
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= MESSAGE_SEND_MAX:
+        return text
+    room = MESSAGE_SEND_MAX - 48
+    head = data[:room // 2].decode("utf-8", "ignore")
+    tail = data[-(room - room // 2):].decode("utf-8", "ignore")
+    cut = len(data) - len(head.encode()) - len(tail.encode())
+    return f"{head}\n[... {cut} bytes cut ...]\n{tail}"
+
+
 def _to_proto(e: Optional[BaseException]) -> pb.ToolError:
     """The wire form of a tool's exception: structured fields when the tool
     gave them, otherwise text, type name, errno name and the timeout kind."""
     if isinstance(e, ToolFailure):
-        return pb.ToolError(message=e.message, http_status=e.http_status,
+        return pb.ToolError(message=_cut_message(e.message), http_status=e.http_status,
                             grpc_code=e.grpc_code, code=e.code,
                             exception_type=e.exception_type, kind=e.kind, source=e.source,
                             retry_after_ms=e.retry_after_ms)
     if e is None:
         return pb.ToolError(message="tool failed")
-    err = pb.ToolError(message=str(e) or type(e).__name__, exception_type=_exception_type(e))
+    err = pb.ToolError(message=_cut_message(str(e) or type(e).__name__),
+                       exception_type=_exception_type(e))
     if isinstance(e, TimeoutError):
         err.kind = pb.ERROR_KIND_TIMEOUT
     if isinstance(e, OSError) and e.errno in _errno.errorcode:

@@ -127,13 +127,19 @@ typedef enum _Recovery__V1__Action {
    */
   RECOVERY__V1__ACTION__ACTION_USE_ALTERNATIVE = 3,
   /*
-   * circuit open: do not call
+   * do not call: circuit open, or (admission, with its
    */
   RECOVERY__V1__ACTION__ACTION_FAIL_FAST = 4,
   /*
-   * permanent error: a person or the model must act
+   * SKIP cascade step) a dependency failed in this turn
+   */
+  /*
+   * permanent error, or (admission) a required tool whose
    */
   RECOVERY__V1__ACTION__ACTION_ESCALATE = 5,
+  /*
+   * dependency failed in this turn: a person or the model must act
+   */
   /*
    * attempts or time exhausted
    */
@@ -292,7 +298,15 @@ struct  Recovery__V1__DecideRequest
    */
   int32_t attempt;
   /*
-   * time spent on this tool call so far
+   * Retry time so far: wall time since the first attempt of this call
+   * failed (0 on attempt 1), not counting attempts that ended at the tool's
+   * timeout. The retry policy's max_total_time_ms bounds it: no retry is
+   * scheduled when elapsed_ms + the backoff delay reaches it. Attempt 1, and
+   * an attempt that ended at the tool's timeout (a timeout error with
+   * elapsed_ms >= the tool's timeout_ms), are judged on the delay alone:
+   * the tool's timeout, max attempts and the turn deadline bound them, so a
+   * tool is retried after timing out even when its timeout is longer than
+   * the retry-time budget.
    */
   int64_t elapsed_ms;
   char *turn_id;

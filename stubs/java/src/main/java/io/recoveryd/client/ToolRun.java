@@ -92,6 +92,7 @@ final class ToolRun<T> {
 
         int attempt = 0;
         long toolStart = System.nanoTime();
+        RetryClock clock = new RetryClock();
         while (true) {
             ToolFunction<T> fn = tools.get(tool);
             if (fn == null) {
@@ -100,12 +101,14 @@ final class ToolRun<T> {
             }
             attempt++;
             String outcomeId = UUID.randomUUID().toString();
+            long attemptStart = System.nanoTime();
             if (invoke(fn, timeoutMs)) {
                 succeed(tool, attempt, millisSince(toolStart), outcomeId, permit);
                 return;
             }
+            long elapsedMs = clock.failed(attemptStart, res.error instanceof ToolTimeout);
             try {
-                resp = decide(tool, toProto(res.error), attempt, millisSince(toolStart), outcomeId, permit);
+                resp = decide(tool, toProto(res.error), attempt, elapsedMs, outcomeId, permit);
             } catch (ServiceUnusable e) {
                 fallback(tool, attempt, timeoutMs, e.getMessage());
                 return;
@@ -122,6 +125,7 @@ final class ToolRun<T> {
                     }
                     attempt = 0;
                     toolStart = System.nanoTime();
+                    clock = new RetryClock();
                 }
                 default -> {
                     stop(tool, resp);
@@ -271,12 +275,69 @@ final class ToolRun<T> {
         }
     }
 
+    /**
+     * The retry time DecideRequest.elapsed_ms carries: wall time since the first
+     * attempt failed, without the attempts that ran into their timeout (the
+     * service bounds those by the tool timeout and the turn deadline, so counting
+     * them would spend the retry budget on one timeout).
+     */
+    private static final class RetryClock {
+        private long firstFailed;
+        private boolean failedOnce;
+        private long timedOutNanos;
+
+        long failed(long attemptStart, boolean timedOut) {
+            long now = System.nanoTime();
+            if (!failedOnce) {
+                failedOnce = true;
+                firstFailed = now;
+                return 0;
+            }
+            if (timedOut) {
+                timedOutNanos += now - attemptStart;
+            }
+            return Math.max(0, (now - firstFailed - timedOutNanos) / 1_000_000);
+        }
+    }
+
     private static long millisSince(long startNanos) {
         return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
     /** The wire form of a tool's exception. */
+    /**
+     * The most of an error message sent, in UTF-8 bytes: its head and tail (a
+     * traceback's cause is its last line) with a marker for the middle. The
+     * service reads 8 KiB of each end and accepts up to its receive limit.
+     */
+    static final int MESSAGE_SEND_MAX = 32 * 1024;
+
+    static String cutMessage(String text) {
+        byte[] data = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (data.length <= MESSAGE_SEND_MAX) {
+            return text;
+        }
+        int room = MESSAGE_SEND_MAX - 48;
+        int h = room / 2;
+        int t = data.length - (room - h);
+        while (h > 0 && (data[h] & 0xC0) == 0x80) {
+            h--;
+        }
+        while (t < data.length && (data[t] & 0xC0) == 0x80) {
+            t++;
+        }
+        var utf8 = java.nio.charset.StandardCharsets.UTF_8;
+        return new String(data, 0, h, utf8) + "\n[... " + (t - h) + " bytes cut ...]\n"
+                + new String(data, t, data.length - t, utf8);
+    }
+
     static ToolError toProto(Throwable e) {
+        ToolError err = toolError(e);
+        String cut = cutMessage(err.getMessage());
+        return cut.equals(err.getMessage()) ? err : err.toBuilder().setMessage(cut).build();
+    }
+
+    private static ToolError toolError(Throwable e) {
         if (e instanceof ToolFailure tf) {
             return tf.toolError();
         }
