@@ -86,10 +86,8 @@ MODES = {
     # median must come from enough pairs. Latency runs follow, in rounds
     # of their own (latency_rounds), so they do not stand between a pair.
     # 11 rounds: with 7, two runs of the same binaries differed by up to
-    # 0.2 in a case's median ratio; with 11 still by up to 0.15
-    # (docs/PERFORMANCE.md, "Latest figures"). workers=2 has as many
-    # rounds: its targets are the same, and a median of 5 moved by up to
-    # 0.1 between runs (Findings 18).
+    # 0.2 in a case's median ratio; with 11 still by up to 0.15. workers=2
+    # has as many rounds: its targets are the same.
     "full": dict(rounds=11, h2load_s=2, warmup_s=1, latency_rounds=3, ghz1_n=5000,
                  ghzsat_n=10000, w2_rounds=11, w2_h2load_s=2, memory_tools=100000,
                  profile_s=6),
@@ -133,8 +131,8 @@ def proc_cpu_ticks(pid):
 
 
 def proc_minor_faults(pid):
-    """Minor page faults of the whole process so far (docs/PERFORMANCE.md,
-    Findings 15: a heap trimmed and regrown per call shows here)."""
+    """Minor page faults of the whole process so far (a heap trimmed and
+    regrown per call shows here)."""
     with open("/proc/%d/stat" % pid) as f:
         return int(f.read().rsplit(")", 1)[1].split()[7])
 
@@ -507,7 +505,7 @@ def restart_all(servers):
     differ by a few percent for the whole of their lives (where the
     loader and the kernel put their code and heap); a new pair every
     round turns that into noise the median averages out, instead of a
-    bias every round of the run shares (Findings 17)."""
+    bias every round of the run shares."""
     for s in servers:
         s.stop()
     for s in servers:

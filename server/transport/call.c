@@ -425,8 +425,7 @@ static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
  * C++ reader, which peeks at the received slices, relies on. Any other is
  * gathered (and decompressed) by gRPC's reader. The transport thread's
  * writes to the slice happen inside libgrpc, ordered by locks
- * ThreadSanitizer cannot see; tests/faults/tsan.supp leaves them untracked
- * (docs/PERFORMANCE.md, Findings 21). */
+ * ThreadSanitizer cannot see; tests/faults/tsan.supp leaves them untracked. */
 static bool request_bytes(grpc_byte_buffer *bb, grpc_slice *out)
 {
     if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&

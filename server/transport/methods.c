@@ -237,8 +237,7 @@ static int handle_get_turn_trace(const rd_rpc *rpc, const ProtobufCMessage *m, r
  * of one method, since the calls that arrived are requested anew only
  * after it. The others (admin, health, reflection, streams opened once)
  * get one: each requested call is a tag outstanding on the worker's queue,
- * and libgrpc scans those tags on every completion (docs/PERFORMANCE.md,
- * "Requested calls", and Findings 18 for the 16). */
+ * and libgrpc scans those tags on every completion. */
 #define WAITING_HOT 16
 #define WAITING_COLD 1
 

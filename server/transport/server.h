@@ -17,7 +17,7 @@
  * load gRPC's own code (reading, writing, creating and destroying calls)
  * would otherwise run between every two handlers and push the handlers'
  * code and tables out of the CPU's caches; this way one cohort's handlers
- * share them (docs/PERFORMANCE.md, Findings 18). A lone call is a cohort
+ * share them. A lone call is a cohort
  * of one: its reply waits only for one poll of the queue that finds it
  * empty. The clocks are read once per cohort: its calls all arrived when
  * it was taken and share that "now"; their latency (the RPC duration
