@@ -34,6 +34,7 @@
 #include "core/decide.h"
 #include "core/log.h"
 #include "ops/health.h"
+#include "ops/heap.h"
 #include "ops/live_config.h"
 #include "ops/metrics.h"
 #include "ops/reload.h"
@@ -141,10 +142,12 @@ static void sync_store_health(runtime *rt)
 }
 
 /* Waits for SIGTERM/SIGINT; meanwhile reloads on SIGHUP or a config
- * directory change, evicts idle store entries and reports store health. */
+ * directory change, evicts idle store entries, reports store health and
+ * returns memory freed after a burst (ops/heap.h). */
 static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_interval_ms)
 {
     int64_t next_evict = rd_clock_mono_ms() + evict_interval_ms;
+    rd_heap_trimmer heap = {0};
     for (;;) {
         struct timespec tick = {.tv_sec = 0, .tv_nsec = 50 * 1000000L};
         int sig = sigtimedwait(signals, NULL, &tick);
@@ -157,6 +160,7 @@ static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_int
         if (rt->watch && rd_config_watch_due(rt->watch, rd_clock_mono_ms()))
             rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "file change");
         sync_store_health(rt);
+        rd_heap_tick(&heap, rd_clock_mono_ms());
         if (rd_clock_mono_ms() >= next_evict) {
             rt->svc.store->ops->evict(rt->svc.store, rd_clock_unix_ms());
             next_evict = rd_clock_mono_ms() + evict_interval_ms;
@@ -190,6 +194,12 @@ static rd_server_options server_options(const rd_config *cfg, const char *listen
         .max_connection_age_grace_ms = s->max_connection_age_grace_ms,
         .keepalive_time_ms = s->keepalive_time_ms,
         .keepalive_timeout_ms = s->keepalive_timeout_ms,
+        .max_concurrent_streams = s->max_concurrent_streams,
+        .memory_limit_bytes = s->memory_limit_bytes,
+        .handshake_timeout_ms = s->handshake_timeout_ms,
+        .max_connection_idle_ms = s->max_connection_idle_ms,
+        .accept_compressed = s->accept_compressed,
+        .max_unsent_answer_bytes = s->max_unsent_answer_bytes,
         .tls_cert_file = s->tls.cert_file,
         .tls_key_file = s->tls.key_file,
         .tls_client_ca_file = s->tls.client_ca_file,

@@ -139,6 +139,13 @@ typedef struct rd_server_config {
     int64_t max_connection_age_grace_ms; /* 0 = gRPC default */
     int64_t keepalive_time_ms;           /* 0 = gRPC default */
     int64_t keepalive_timeout_ms;        /* 0 = gRPC default */
+    /* Limits against hostile peers (docs/SECURITY.md). */
+    unsigned max_concurrent_streams;     /* per connection */
+    size_t memory_limit_bytes;           /* gRPC resource quota; 0 = none */
+    int64_t handshake_timeout_ms;
+    int64_t max_connection_idle_ms;      /* 0 = off */
+    bool accept_compressed;              /* false = identity requests only */
+    size_t max_unsent_answer_bytes;      /* answers held for clients that do not read */
     rd_tls_config tls;
     /* Bearer tokens, resolved at load time from token_file / token_env.
      * NULL = none configured. Secrets: never logged or printed. */

@@ -18,6 +18,13 @@
 
 int rd_config_ops_defaults(rd_config *cfg)
 {
+    rd_server_config *s = &cfg->server;
+    s->max_concurrent_streams = 100;
+    s->memory_limit_bytes = 128u << 20;
+    s->handshake_timeout_ms = 10000;
+    s->max_connection_idle_ms = 300000;
+    s->accept_compressed = false;
+    s->max_unsent_answer_bytes = 64u << 20;
     cfg->metrics.listen = strdup("0.0.0.0:9464");
     cfg->metrics.max_tools = 1000;
     cfg->log_level = RD_CONFIG_LOG_INFO;
@@ -225,6 +232,24 @@ int rd_config_parse_server_ops(const rd_yctx *c, const rd_ynode *map, rd_config 
     if (rc == RD_OK)
         rc = get_off_or_range(c, map, path, "keepalive_timeout_ms", 100, DAY_MS,
                               &s->keepalive_timeout_ms);
+    int64_t streams = s->max_concurrent_streams;
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "max_concurrent_streams", 1, 100000, &streams);
+    s->max_concurrent_streams = (unsigned)streams;
+    if (rc == RD_OK)
+        rc = rd_yget_size(c, map, path, "memory_limit_bytes", 16u << 20, (size_t)1 << 40,
+                          &s->memory_limit_bytes);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "handshake_timeout_ms", 100, 600000,
+                         &s->handshake_timeout_ms);
+    if (rc == RD_OK)
+        rc = get_off_or_range(c, map, path, "max_connection_idle_ms", 1000, DAY_MS,
+                              &s->max_connection_idle_ms);
+    if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "accept_compressed", &s->accept_compressed);
+    if (rc == RD_OK)
+        rc = rd_yget_size(c, map, path, "max_unsent_answer_bytes", 1u << 20, (size_t)1 << 40,
+                          &s->max_unsent_answer_bytes);
     const rd_ynode *tls = rd_ymap_get(map, "tls");
     if (rc == RD_OK && tls)
         rc = parse_tls(c, tls, &s->tls);

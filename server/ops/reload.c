@@ -50,6 +50,18 @@ static void check_server_keys(const rd_server_config *a, const rd_server_config 
     if (a->keepalive_time_ms != b->keepalive_time_ms ||
         a->keepalive_timeout_ms != b->keepalive_timeout_ms)
         needs_restart("server.keepalive_time_ms");
+    if (a->max_concurrent_streams != b->max_concurrent_streams)
+        needs_restart("server.max_concurrent_streams");
+    if (a->memory_limit_bytes != b->memory_limit_bytes)
+        needs_restart("server.memory_limit_bytes");
+    if (a->handshake_timeout_ms != b->handshake_timeout_ms)
+        needs_restart("server.handshake_timeout_ms");
+    if (a->max_connection_idle_ms != b->max_connection_idle_ms)
+        needs_restart("server.max_connection_idle_ms");
+    if (a->accept_compressed != b->accept_compressed)
+        needs_restart("server.accept_compressed");
+    if (a->max_unsent_answer_bytes != b->max_unsent_answer_bytes)
+        needs_restart("server.max_unsent_answer_bytes");
     if (str_differs(a->tls.cert_file, b->tls.cert_file) ||
         str_differs(a->tls.key_file, b->tls.key_file) ||
         str_differs(a->tls.client_ca_file, b->tls.client_ca_file))

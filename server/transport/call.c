@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "store/resilient.h"
 #include "transport/auth.h"
+#include "transport/inflate.h"
 #include "transport/pbpack.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
@@ -83,6 +84,38 @@ static const rd_method *method_of(const rd_call *c)
 
 /* ---- lifetime ---- */
 
+#define SMALL_ANSWER_BYTES (16 * 1024)
+#define ANSWER_REFUSED \
+    "answers waiting for clients that do not read exceed server.max_unsent_answer_bytes"
+
+/* Every message handed to gRPC (c->sending) is first admitted here and
+ * counted against the server's unsent-answer limit until it is sent or the
+ * call ends (drop_sending). */
+static bool answer_admit(rd_call *c, grpc_byte_buffer *bb)
+{
+    rd_server *s = c->worker->server;
+    size_t len = grpc_byte_buffer_length(bb);
+    size_t held = atomic_fetch_add(&s->unsent_answer_bytes, len);
+    /* Small answers (every Decide, Classify, RecordOutcome) always go: the
+     * limit is there for the large lists, and an executor must not be
+     * refused because someone else stopped reading. */
+    if (len > SMALL_ANSWER_BYTES && held + len > s->max_unsent_answer_bytes && held > 0) {
+        atomic_fetch_sub(&s->unsent_answer_bytes, len);
+        return false;
+    }
+    return true;
+}
+
+static void drop_sending(rd_call *c)
+{
+    if (!c->sending)
+        return;
+    atomic_fetch_sub(&c->worker->server->unsent_answer_bytes,
+                     grpc_byte_buffer_length(c->sending));
+    grpc_byte_buffer_destroy(c->sending);
+    c->sending = NULL;
+}
+
 static void call_free(rd_call *c)
 {
     if (c->call)
@@ -92,8 +125,7 @@ static void call_free(rd_call *c)
         grpc_call_details_destroy(&c->details);
     if (c->request)
         grpc_byte_buffer_destroy(c->request);
-    if (c->sending)
-        grpc_byte_buffer_destroy(c->sending);
+    drop_sending(c);
     if (c->pending)
         grpc_byte_buffer_destroy(c->pending);
     grpc_slice_unref(c->status_details);
@@ -422,35 +454,37 @@ static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
 /* The request as one contiguous slice. One that arrived in one
  * uncompressed slice (nearly all do) is read in place, through a
  * reference: the buffer is ours once its completion is delivered, as gRPC's
- * C++ reader, which peeks at the received slices, relies on. Any other is
- * gathered (and decompressed) by gRPC's reader. The transport thread's
+ * C++ reader, which peeks at the received slices, relies on. A compressed
+ * one is inflated with a ceiling (inflate.h); any other is gathered by
+ * gRPC's reader. The transport thread's
  * writes to the slice happen inside libgrpc, ordered by locks
  * ThreadSanitizer cannot see; tests/faults/tsan.supp leaves them untracked
  * (docs/PERFORMANCE.md, Findings 21). */
-static bool request_bytes(grpc_byte_buffer *bb, grpc_slice *out)
+static int request_bytes(grpc_byte_buffer *bb, size_t max_bytes, grpc_slice *out,
+                         rd_status *st)
 {
     if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
         bb->data.raw.slice_buffer.count == 1) {
         *out = grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
-        return true;
+        return RD_OK;
     }
+    if (bb->type == GRPC_BB_RAW && bb->data.raw.compression != GRPC_COMPRESS_NONE)
+        return rd_inflate_request(bb, max_bytes, out, st);
     grpc_byte_buffer_reader reader;
     if (!grpc_byte_buffer_reader_init(&reader, bb))
-        return false;
+        return rd_status_set(st, RD_ERR_INVALID, "request: cannot read the message");
     *out = grpc_byte_buffer_reader_readall(&reader);
     grpc_byte_buffer_reader_destroy(&reader);
-    return true;
+    return RD_OK;
 }
 
 /* The request's bytes as one slice (the caller unrefs it), or an error. */
-static int request_slice(grpc_byte_buffer *bb, grpc_slice *bytes, rd_status *st)
+static int request_slice(const rd_call *c, grpc_byte_buffer *bb, grpc_slice *bytes,
+                         rd_status *st)
 {
     if (!bb)
         return rd_status_set(st, RD_ERR_INVALID, "request: no message received");
-    if (!request_bytes(bb, bytes))
-        return rd_status_set(st, RD_ERR_INVALID,
-                             "request: cannot read the message (bad compression?)");
-    return RD_OK;
+    return request_bytes(bb, c->worker->server->max_receive_bytes, bytes, st);
 }
 
 /* A streaming method's request, decoded (see rd_method_decode). */
@@ -458,7 +492,7 @@ static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer
                                 rd_status *st)
 {
     grpc_slice bytes;
-    if (request_slice(bb, &bytes, st) != RD_OK)
+    if (request_slice(c, bb, &bytes, st) != RD_OK)
         return NULL;
     ProtobufCMessage *msg = rd_method_decode(m, &c->worker->arena, GRPC_SLICE_START_PTR(bytes),
                                              GRPC_SLICE_LENGTH(bytes), st);
@@ -467,11 +501,11 @@ static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer
 }
 
 /* A unary request's bytes through the method (rd_method_unary). */
-static int handle_unary(const rd_rpc *rpc, const rd_method *m, grpc_byte_buffer *bb,
-                        rd_reply *reply, rd_status *st)
+static int handle_unary(const rd_call *c, const rd_rpc *rpc, const rd_method *m,
+                        grpc_byte_buffer *bb, rd_reply *reply, rd_status *st)
 {
     grpc_slice bytes;
-    int rc = request_slice(bb, &bytes, st);
+    int rc = request_slice(c, bb, &bytes, st);
     if (rc != RD_OK)
         return rc;
     rc = rd_method_unary(m, rpc, GRPC_SLICE_START_PTR(bytes), GRPC_SLICE_LENGTH(bytes), reply,
@@ -620,9 +654,14 @@ static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
     rd_store_last_call_reset();
     int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
                                                 "deadline passed before the call was handled")
-                                : handle_unary(&s.rpc, m, c->request, &reply, &st);
+                                : handle_unary(c, &s.rpc, m, c->request, &reply, &st);
     grpc_byte_buffer *out = rc == RD_OK ? encode_reply(c->worker, &reply) : NULL;
     scope_close(&s, c);
+    if (out && !answer_admit(c, out)) {
+        grpc_byte_buffer_destroy(out);
+        finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+        return;
+    }
     finish(c, rc == RD_OK ? GRPC_STATUS_OK : rd_status_to_grpc((rd_err)rc), st.msg, out);
 }
 
@@ -732,7 +771,10 @@ static void pump_server_stream(rd_call *c, const rd_method *m)
     ProtobufCMessage *msg = m->stream->next(c->source, &s.rpc);
     grpc_byte_buffer *bb = msg ? encode(msg) : NULL;
     scope_close(&s, c);
-    if (bb)
+    if (bb && !answer_admit(c, bb)) {
+        grpc_byte_buffer_destroy(bb);
+        finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+    } else if (bb)
         send_message(c, bb);
     else if (server_closing(c))
         finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL);
@@ -743,7 +785,12 @@ static void pump_bidi(rd_call *c)
     if (c->pending) {
         grpc_byte_buffer *bb = c->pending;
         c->pending = NULL;
-        send_message(c, bb);
+        if (answer_admit(c, bb)) {
+            send_message(c, bb);
+        } else {
+            grpc_byte_buffer_destroy(bb);
+            finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+        }
     } else if (server_closing(c)) {
         finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL);
     } else if (c->half_closed) {
@@ -768,10 +815,7 @@ static void pump(rd_call *c)
 static void on_sent(rd_call *c, bool success)
 {
     c->send_busy = false;
-    if (c->sending) {
-        grpc_byte_buffer_destroy(c->sending);
-        c->sending = NULL;
-    }
+    drop_sending(c);
     if (!success && c->state == CALL_STREAMING) {
         c->final_code = GRPC_STATUS_CANCELLED; /* the call broke under us */
         set_state(c, CALL_FINISHING);

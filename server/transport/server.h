@@ -46,6 +46,7 @@
 #ifndef RD_TRANSPORT_SERVER_H
 #define RD_TRANSPORT_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,13 @@ typedef struct rd_server_options {
     int64_t max_connection_age_grace_ms; /* 0 = gRPC default */
     int64_t keepalive_time_ms;           /* 0 = gRPC default */
     int64_t keepalive_timeout_ms;        /* 0 = gRPC default */
+    /* Hostile-peer limits (docs/SECURITY.md). */
+    unsigned max_concurrent_streams;     /* per connection */
+    size_t memory_limit_bytes;           /* gRPC's resource quota */
+    int64_t handshake_timeout_ms;
+    int64_t max_connection_idle_ms;      /* 0 = never closed for idleness */
+    bool accept_compressed;              /* false = identity only */
+    size_t max_unsent_answer_bytes;      /* answers held for slow readers */
     const char *tls_cert_file;   /* NULL = plaintext */
     const char *tls_key_file;
     const char *tls_client_ca_file; /* set = clients must present a certificate */

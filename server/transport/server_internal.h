@@ -59,6 +59,12 @@ struct rd_server {
     bool grpc_started;
     bool shut_down;
     atomic_bool closing;         /* streams must finish */
+    /* Bytes of answers handed to gRPC and not yet sent: a client that
+     * stops reading holds them. Past the limit a new answer is refused
+     * with RESOURCE_EXHAUSTED instead of queued. */
+    atomic_size_t unsent_answer_bytes;
+    size_t max_receive_bytes;    /* also the ceiling of an inflated request */
+    size_t max_unsent_answer_bytes;
 };
 
 /* Keeps one more call requested for `method` on w's queue. */

@@ -828,6 +828,12 @@ static void test_ops_defaults(void **state)
     rd_config *cfg = load_ok(MAIN_MIN, NULL);
     assert_int_equal(cfg->server.drain_delay_ms, 0);
     assert_int_equal(cfg->server.max_connection_age_ms, 0);
+    assert_int_equal(cfg->server.max_concurrent_streams, 100);
+    assert_int_equal(cfg->server.memory_limit_bytes, 128u << 20);
+    assert_int_equal(cfg->server.handshake_timeout_ms, 10000);
+    assert_int_equal(cfg->server.max_connection_idle_ms, 300000);
+    assert_false(cfg->server.accept_compressed);
+    assert_int_equal(cfg->server.max_unsent_answer_bytes, 64u << 20);
     assert_null(cfg->server.tls.cert_file);
     assert_null(cfg->server.auth_token);
     assert_null(cfg->server.admin_token);
@@ -860,6 +866,12 @@ static void test_ops_keys_are_read(void **state)
                              "  max_connection_age_grace_ms: 5000\n"
                              "  keepalive_time_ms: 20000\n"
                              "  keepalive_timeout_ms: 5000\n"
+                             "  max_concurrent_streams: 20\n"
+                             "  memory_limit_bytes: 33554432\n"
+                             "  handshake_timeout_ms: 2000\n"
+                             "  max_connection_idle_ms: 0\n"
+                             "  accept_compressed: true\n"
+                             "  max_unsent_answer_bytes: 2097152\n"
                              "  tls:\n"
                              "    cert_file: certs/s.crt\n"
                              "    key_file: certs/s.key\n"
@@ -883,6 +895,12 @@ static void test_ops_keys_are_read(void **state)
     assert_int_equal(cfg->server.max_connection_age_grace_ms, 5000);
     assert_int_equal(cfg->server.keepalive_time_ms, 20000);
     assert_int_equal(cfg->server.keepalive_timeout_ms, 5000);
+    assert_int_equal(cfg->server.max_concurrent_streams, 20);
+    assert_int_equal(cfg->server.memory_limit_bytes, 33554432);
+    assert_int_equal(cfg->server.handshake_timeout_ms, 2000);
+    assert_int_equal(cfg->server.max_connection_idle_ms, 0);
+    assert_true(cfg->server.accept_compressed);
+    assert_int_equal(cfg->server.max_unsent_answer_bytes, 2097152);
     assert_string_equal(cfg->server.tls.cert_file, in_dir(path, "certs/s.crt"));
     assert_string_equal(cfg->server.tls.client_ca_file, in_dir(path, "certs/ca.pem"));
     assert_string_equal(cfg->server.auth_token, "s3cret-token");
@@ -908,6 +926,18 @@ static void test_ops_key_errors(void **state)
                       "out of range (0..600000)");
     expect_main_error("server:\n  max_connection_age_ms: 10\n" MAIN_MIN, 2,
                       "server.max_connection_age_ms", "must be 0 (off) or 1000..86400000");
+    expect_main_error("server:\n  max_concurrent_streams: 0\n" MAIN_MIN, 2,
+                      "server.max_concurrent_streams", "out of range (1..100000)");
+    expect_main_error("server:\n  memory_limit_bytes: 1000\n" MAIN_MIN, 2,
+                      "server.memory_limit_bytes", "out of range");
+    expect_main_error("server:\n  handshake_timeout_ms: 0\n" MAIN_MIN, 2,
+                      "server.handshake_timeout_ms", "out of range (100..600000)");
+    expect_main_error("server:\n  max_connection_idle_ms: 5\n" MAIN_MIN, 2,
+                      "server.max_connection_idle_ms", "must be 0 (off) or 1000..86400000");
+    expect_main_error("server:\n  accept_compressed: maybe\n" MAIN_MIN, 2,
+                      "server.accept_compressed", "");
+    expect_main_error("server:\n  max_unsent_answer_bytes: 10\n" MAIN_MIN, 2,
+                      "server.max_unsent_answer_bytes", "out of range");
     expect_main_error("server:\n  tls: {cert_file: nope.crt, key_file: nope.key}\n" MAIN_MIN, 2,
                       "server.tls.cert_file", "cannot read");
     put("only.crt", "x");

@@ -1,0 +1,81 @@
+"""Fixtures of the hostile-peer suite (tests/hostile/README.md): which
+recoveryd binary to attack, and `figures`, which prints what each attack
+measured. tests/e2e is put on the import path for its server launcher."""
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+
+import rdtest  # noqa: E402
+
+DEFAULT_BINARIES = [REPO / "build-rel" / "recoveryd", REPO / "build-test" / "recoveryd",
+                    REPO / "build" / "recoveryd"]
+_collected: list[tuple[str, dict]] = []
+
+
+def pytest_addoption(parser):
+    parser.addoption("--recoveryd", action="store", default=None, metavar="PATH",
+                     help="recoveryd binary (default: build-rel/, build-test/ or build/)")
+
+
+@pytest.fixture(scope="session")
+def recoveryd_binary(request) -> Path:
+    given = request.config.getoption("--recoveryd")
+    candidates = [Path(given)] if given else DEFAULT_BINARIES
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
+    pytest.fail(f"no recoveryd binary at {', '.join(str(p) for p in candidates)}; "
+                "build it or pass --recoveryd=PATH")
+
+
+@pytest.fixture
+def fresh_server(recoveryd_binary, tmp_path):
+    """A factory: a fresh recoveryd per attack, stopped (exit 0 required) at teardown."""
+    started = []
+
+    def start(**config_kw) -> rdtest.Recoveryd:
+        config = rdtest.write_config(tmp_path / f"config-{len(started)}", **config_kw)
+        server = rdtest.Recoveryd(recoveryd_binary, config, tmp_path / f"log-{len(started)}")
+        started.append(server)
+        server.start()
+        return server
+
+    yield start
+    problems = []
+    for server in started:
+        alive = server.proc.poll() is None
+        rc = server.stop()
+        if alive and rc != 0:
+            problems.append(f"exit code {rc} after SIGTERM:\n{server.log_text()}")
+    if problems:
+        pytest.fail("\n\n".join(problems))
+
+
+class Figures:
+    def __init__(self, test_name: str):
+        self.test_name = test_name
+
+    def record(self, label: str, **values) -> None:
+        name = f"{self.test_name}: {label}"
+        _collected.append((name, values))
+        print(f"\n[figures] {name}: " + ", ".join(f"{k}={v}" for k, v in values.items()))
+
+
+@pytest.fixture
+def figures(request) -> Figures:
+    return Figures(request.node.name)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _collected:
+        return
+    terminalreporter.section("hostile-peer figures")
+    for name, values in _collected:
+        terminalreporter.write_line(name)
+        for k, v in values.items():
+            terminalreporter.write_line(f"    {k:<28} {v}")
