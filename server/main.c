@@ -244,8 +244,17 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
     if (!listen)
         return; /* metrics.listen: "" */
     rd_status st = {0};
+    rd_config_snap *snap = rd_live_config_acquire(rt->svc.config);
+    const rd_metrics_config *mc = &snap->cfg->metrics;
+    rd_metrics_http_limits limits = {
+        .max_connections = mc->max_connections,
+        .max_connections_per_ip = mc->max_connections_per_ip,
+        .threads = mc->threads,
+        .connection_timeout_ms = mc->connection_timeout_ms,
+        .token = mc->token};
     rt->metrics_http = rd_metrics_http_start(rt->svc.metrics, listen, list_store_breakers,
-                                             rt->svc.store, &st);
+                                             rt->svc.store, &limits, &st);
+    rd_config_snap_release(snap);
     if (!rt->metrics_http) {
         char fields[RD_STATUS_MSG_MAX + 64] = "";
         rd_log_kv(fields, sizeof fields, "error", st.msg);

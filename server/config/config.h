@@ -156,6 +156,12 @@ typedef struct rd_server_config {
 typedef struct rd_metrics_config {
     char *listen;                /* host:port; NULL = endpoint disabled */
     size_t max_tools;            /* per-tool series cap */
+    /* A client that cannot blind the endpoint (docs/SECURITY.md). */
+    unsigned max_connections;
+    unsigned max_connections_per_ip;
+    unsigned threads;
+    int64_t connection_timeout_ms;
+    char *token;                 /* bearer token for /metrics; NULL = none. Secret. */
 } rd_metrics_config;
 
 /* The shared store of issue 5 (used with backend: redis). */

@@ -25,8 +25,13 @@ int rd_config_ops_defaults(rd_config *cfg)
     s->max_connection_idle_ms = 300000;
     s->accept_compressed = false;
     s->max_unsent_answer_bytes = 64u << 20;
-    cfg->metrics.listen = strdup("0.0.0.0:9464");
+    /* loopback unless the configuration says otherwise, as gRPC */
+    cfg->metrics.listen = strdup("127.0.0.1:9464");
     cfg->metrics.max_tools = 1000;
+    cfg->metrics.max_connections = 128;
+    cfg->metrics.max_connections_per_ip = 8;
+    cfg->metrics.threads = 2;
+    cfg->metrics.connection_timeout_ms = 5000;
     cfg->log_level = RD_CONFIG_LOG_INFO;
     cfg->reload_watch = true;
     rd_redis_config *r = &cfg->store.redis;
@@ -202,13 +207,15 @@ static int parse_tls(const rd_yctx *c, const rd_ynode *map, rd_tls_config *t)
 
 static const char *const TOKEN_KEYS[] = {"token_file", "token_env", NULL};
 
-static int parse_token(const rd_yctx *c, const rd_ynode *server, const char *key, char **out)
+/* parent.key: {token_file | token_env}. */
+static int parse_token(const rd_yctx *c, const rd_ynode *parent, const char *parent_path,
+                       const char *key, char **out)
 {
-    const rd_ynode *map = rd_ymap_get(server, key);
+    const rd_ynode *map = rd_ymap_get(parent, key);
     if (!map)
         return RD_OK;
     char path[64];
-    snprintf(path, sizeof path, "server.%s", key);
+    snprintf(path, sizeof path, "%s.%s", parent_path, key);
     int rc = rd_yexpect(c, map, path, RD_YMAP);
     if (rc == RD_OK)
         rc = rd_ymap_check(c, map, path, TOKEN_KEYS);
@@ -254,9 +261,9 @@ int rd_config_parse_server_ops(const rd_yctx *c, const rd_ynode *map, rd_config 
     if (rc == RD_OK && tls)
         rc = parse_tls(c, tls, &s->tls);
     if (rc == RD_OK)
-        rc = parse_token(c, map, "auth", &s->auth_token);
+        rc = parse_token(c, map, "server", "auth", &s->auth_token);
     if (rc == RD_OK)
-        rc = parse_token(c, map, "admin", &s->admin_token);
+        rc = parse_token(c, map, "server", "admin", &s->admin_token);
     return rc;
 }
 
@@ -390,7 +397,9 @@ int rd_config_parse_redis(const rd_yctx *c, const rd_ynode *store, rd_redis_conf
 
 /* ---- metrics, log, reload ---- */
 
-static const char *const METRICS_KEYS[] = {"listen", "max_tools", NULL};
+static const char *const METRICS_KEYS[] = {
+    "listen", "max_tools", "max_connections", "max_connections_per_ip", "threads",
+    "connection_timeout_ms", "auth", NULL};
 static const char *const LOG_KEYS[] = {"level", NULL};
 static const char *const RELOAD_KEYS[] = {"watch", NULL};
 
@@ -408,6 +417,21 @@ static int parse_metrics(const rd_yctx *c, const rd_ynode *map, rd_metrics_confi
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, "metrics", "max_tools", 1, 100000, &max_tools);
     m->max_tools = (size_t)max_tools;
+    int64_t conns = m->max_connections, per_ip = m->max_connections_per_ip, threads = m->threads;
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "max_connections", 1, 10000, &conns);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "max_connections_per_ip", 1, 10000, &per_ip);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "threads", 1, 16, &threads);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "connection_timeout_ms", 1000, 600000,
+                         &m->connection_timeout_ms);
+    m->max_connections = (unsigned)conns;
+    m->max_connections_per_ip = (unsigned)per_ip;
+    m->threads = (unsigned)threads;
+    if (rc == RD_OK)
+        rc = parse_token(c, map, "metrics", "auth", &m->token);
     return rc;
 }
 
@@ -469,6 +493,7 @@ void rd_config_ops_free(rd_config *cfg)
     free_secret(s->auth_token);
     free_secret(s->admin_token);
     free(cfg->metrics.listen);
+    free_secret(cfg->metrics.token);
     rd_redis_config *r = &cfg->store.redis;
     free(r->address);
     free_secret(r->password);

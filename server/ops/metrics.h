@@ -55,9 +55,22 @@ typedef int (*rd_breaker_lister)(void *ctx, int64_t now_ms, rd_store_visit visit
 char *rd_metrics_render(rd_metrics *m, rd_breaker_lister lister, void *lister_ctx, int64_t now_ms);
 
 typedef struct rd_metrics_http rd_metrics_http;
-/* Serves GET /metrics (and /healthz) on listen ("host:port"). */
+
+/* What one client may hold of the endpoint (metrics.* in the config). */
+typedef struct rd_metrics_http_limits {
+    unsigned max_connections;
+    unsigned max_connections_per_ip;
+    unsigned threads;                /* serving threads, each with its own poll loop */
+    int64_t connection_timeout_ms;   /* idle time before a connection is closed */
+    const char *token;               /* bearer token required on /metrics; NULL = none
+                                        (copied; /healthz never needs one) */
+} rd_metrics_http_limits;
+
+/* Serves GET /metrics (and /healthz) on listen ("host:port"); limits NULL
+ * = the defaults of the configuration. */
 rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_breaker_lister lister,
-                                       void *lister_ctx, rd_status *st);
+                                       void *lister_ctx, const rd_metrics_http_limits *limits,
+                                       rd_status *st);
 int rd_metrics_http_port(const rd_metrics_http *h);
 void rd_metrics_http_stop(rd_metrics_http *h);
 

@@ -93,7 +93,12 @@ static void report_restart_keys(const rd_config *old, const rd_config *next)
     if (store_differs(&old->store, &next->store))
         needs_restart("store");
     if (str_differs(old->metrics.listen, next->metrics.listen) ||
-        old->metrics.max_tools != next->metrics.max_tools)
+        old->metrics.max_tools != next->metrics.max_tools ||
+        old->metrics.max_connections != next->metrics.max_connections ||
+        old->metrics.max_connections_per_ip != next->metrics.max_connections_per_ip ||
+        old->metrics.threads != next->metrics.threads ||
+        old->metrics.connection_timeout_ms != next->metrics.connection_timeout_ms ||
+        str_differs(old->metrics.token, next->metrics.token))
         needs_restart("metrics");
     if (old->reload_watch != next->reload_watch)
         needs_restart("reload.watch");

@@ -244,3 +244,22 @@ def test_healthz_404_and_405(launcher):
     assert (status, body.strip()) == (200, "ok")
     assert get(server, "/nope")[0] == 404
     assert get(server, "/metrics", method="POST")[0] == 405
+
+
+def test_bearer_token_guards_metrics_not_healthz(launcher, tmp_path):
+    token_file = tmp_path / "scrape-token"
+    token_file.write_text("prom-token\n")  # trimmed like every secret file
+    server = start_with_metrics(launcher, auth={"token_file": str(token_file)})
+    assert get(server, "/healthz")[0] == 200  # probes carry no token
+    status, headers, body = get(server)
+    assert status == 401 and "bearer token required" in body
+    req = urllib.request.Request(server.metrics_url + "/metrics",
+                                 headers={"Authorization": "Bearer wrong-token"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=10)
+    assert e.value.code == 401
+    req = urllib.request.Request(server.metrics_url + "/metrics",
+                                 headers={"Authorization": "Bearer prom-token"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.status == 200
+        assert resp.read().decode().startswith("#")

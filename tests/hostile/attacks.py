@@ -38,7 +38,7 @@ DECIDE_MSG = b"\x0a\x06attack" + b"\x12\x09\x0a\x07timeout"
 
 def loopback_only(address: str) -> tuple[str, int]:
     host, port = address.rsplit(":", 1)
-    if host not in ("127.0.0.1", "localhost"):
+    if host not in ("127.0.0.1", "localhost") and not host.startswith("127."):
         raise SystemExit(f"attacks go to loopback only, not {host}")
     return "127.0.0.1", int(port)
 
@@ -352,17 +352,21 @@ def unread_streams(address: str, seconds: float, connections: int = 1, streams: 
     return out
 
 
-def slowloris(address: str, seconds: float, connections: int = 300, **_) -> dict:
-    """`connections` HTTP/1.1 requests to /metrics, each sending one more
-    header line every second and never finishing."""
+def slowloris(address: str, seconds: float, connections: int = 300,
+              source: str = "127.0.0.2", **_) -> dict:
+    """`connections` HTTP/1.1 requests to /metrics from `source` (another
+    loopback address: another client than the scraper's 127.0.0.1), each
+    sending one more header line every second and never finishing."""
     conns = []
+    refused = 0
     for _ in range(connections):
         try:
-            s = socket.create_connection(loopback_only(address), timeout=2)
+            s = socket.create_connection(loopback_only(address), timeout=2,
+                                         source_address=(source, 0))
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
             conns.append(s)
         except OSError:
-            break
+            refused += 1
     opened = len(conns)
     stop = time.monotonic() + seconds
     n = 0
@@ -380,7 +384,7 @@ def slowloris(address: str, seconds: float, connections: int = 300, **_) -> dict
     still = len(conns)
     for s in conns:
         s.close()
-    return {"opened": opened, "still_open_at_end": still}
+    return {"opened": opened, "refused": refused, "still_open_at_end": still}
 
 
 ATTACKS = {"rapid_reset": rapid_reset, "half_sent": half_sent, "gzip_bomb": gzip_bomb,

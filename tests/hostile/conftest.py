@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -38,8 +39,13 @@ def fresh_server(recoveryd_binary, tmp_path):
     """A factory: a fresh recoveryd per attack, stopped (exit 0 required) at teardown."""
     started = []
 
-    def start(**config_kw) -> rdtest.Recoveryd:
+    def start(metrics: dict | None = None, **config_kw) -> rdtest.Recoveryd:
+        """config_kw as rdtest.write_config; `metrics` replaces its metrics section."""
         config = rdtest.write_config(tmp_path / f"config-{len(started)}", **config_kw)
+        if metrics is not None:
+            main = yaml.safe_load(config.read_text())
+            main["metrics"] = metrics
+            config.write_text(yaml.safe_dump(main, sort_keys=False))
         server = rdtest.Recoveryd(recoveryd_binary, config, tmp_path / f"log-{len(started)}")
         started.append(server)
         server.start()

@@ -837,8 +837,13 @@ static void test_ops_defaults(void **state)
     assert_null(cfg->server.tls.cert_file);
     assert_null(cfg->server.auth_token);
     assert_null(cfg->server.admin_token);
-    assert_string_equal(cfg->metrics.listen, "0.0.0.0:9464");
+    assert_string_equal(cfg->metrics.listen, "127.0.0.1:9464");
     assert_int_equal(cfg->metrics.max_tools, 1000);
+    assert_int_equal(cfg->metrics.max_connections, 128);
+    assert_int_equal(cfg->metrics.max_connections_per_ip, 8);
+    assert_int_equal(cfg->metrics.threads, 2);
+    assert_int_equal(cfg->metrics.connection_timeout_ms, 5000);
+    assert_null(cfg->metrics.token);
     assert_int_equal(cfg->log_level, RD_CONFIG_LOG_INFO);
     assert_true(cfg->reload_watch);
     assert_string_equal(cfg->store.redis.address, "127.0.0.1:6379");
@@ -878,7 +883,9 @@ static void test_ops_keys_are_read(void **state)
                              "    client_ca_file: certs/ca.pem\n"
                              "  auth: {token_file: secret/token}\n"
                              "  admin: {token_env: RD_TEST_ADMIN_TOKEN}\n"
-                             "metrics: {listen: \"\", max_tools: 5}\n"
+                             "metrics: {listen: \"\", max_tools: 5, max_connections: 9,\n"
+                             "  max_connections_per_ip: 3, threads: 4, connection_timeout_ms: 2500,\n"
+                             "  auth: {token_file: secret/token}}\n"
                              "log: {level: debug}\n"
                              "reload: {watch: false}\n"
                              "store:\n"
@@ -907,6 +914,11 @@ static void test_ops_keys_are_read(void **state)
     assert_string_equal(cfg->server.admin_token, "adm1n");
     assert_null(cfg->metrics.listen);
     assert_int_equal(cfg->metrics.max_tools, 5);
+    assert_int_equal(cfg->metrics.max_connections, 9);
+    assert_int_equal(cfg->metrics.max_connections_per_ip, 3);
+    assert_int_equal(cfg->metrics.threads, 4);
+    assert_int_equal(cfg->metrics.connection_timeout_ms, 2500);
+    assert_string_equal(cfg->metrics.token, "s3cret-token");
     assert_int_equal(cfg->log_level, RD_CONFIG_LOG_DEBUG);
     assert_false(cfg->reload_watch);
     assert_int_equal(cfg->store.backend, RD_STORE_REDIS);
@@ -957,6 +969,14 @@ static void test_ops_key_errors(void **state)
                       "unknown key");
     expect_main_error("metrics:\n  listen: nocolon\n" MAIN_MIN, 2, "metrics.listen",
                       "expected host:port");
+    expect_main_error("metrics:\n  threads: 0\n" MAIN_MIN, 2, "metrics.threads",
+                      "out of range (1..16)");
+    expect_main_error("metrics:\n  max_connections_per_ip: 0\n" MAIN_MIN, 2,
+                      "metrics.max_connections_per_ip", "out of range");
+    expect_main_error("metrics:\n  connection_timeout_ms: 10\n" MAIN_MIN, 2,
+                      "metrics.connection_timeout_ms", "out of range (1000..600000)");
+    expect_main_error("metrics:\n  auth: {token_env: RD_TEST_SURELY_UNSET_VAR}\n" MAIN_MIN, 2,
+                      "metrics.auth.token_env", "RD_TEST_SURELY_UNSET_VAR is not set");
     expect_main_error("metrics:\n  max_tools: 0\n" MAIN_MIN, 2, "metrics.max_tools",
                       "out of range (1..100000)");
     expect_main_error("log:\n  level: verbose\n" MAIN_MIN, 2, "log.level", "unknown level");
