@@ -22,6 +22,7 @@
  *   5. the metrics endpoint stops; store, config and gRPC are released. */
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <grpc/support/log.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -285,6 +286,21 @@ static void shut_down(runtime *rt, int sig)
     rd_log(RD_LOG_INFO, cancelled ? "stopped (grace period ran out; calls cancelled)" : "stopped", "");
 }
 
+/* gRPC's own messages (a refused compressed request, a broken handshake)
+ * as our JSON lines, not its text format on stderr. */
+static void log_from_grpc(gpr_log_func_args *args)
+{
+    char fields[RD_LOG_VALUE_MAX + 64] = "", line[16];
+    snprintf(line, sizeof line, "%d", args->line);
+    rd_log_kv(fields, sizeof fields, "source", args->file);
+    rd_log_kv(fields, sizeof fields, "line", line);
+    rd_log_kv(fields, sizeof fields, "detail", args->message);
+    rd_log(args->severity == GPR_LOG_SEVERITY_ERROR   ? RD_LOG_ERROR
+           : args->severity == GPR_LOG_SEVERITY_INFO ? RD_LOG_INFO
+                                                     : RD_LOG_DEBUG,
+           "grpc", fields);
+}
+
 /* Runs the service until SIGTERM/SIGINT. Takes ownership of cfg. */
 static int serve(rd_config *cfg, const char *listen)
 {
@@ -302,6 +318,7 @@ static int serve(rd_config *cfg, const char *listen)
     rd_server_options opt = server_options(cfg, listen);
     rt.config_path = path;
     rt.watch = cfg->reload_watch ? rd_config_watch_new(cfg) : NULL;
+    gpr_set_log_function(log_from_grpc);
     grpc_init();
     int rc = services_create(&rt.svc, cfg, &st); /* cfg belongs to rt.svc.config now */
     if (rc == RD_OK && !(rt.server = rd_server_start(&opt, &rt.svc, &st)))

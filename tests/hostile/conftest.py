@@ -1,6 +1,7 @@
 """Fixtures of the hostile-peer suite (tests/hostile/README.md): which
 recoveryd binary to attack, and `figures`, which prints what each attack
 measured. tests/e2e is put on the import path for its server launcher."""
+import json
 import sys
 from pathlib import Path
 
@@ -58,6 +59,13 @@ def fresh_server(recoveryd_binary, tmp_path):
         rc = server.stop()
         if alive and rc != 0:
             problems.append(f"exit code {rc} after SIGTERM:\n{server.log_text()}")
+        # every line the server wrote, gRPC's own included, is a JSON object
+        for line in server.log_path.read_bytes().decode("utf-8").splitlines():
+            try:
+                assert isinstance(json.loads(line), dict)
+            except (ValueError, AssertionError):
+                problems.append(f"log line that is not a JSON object: {line[:300]!r}")
+                break
     if problems:
         pytest.fail("\n\n".join(problems))
 
