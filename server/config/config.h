@@ -146,6 +146,8 @@ typedef struct rd_server_config {
     int64_t max_connection_idle_ms;      /* 0 = off */
     bool accept_compressed;              /* false = identity requests only */
     size_t max_unsent_answer_bytes;      /* answers held for clients that do not read */
+    bool reflection;                     /* serve grpc.reflection (reloadable) */
+    size_t max_watch_streams;            /* WatchBreakers streams open at once (reloadable) */
     rd_tls_config tls;
     /* Bearer tokens, resolved at load time from token_file / token_env.
      * NULL = none configured. Secrets: never logged or printed. */

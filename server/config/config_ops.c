@@ -25,6 +25,8 @@ int rd_config_ops_defaults(rd_config *cfg)
     s->max_connection_idle_ms = 300000;
     s->accept_compressed = false;
     s->max_unsent_answer_bytes = 64u << 20;
+    s->reflection = true;
+    s->max_watch_streams = 256;
     /* loopback unless the configuration says otherwise, as gRPC */
     cfg->metrics.listen = strdup("127.0.0.1:9464");
     cfg->metrics.max_tools = 1000;
@@ -99,6 +101,19 @@ static int get_file(const rd_yctx *c, const rd_ynode *map, const char *path, con
     return RD_OK;
 }
 
+/* A secret's first line without the blanks around it, in place: a file or
+ * a Kubernetes Secret mounted as an environment variable usually ends with
+ * a newline that is not part of the token. */
+static char *trim_secret(char *text)
+{
+    text[strcspn(text, "\r\n")] = '\0';
+    char *start = text + strspn(text, " \t");
+    size_t n = strlen(start);
+    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t'))
+        start[--n] = '\0';
+    return start;
+}
+
 /* The first line of a secret file, without trailing whitespace. */
 static int read_secret_file(const rd_yctx *c, int line, const char *p, const char *file,
                             char **out)
@@ -110,11 +125,8 @@ static int read_secret_file(const rd_yctx *c, int line, const char *p, const cha
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    char *start = buf + strspn(buf, " \t");
+    char *start = trim_secret(buf);
     n = strlen(start);
-    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t'))
-        start[--n] = '\0';
     if (n == 0 || n > SECRET_MAX)
         return rd_yerr(c, line, p, "\"%s\" holds no usable secret (1..%d bytes on its first line)",
                        file, SECRET_MAX);
@@ -129,10 +141,20 @@ static int read_secret_env(const rd_yctx *c, int line, const char *p, const char
     const char *value = getenv(name);
     if (!value || !value[0])
         return rd_yerr(c, line, p, "environment variable %s is not set or empty", name);
-    if (strlen(value) > SECRET_MAX)
+    if (strlen(value) > SECRET_MAX + 2)
         return rd_yerr(c, line, p, "environment variable %s is longer than %d bytes", name,
                        SECRET_MAX);
-    *out = strdup(value);
+    char buf[SECRET_MAX + 3];
+    snprintf(buf, sizeof buf, "%s", value);
+    char *start = trim_secret(buf);
+    size_t n = strlen(start);
+    if (n == 0 || n > SECRET_MAX) {
+        memset(buf, 0, sizeof buf);
+        return rd_yerr(c, line, p, "environment variable %s holds no usable secret "
+                       "(1..%d bytes on its first line)", name, SECRET_MAX);
+    }
+    *out = strdup(start);
+    memset(buf, 0, sizeof buf);
     return *out ? RD_OK : rd_yerr(c, line, p, "out of memory");
 }
 
@@ -257,6 +279,10 @@ int rd_config_parse_server_ops(const rd_yctx *c, const rd_ynode *map, rd_config 
     if (rc == RD_OK)
         rc = rd_yget_size(c, map, path, "max_unsent_answer_bytes", 1u << 20, (size_t)1 << 40,
                           &s->max_unsent_answer_bytes);
+    if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "reflection", &s->reflection);
+    if (rc == RD_OK)
+        rc = rd_yget_size(c, map, path, "max_watch_streams", 1, 100000, &s->max_watch_streams);
     const rd_ynode *tls = rd_ymap_get(map, "tls");
     if (rc == RD_OK && tls)
         rc = parse_tls(c, tls, &s->tls);

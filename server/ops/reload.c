@@ -106,6 +106,35 @@ static void report_restart_keys(const rd_config *old, const rd_config *next)
         needs_restart("tools.directory (watched directory)");
 }
 
+static void protection_dropped(const char *key, const char *what)
+{
+    char fields[256] = "";
+    rd_log_kv(fields, sizeof fields, "key", key);
+    rd_log_kv(fields, sizeof fields, "effect", what);
+    rd_log(RD_LOG_WARN, "a reload removed a protection", fields);
+}
+
+/* Protections a reload turns off are worth more than "configuration
+ * reloaded": whoever can reach the port may now do more. */
+static void report_protections_dropped(const rd_config *old, const rd_config *next)
+{
+    if (old->server.auth_token && !next->server.auth_token)
+        protection_dropped("server.auth",
+                           "RecoveryService calls are served without a token from now on");
+    if (old->server.admin_token && !next->server.admin_token)
+        protection_dropped("server.admin",
+                           "AdminService is refused from now on (no admin token configured)");
+    if (old->server.tls.cert_file && !next->server.tls.cert_file)
+        protection_dropped("server.tls", "plaintext after the next restart");
+    else if (old->server.tls.client_ca_file && !next->server.tls.client_ca_file)
+        protection_dropped("server.tls.client_ca_file",
+                           "clients need no certificate after the next restart");
+    if (old->metrics.token && !next->metrics.token)
+        protection_dropped("metrics.auth", "/metrics open without a token after the next restart");
+    if (old->server.reflection != next->server.reflection && next->server.reflection)
+        protection_dropped("server.reflection", "reflection lists the services from now on");
+}
+
 bool rd_reload(rd_live_config *live, rd_metrics *metrics, const char *path, const char *trigger)
 {
     char err[RD_CONFIG_ERR_MAX];
@@ -120,6 +149,7 @@ bool rd_reload(rd_live_config *live, rd_metrics *metrics, const char *path, cons
     }
     rd_config_snap *old = rd_live_config_acquire(live);
     report_restart_keys(old->cfg, next);
+    report_protections_dropped(old->cfg, next);
     rd_config_snap_release(old);
     rd_config_apply_process_settings(next);
     char counts[64];

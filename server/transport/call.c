@@ -718,6 +718,8 @@ static void on_arrival(rd_call *c)
     rd_config_snap *snap = worker_snapshot(w);
     const char *why = "";
     grpc_status_code auth = rd_auth_check(m->auth, snap->cfg, &c->metadata, &why);
+    if (auth == GRPC_STATUS_UNAUTHENTICATED || auth == GRPC_STATUS_PERMISSION_DENIED)
+        rd_auth_log_failure(c->call, m->path, auth, why);
     if (auth != GRPC_STATUS_OK) {
         finish(c, auth, why, NULL);
         return;

@@ -273,9 +273,9 @@ const rd_method rd_methods[] = {
          grpc__health__v1__health_check_request__descriptor, .stream = &rd_health_watch_stream),
     /* v1 and v1alpha messages are identical on the wire: one type serves both */
     COLD("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
-         RD_AUTH_NONE, REFLECTION_TYPE, .handle = rd_reflection_handler),
-    COLD("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI, RD_AUTH_NONE,
-         REFLECTION_TYPE, .handle = rd_reflection_handler),
+         RD_AUTH_REFLECTION, REFLECTION_TYPE, .handle = rd_reflection_handler),
+    COLD("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
+         RD_AUTH_REFLECTION, REFLECTION_TYPE, .handle = rd_reflection_handler),
 };
 const size_t rd_methods_count = sizeof rd_methods / sizeof rd_methods[0];
 

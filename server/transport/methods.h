@@ -81,7 +81,8 @@ typedef struct rd_stream_ops {
 typedef enum { RD_RPC_UNARY, RD_RPC_SERVER_STREAM, RD_RPC_BIDI } rd_rpc_kind;
 
 typedef enum {
-    RD_AUTH_NONE,    /* health and reflection: open, like every gRPC server's */
+    RD_AUTH_NONE,    /* health: open, like every gRPC server's (probes carry no token) */
+    RD_AUTH_REFLECTION, /* open while server.reflection is on; UNIMPLEMENTED when off */
     RD_AUTH_CLIENT,  /* server.auth token, when one is configured */
     RD_AUTH_ADMIN,   /* server.admin token, always required */
 } rd_auth_kind;

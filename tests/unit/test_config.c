@@ -834,6 +834,8 @@ static void test_ops_defaults(void **state)
     assert_int_equal(cfg->server.max_connection_idle_ms, 300000);
     assert_false(cfg->server.accept_compressed);
     assert_int_equal(cfg->server.max_unsent_answer_bytes, 64u << 20);
+    assert_true(cfg->server.reflection);
+    assert_int_equal(cfg->server.max_watch_streams, 256);
     assert_null(cfg->server.tls.cert_file);
     assert_null(cfg->server.auth_token);
     assert_null(cfg->server.admin_token);
@@ -864,7 +866,7 @@ static void test_ops_keys_are_read(void **state)
     put("certs/s.key", "key");
     put("certs/ca.pem", "ca");
     put("secret/token", "  s3cret-token \n second line ignored\n");
-    setenv("RD_TEST_ADMIN_TOKEN", "adm1n", 1);
+    setenv("RD_TEST_ADMIN_TOKEN", " adm1n\n", 1); /* a Secret's trailing newline */
     rd_config *cfg = load_ok("server:\n"
                              "  drain_delay_ms: 250\n"
                              "  max_connection_age_ms: 60000\n"
@@ -877,6 +879,8 @@ static void test_ops_keys_are_read(void **state)
                              "  max_connection_idle_ms: 0\n"
                              "  accept_compressed: true\n"
                              "  max_unsent_answer_bytes: 2097152\n"
+                             "  reflection: false\n"
+                             "  max_watch_streams: 3\n"
                              "  tls:\n"
                              "    cert_file: certs/s.crt\n"
                              "    key_file: certs/s.key\n"
@@ -908,6 +912,8 @@ static void test_ops_keys_are_read(void **state)
     assert_int_equal(cfg->server.max_connection_idle_ms, 0);
     assert_true(cfg->server.accept_compressed);
     assert_int_equal(cfg->server.max_unsent_answer_bytes, 2097152);
+    assert_false(cfg->server.reflection);
+    assert_int_equal(cfg->server.max_watch_streams, 3);
     assert_string_equal(cfg->server.tls.cert_file, in_dir(path, "certs/s.crt"));
     assert_string_equal(cfg->server.tls.client_ca_file, in_dir(path, "certs/ca.pem"));
     assert_string_equal(cfg->server.auth_token, "s3cret-token");
@@ -948,6 +954,8 @@ static void test_ops_key_errors(void **state)
                       "server.max_connection_idle_ms", "must be 0 (off) or 1000..86400000");
     expect_main_error("server:\n  accept_compressed: maybe\n" MAIN_MIN, 2,
                       "server.accept_compressed", "");
+    expect_main_error("server:\n  max_watch_streams: 0\n" MAIN_MIN, 2,
+                      "server.max_watch_streams", "out of range (1..100000)");
     expect_main_error("server:\n  max_unsent_answer_bytes: 10\n" MAIN_MIN, 2,
                       "server.max_unsent_answer_bytes", "out of range");
     expect_main_error("server:\n  tls: {cert_file: nope.crt, key_file: nope.key}\n" MAIN_MIN, 2,
@@ -957,6 +965,10 @@ static void test_ops_key_errors(void **state)
                       "cert_file and key_file go together");
     expect_main_error("server:\n  auth: {token_env: RD_TEST_SURELY_UNSET_VAR}\n" MAIN_MIN, 2,
                       "server.auth.token_env", "RD_TEST_SURELY_UNSET_VAR is not set");
+    setenv("RD_TEST_BLANK_TOKEN", " \n", 1);
+    expect_main_error("server:\n  auth: {token_env: RD_TEST_BLANK_TOKEN}\n" MAIN_MIN, 2,
+                      "server.auth.token_env", "holds no usable secret");
+    unsetenv("RD_TEST_BLANK_TOKEN");
     put("empty.token", "\n");
     expect_main_error("server:\n  admin:\n    token_file: empty.token\n" MAIN_MIN, 3,
                       "server.admin.token_file", "no usable secret");

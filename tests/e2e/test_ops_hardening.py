@@ -1,0 +1,117 @@
+"""Operational hardening of issue 39: token_env trimmed like a file,
+failed authentication logged (peer, method, rate-limited), reflection
+switchable off, a reload that drops a protection warned about, and a limit
+on WatchBreakers streams."""
+import json
+import time
+
+import grpc
+import pytest
+import yaml
+
+from ops_support import ops_launcher, sighup, wait_for_log  # noqa: F401
+from rdtest import pb, unique
+
+REFLECTION = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
+LIST_SERVICES = b"\x3a\x00"  # ServerReflectionRequest{list_services: ""}
+
+
+def log_entries(server, msg: str) -> list[dict]:
+    out = []
+    for line in server.log_text(10**7).splitlines():
+        entry = json.loads(line)
+        if entry.get("msg") == msg:
+            out.append(entry)
+    return out
+
+
+def test_token_env_with_a_trailing_newline_is_trimmed(ops_launcher, monkeypatch):
+    """A Kubernetes Secret mounted as an environment variable usually ends
+    with a newline; the token is the line without it."""
+    monkeypatch.setenv("RD_E2E_NEWLINE_TOKEN", "env-secret\n")
+    server = ops_launcher.start(server={"auth": {"token_env": "RD_E2E_NEWLINE_TOKEN"}},
+                                token="env-secret")
+    server.stub.Classify(pb.ClassifyRequest(tool_id="t", error=pb.ToolError(message="x")),
+                         timeout=5)
+
+
+def test_failed_authentication_is_logged_with_peer_and_method(ops_launcher, tmp_path):
+    token = tmp_path / "client.token"
+    token.write_text("right-token\n")
+    server = ops_launcher.start(server={"auth": {"token_file": str(token)}}, token="wrong")
+    for _ in range(30):
+        with pytest.raises(grpc.RpcError) as e:
+            server.stub.Classify(pb.ClassifyRequest(tool_id="t", error=pb.ToolError(message="x")),
+                                 timeout=5)
+        assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert wait_for_log(server, "authentication failed")
+    lines = log_entries(server, "authentication failed")
+    assert 1 <= len(lines) <= 3, lines  # one a second at most
+    first = lines[0]
+    assert first["level"] == "warn"
+    assert first["peer"].startswith("ipv4:127.0.0.1:"), first
+    assert first["method"] == "/recovery.v1.RecoveryService/Classify"
+    assert first["reason"] == "invalid bearer token"
+    assert "right-token" not in server.log_text(10**7) and "wrong" not in first["reason"]
+
+
+def reflection_call(server):
+    call = server.channel.stream_stream(REFLECTION, request_serializer=None,
+                                        response_deserializer=None)
+    return list(call(iter([LIST_SERVICES]), timeout=5))
+
+
+def test_reflection_can_be_switched_off_and_on_by_reload(ops_launcher):
+    server = ops_launcher.start(server={"reflection": False})
+    with pytest.raises(grpc.RpcError) as e:
+        reflection_call(server)
+    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    assert "server.reflection" in e.value.details()
+    main = yaml.safe_load(server.config.read_text())
+    main["server"]["reflection"] = True
+    server.config.write_text(yaml.safe_dump(main))
+    sighup(server)
+    assert wait_for_log(server, "configuration reloaded")
+    answers = reflection_call(server)
+    assert b"recovery.v1.RecoveryService" in answers[0]
+
+
+def test_a_reload_that_drops_auth_is_a_warning_naming_it(ops_launcher, tmp_path):
+    token = tmp_path / "client.token"
+    token.write_text("tok\n")
+    server = ops_launcher.start(server={"auth": {"token_file": str(token)}}, token="tok")
+    main = yaml.safe_load(server.config.read_text())
+    del main["server"]["auth"]
+    server.config.write_text(yaml.safe_dump(main))
+    sighup(server)
+    assert wait_for_log(server, "configuration reloaded")
+    dropped = log_entries(server, "a reload removed a protection")
+    assert [d["key"] for d in dropped] == ["server.auth"], dropped
+    assert dropped[0]["level"] == "warn"
+    assert "without a token" in dropped[0]["effect"]
+
+
+def test_watch_streams_past_the_limit_are_refused(ops_launcher):
+    server = ops_launcher.start(server={"max_watch_streams": 2})
+    tool = unique("watched")
+    req = pb.WatchBreakersRequest(tool_ids=[tool])
+    streams = [server.stub.WatchBreakers(req, timeout=30) for _ in range(2)]
+    for s in streams:
+        next(s)  # the snapshot: the stream is open
+    with pytest.raises(grpc.RpcError) as e:
+        next(server.stub.WatchBreakers(req, timeout=5))
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "server.max_watch_streams" in e.value.details()
+    streams[0].cancel()
+    reopened = False
+    for _ in range(50):  # the cancelled stream is closed on its worker's next wake
+        try:
+            third = server.stub.WatchBreakers(req, timeout=30)
+            next(third)
+            third.cancel()
+            reopened = True
+            break
+        except grpc.RpcError:
+            time.sleep(0.05)
+    assert reopened
+    streams[1].cancel()
