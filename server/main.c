@@ -238,6 +238,11 @@ static void services_free(rd_services *svc)
     rd_store_destroy(svc->store);
 }
 
+static bool api_serving(void *health)
+{
+    return rd_health_status_of(health, "recovery.v1.RecoveryService") == RD_HEALTH_SERVING;
+}
+
 /* A metrics port that cannot be bound is logged, not fatal: the decisions
  * executors wait for matter more than their counters. */
 static void start_metrics_endpoint(runtime *rt, const char *listen)
@@ -252,7 +257,9 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
         .max_connections_per_ip = mc->max_connections_per_ip,
         .threads = mc->threads,
         .connection_timeout_ms = mc->connection_timeout_ms,
-        .token = mc->token};
+        .token = mc->token,
+        .serving = api_serving,
+        .serving_ctx = rt->svc.health};
     rt->metrics_http = rd_metrics_http_start(rt->svc.metrics, listen, list_store_breakers,
                                              rt->svc.store, &limits, &st);
     rd_config_snap_release(snap);
@@ -352,6 +359,29 @@ static void keep_heap_pages(void)
     mallopt(M_TOP_PAD, 1 << 20);
 }
 
+/* Protected mode, as Redis has it: a server without server.auth answers
+ * anyone who reaches it, and one reachable from other hosts can have every
+ * breaker of the fleet opened. Unless the configuration says it may
+ * (server.allow_unauthenticated), it listens on loopback only, on the
+ * port it was given. Returns the address to listen on (malloc'd). */
+static char *protected_listen(const rd_config *cfg, const char *wanted)
+{
+    if (cfg->server.auth_token || cfg->server.allow_unauthenticated ||
+        rd_config_listen_is_local(wanted))
+        return strdup(wanted);
+    const char *colon = strrchr(wanted, ':');
+    char local[64];
+    snprintf(local, sizeof local, "127.0.0.1:%s", colon ? colon + 1 : "50051");
+    char fields[512] = "";
+    rd_log_kv(fields, sizeof fields, "configured", wanted);
+    rd_log_kv(fields, sizeof fields, "listen", local);
+    rd_log(RD_LOG_WARN,
+           "server.auth is not set: listening on loopback only; set server.auth, or "
+           "server.allow_unauthenticated: true to serve without a token on other addresses",
+           fields);
+    return strdup(local);
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -373,7 +403,7 @@ int main(int argc, char **argv)
     }
     rd_config_apply_process_settings(cfg);
     keep_heap_pages();
-    char *listen = strdup(o.listen ? o.listen : cfg->server.listen);
+    char *listen = protected_listen(cfg, o.listen ? o.listen : cfg->server.listen);
     rc = listen ? serve(cfg, listen) : 1; /* serve owns cfg */
     if (!listen)
         rd_config_free(cfg);

@@ -174,7 +174,8 @@ static const char *const SERVER_KEYS[] = {
     "max_connection_age_ms", "max_connection_age_grace_ms", "keepalive_time_ms",
     "keepalive_timeout_ms", "max_concurrent_streams", "memory_limit_bytes",
     "handshake_timeout_ms", "max_connection_idle_ms", "accept_compressed",
-    "max_unsent_answer_bytes", "reflection", "max_watch_streams", "tls", "auth", "admin", NULL};
+    "max_unsent_answer_bytes", "reflection", "max_watch_streams", "allow_unauthenticated", "tls",
+    "auth", "admin", NULL};
 
 static int parse_server(const rd_yctx *c, const rd_ynode *map, rd_config *cfg)
 {

@@ -147,6 +147,7 @@ typedef struct rd_server_config {
     bool accept_compressed;              /* false = identity requests only */
     size_t max_unsent_answer_bytes;      /* answers held for clients that do not read */
     bool reflection;                     /* serve grpc.reflection (reloadable) */
+    bool allow_unauthenticated;          /* without auth, listen beyond loopback */
     size_t max_watch_streams;            /* WatchBreakers streams open at once (reloadable) */
     rd_tls_config tls;
     /* Bearer tokens, resolved at load time from token_file / token_env.
@@ -154,6 +155,10 @@ typedef struct rd_server_config {
     char *auth_token;            /* required on every RecoveryService call */
     char *admin_token;           /* required on AdminService; NULL = admin refused */
 } rd_server_config;
+
+/* Whether a listen address ("host:port", "unix:/path") is reachable from
+ * this host only: loopback addresses, localhost and Unix sockets. */
+bool rd_config_listen_is_local(const char *listen);
 
 typedef struct rd_metrics_config {
     char *listen;                /* host:port; NULL = endpoint disabled */

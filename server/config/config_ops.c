@@ -2,6 +2,7 @@
  * configuration section of docs/OPERATIONS.md). */
 #include "config/config_ops.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     s->accept_compressed = false;
     s->max_unsent_answer_bytes = 64u << 20;
     s->reflection = true;
+    s->allow_unauthenticated = false;
     s->max_watch_streams = 256;
     /* loopback unless the configuration says otherwise, as gRPC */
     cfg->metrics.listen = strdup("127.0.0.1:9464");
@@ -282,6 +284,8 @@ int rd_config_parse_server_ops(const rd_yctx *c, const rd_ynode *map, rd_config 
     if (rc == RD_OK)
         rc = rd_yget_bool(c, map, path, "reflection", &s->reflection);
     if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "allow_unauthenticated", &s->allow_unauthenticated);
+    if (rc == RD_OK)
         rc = rd_yget_size(c, map, path, "max_watch_streams", 1, 100000, &s->max_watch_streams);
     const rd_ynode *tls = rd_ymap_get(map, "tls");
     if (rc == RD_OK && tls)
@@ -291,6 +295,27 @@ int rd_config_parse_server_ops(const rd_yctx *c, const rd_ynode *map, rd_config 
     if (rc == RD_OK)
         rc = parse_token(c, map, "server", "admin", &s->admin_token);
     return rc;
+}
+
+bool rd_config_listen_is_local(const char *listen)
+{
+    if (strncmp(listen, "unix:", 5) == 0 || strncmp(listen, "unix-abstract:", 14) == 0)
+        return true;
+    const char *colon = strrchr(listen, ':');
+    size_t n = colon ? (size_t)(colon - listen) : strlen(listen);
+    if (n >= 2 && listen[0] == '[' && listen[n - 1] == ']') {
+        listen++;
+        n -= 2;
+    }
+    char host[64];
+    if (n == 0 || n >= sizeof host)
+        return false; /* "" or ":port" is every address */
+    memcpy(host, listen, n);
+    host[n] = '\0';
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0)
+        return true;
+    struct in_addr a4;
+    return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
 }
 
 /* ---- store.redis ---- */

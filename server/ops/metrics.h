@@ -64,6 +64,10 @@ typedef struct rd_metrics_http_limits {
     int64_t connection_timeout_ms;   /* idle time before a connection is closed */
     const char *token;               /* bearer token required on /metrics; NULL = none
                                         (copied; /healthz never needs one) */
+    /* /readyz: whether the API is SERVING (gRPC health), for probes that
+     * cannot speak TLS to the gRPC port; NULL = /readyz answers 404. */
+    bool (*serving)(void *ctx);
+    void *serving_ctx;
 } rd_metrics_http_limits;
 
 /* Serves GET /metrics (and /healthz) on listen ("host:port"); limits NULL

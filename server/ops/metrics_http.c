@@ -4,6 +4,9 @@
  *                 with `Authorization: Bearer <token>`; otherwise 401)
  *   GET /healthz  "ok" (the process is up; gRPC health is the readiness
  *                 signal); never needs a token, probes carry none
+ *   GET /readyz   200 while the API is SERVING, 503 from the first step of
+ *                 shutdown: gRPC health over plain HTTP, for a kubelet that
+ *                 cannot probe a TLS gRPC port; no token
  *   other paths   404; other methods on the two paths 405
  *
  * A client cannot blind it by holding connections: each address may hold
@@ -34,6 +37,8 @@ struct rd_metrics_http {
     rd_breaker_lister lister;            /* borrowed */
     void *lister_ctx;
     char *token;                         /* NULL = none; a secret */
+    bool (*serving)(void *ctx);
+    void *serving_ctx;
 };
 
 /* Equal in constant time for a given length of `given`. */
@@ -111,12 +116,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     rd_metrics_http *h = cls;
     bool is_metrics = strcmp(url, "/metrics") == 0;
     bool is_health = strcmp(url, "/healthz") == 0;
-    if (!is_metrics && !is_health)
+    bool is_ready = h->serving && strcmp(url, "/readyz") == 0;
+    if (!is_metrics && !is_health && !is_ready)
         return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     if (is_health)
         return reply_text(conn, MHD_HTTP_OK, "ok\n");
+    if (is_ready)
+        return h->serving(h->serving_ctx)
+                   ? reply_text(conn, MHD_HTTP_OK, "serving\n")
+                   : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "not serving\n");
     if (!authorized(h, conn))
         return reply_text(conn, MHD_HTTP_UNAUTHORIZED, "bearer token required\n");
     return serve_metrics(h, conn);
@@ -180,7 +190,8 @@ rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_bre
         rd_status_set(st, RD_ERR_NOMEM, "metrics: out of memory");
         return NULL;
     }
-    *h = (rd_metrics_http){.metrics = m, .lister = lister, .lister_ctx = lister_ctx};
+    *h = (rd_metrics_http){.metrics = m, .lister = lister, .lister_ctx = lister_ctx,
+                           .serving = lim->serving, .serving_ctx = lim->serving_ctx};
     if (lim->token && !(h->token = strdup(lim->token))) {
         free(h);
         rd_status_set(st, RD_ERR_NOMEM, "metrics: out of memory");

@@ -60,6 +60,8 @@ static void check_server_keys(const rd_server_config *a, const rd_server_config 
         needs_restart("server.max_connection_idle_ms");
     if (a->accept_compressed != b->accept_compressed)
         needs_restart("server.accept_compressed");
+    if (a->allow_unauthenticated != b->allow_unauthenticated)
+        needs_restart("server.allow_unauthenticated");
     if (a->max_unsent_answer_bytes != b->max_unsent_answer_bytes)
         needs_restart("server.max_unsent_answer_bytes");
     if (str_differs(a->tls.cert_file, b->tls.cert_file) ||

@@ -3,6 +3,7 @@ failed authentication logged (peer, method, rate-limited), reflection
 switchable off, a reload that drops a protection warned about, and a limit
 on WatchBreakers streams."""
 import json
+import subprocess
 import time
 
 import grpc
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from ops_support import ops_launcher, sighup, wait_for_log  # noqa: F401
+import rdtest
 from rdtest import pb, unique
 
 REFLECTION = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
@@ -115,3 +117,46 @@ def test_watch_streams_past_the_limit_are_refused(ops_launcher):
             time.sleep(0.05)
     assert reopened
     streams[1].cancel()
+
+
+def bound_address(port: int) -> str | None:
+    """Where the listening TCP socket on `port` is bound, as `ss` shows it:
+    "127.0.0.1" (also when IPv4-mapped), "0.0.0.0" for every address, or
+    None while nothing listens there."""
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        local = line.split()[3].rsplit(":", 1)[0]
+        if local in ("0.0.0.0", "[::]", "*"):
+            return "0.0.0.0"
+        return local.strip("[]").removeprefix("::ffff:")
+    return None
+
+
+@pytest.mark.parametrize("server_keys, expected", [
+    ({}, "127.0.0.1"),
+    ({"allow_unauthenticated": True}, "0.0.0.0"),
+    ({"auth": {"token_env": "RD_E2E_PROTECTED_TOKEN"}}, "0.0.0.0"),
+])
+def test_without_auth_only_loopback_unless_allowed(recoveryd_binary, tmp_path, monkeypatch,
+                                                   server_keys, expected):
+    """Protected mode: no server.auth and no server.allow_unauthenticated
+    means loopback only, whatever server.listen says."""
+    monkeypatch.setenv("RD_E2E_PROTECTED_TOKEN", "tok")
+    port = rdtest.free_port()
+    config = rdtest.write_config(tmp_path / "cfg", server=server_keys)
+    log = tmp_path / "log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(recoveryd_binary), "--config", str(config), "--listen",
+                                 f"0.0.0.0:{port}"], stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while bound_address(port) is None and time.monotonic() < deadline:
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.05)
+        assert bound_address(port) == expected, log.read_text()
+        warned = "listening on loopback only" in log.read_text()
+        assert warned == (expected == "127.0.0.1"), log.read_text()
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=15) == 0

@@ -263,3 +263,23 @@ def test_bearer_token_guards_metrics_not_healthz(launcher, tmp_path):
     with urllib.request.urlopen(req, timeout=10) as resp:
         assert resp.status == 200
         assert resp.read().decode().startswith("#")
+
+
+def test_readyz_follows_grpc_health_through_shutdown(launcher):
+    """/readyz is the API's gRPC health over plain HTTP (for probes that
+    cannot speak TLS to the gRPC port): 503 from the first step of shutdown."""
+    port = rdtest.free_port()
+    path = launcher.config(server={"drain_delay_ms": 1500})
+    main = yaml.safe_load(path.read_text())
+    main["metrics"] = {"listen": f"127.0.0.1:{port}"}
+    path.write_text(yaml.safe_dump(main, sort_keys=False))
+    server = launcher.start(path)
+    server.metrics_url = f"http://127.0.0.1:{port}"
+    status, _, body = get(server, "/readyz")
+    assert (status, body) == (200, "serving\n")
+    server.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 1.0
+    while get(server, "/readyz")[0] == 200 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert get(server, "/readyz")[:3:2] == (503, "not serving\n")
+    assert server.wait(10) == 0

@@ -836,6 +836,7 @@ static void test_ops_defaults(void **state)
     assert_int_equal(cfg->server.max_unsent_answer_bytes, 64u << 20);
     assert_true(cfg->server.reflection);
     assert_int_equal(cfg->server.max_watch_streams, 256);
+    assert_false(cfg->server.allow_unauthenticated);
     assert_null(cfg->server.tls.cert_file);
     assert_null(cfg->server.auth_token);
     assert_null(cfg->server.admin_token);
@@ -881,6 +882,7 @@ static void test_ops_keys_are_read(void **state)
                              "  max_unsent_answer_bytes: 2097152\n"
                              "  reflection: false\n"
                              "  max_watch_streams: 3\n"
+                             "  allow_unauthenticated: true\n"
                              "  tls:\n"
                              "    cert_file: certs/s.crt\n"
                              "    key_file: certs/s.key\n"
@@ -914,6 +916,7 @@ static void test_ops_keys_are_read(void **state)
     assert_int_equal(cfg->server.max_unsent_answer_bytes, 2097152);
     assert_false(cfg->server.reflection);
     assert_int_equal(cfg->server.max_watch_streams, 3);
+    assert_true(cfg->server.allow_unauthenticated);
     assert_string_equal(cfg->server.tls.cert_file, in_dir(path, "certs/s.crt"));
     assert_string_equal(cfg->server.tls.client_ca_file, in_dir(path, "certs/ca.pem"));
     assert_string_equal(cfg->server.auth_token, "s3cret-token");
@@ -935,6 +938,19 @@ static void test_ops_keys_are_read(void **state)
     assert_string_equal(cfg->store.redis.master_name, "mymaster");
     rd_config_free(cfg);
     unsetenv("RD_TEST_ADMIN_TOKEN");
+}
+
+static void test_listen_addresses_that_are_local(void **state)
+{
+    (void)state;
+    const char *local[] = {"127.0.0.1:50051", "127.3.4.5:1", "localhost:50051", "[::1]:50051",
+                           "unix:/run/recoveryd.sock"};
+    const char *other[] = {"0.0.0.0:50051", ":50051", "[::]:50051", "10.0.0.5:50051",
+                           "recoveryd.svc:50051", "128.0.0.1:1", "127.0.0.1.evil:1"};
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++)
+        assert_true(rd_config_listen_is_local(local[i]));
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        assert_false(rd_config_listen_is_local(other[i]));
 }
 
 static void test_ops_key_errors(void **state)
@@ -1044,6 +1060,7 @@ int main(void)
         T(test_ops_defaults),
         T(test_ops_keys_are_read),
         T(test_ops_key_errors),
+        cmocka_unit_test(test_listen_addresses_that_are_local),
         T(test_secret_never_in_error_messages),
         T(test_redis_backend_is_accepted),
         T(test_absent_keys_take_documented_defaults),
