@@ -104,6 +104,7 @@ typedef struct runtime {
     rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
     const char *config_path;
     bool degraded;               /* last seen state of the shared store */
+    bool auth_refused;           /* last seen: Redis refuses our password */
     uint64_t store_errors;       /* store errors already counted in the metrics */
 } runtime;
 
@@ -120,14 +121,25 @@ static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, 
  * reports degraded or errors. */
 static void sync_store_health(runtime *rt)
 {
-    rd_redis_stats redis;
+    rd_redis_stats redis = {0};
     if (rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis))
         rd_metrics_set_shared_store(rt->svc.metrics, &(rd_shared_store_counts){
                                                          .cache_answers = redis.cache_hits,
                                                          .cache_reads = redis.read_hits,
                                                          .outcomes_batched = redis.deferred,
                                                          .outcomes_dropped = redis.deferred_dropped,
+                                                         .auth_refused = redis.auth_refused,
                                                      });
+    if (redis.auth_refused != rt->auth_refused) {
+        rt->auth_refused = redis.auth_refused;
+        char fields[RD_LOG_VALUE_MAX + 64] = "";
+        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
+        if (redis.auth_refused)
+            rd_log(RD_LOG_ERROR, "Redis refuses the configured password (store.redis.password_*)",
+                   fields);
+        else
+            rd_log(RD_LOG_INFO, "Redis accepts the configured password again", "");
+    }
     bool degraded = rd_store_degraded(rt->svc.store);
     uint64_t errors = rd_store_error_count(rt->svc.store);
     for (; rt->store_errors < errors; rt->store_errors++)
@@ -136,8 +148,12 @@ static void sync_store_health(runtime *rt)
         return;
     rt->degraded = degraded;
     rd_metrics_set_degraded(rt->svc.metrics, degraded);
-    if (degraded)
-        rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)", "");
+    if (degraded) {
+        char fields[RD_LOG_VALUE_MAX + 64] = "";
+        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
+        rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)",
+               fields);
+    }
     else
         rd_log(RD_LOG_INFO, "shared store reachable again: shared state resumed", "");
 }

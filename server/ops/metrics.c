@@ -78,6 +78,7 @@ struct rd_metrics {
     atomic_bool degraded;
     atomic_bool shared_store;            /* the counters below were set */
     atomic_uint_fast64_t shared_cache_answers, shared_cache_reads, shared_batched, shared_dropped;
+    atomic_bool shared_auth_refused;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
 };
@@ -306,6 +307,7 @@ void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c)
     atomic_store_explicit(&m->shared_cache_reads, c->cache_reads, memory_order_relaxed);
     atomic_store_explicit(&m->shared_batched, c->outcomes_batched, memory_order_relaxed);
     atomic_store_explicit(&m->shared_dropped, c->outcomes_dropped, memory_order_relaxed);
+    atomic_store_explicit(&m->shared_auth_refused, c->auth_refused, memory_order_relaxed);
     atomic_store_explicit(&m->shared_store, true, memory_order_release);
 }
 
@@ -585,6 +587,10 @@ static void render_shared_store(strbuf *sb, rd_metrics *m)
     render_counter(sb, "recoveryd_redis_outcomes_dropped_total",
                    "Batched outcomes lost because Redis failed their batch.",
                    &m->shared_dropped);
+    sb_family(sb, "recoveryd_redis_auth_refused", "gauge",
+              "1 while Redis refuses the configured password (the log says why).");
+    sb_printf(sb, "recoveryd_redis_auth_refused %d\n",
+              atomic_load_explicit(&m->shared_auth_refused, memory_order_relaxed) ? 1 : 0);
 }
 
 static void render_process(strbuf *sb, rd_metrics *m)

@@ -43,6 +43,7 @@ typedef struct rd_shared_store_counts {
     uint64_t cache_reads;        /* reads of a named tool answered from it */
     uint64_t outcomes_batched;   /* outcomes counted for a batch */
     uint64_t outcomes_dropped;   /* of those, lost because Redis failed the batch */
+    bool auth_refused;           /* the last connection attempt was refused by AUTH */
 } rd_shared_store_counts;
 void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c);
 void rd_metrics_config_reload(rd_metrics *m, bool ok);

@@ -5,6 +5,7 @@ on WatchBreakers streams."""
 import json
 import subprocess
 import time
+import urllib.request
 
 import grpc
 import pytest
@@ -160,3 +161,36 @@ def test_without_auth_only_loopback_unless_allowed(recoveryd_binary, tmp_path, m
     finally:
         proc.terminate()
         assert proc.wait(timeout=15) == 0
+
+
+def test_redis_refusing_the_password_is_logged_with_its_reason_and_a_gauge(
+        ops_launcher, tmp_path, monkeypatch):
+    """A wrong store.redis password: the service answers from local state
+    (degraded), and the log and /metrics say it is the password."""
+    from cluster_support import RedisProc
+    redis = RedisProc(tmp_path, "redis").start()
+    try:
+        redis.cmd("CONFIG", "SET", "requirepass", "the-right-one")
+        monkeypatch.setenv("RD_E2E_REDIS_PASSWORD", "a-wrong-one\n")
+        port = rdtest.free_port()
+        server = ops_launcher.start(
+            store={"backend": "redis",
+                   "redis": {"address": redis.address, "password_env": "RD_E2E_REDIS_PASSWORD",
+                             "key_prefix": unique("auth") + ":"}},
+            top={"metrics": {"listen": f"127.0.0.1:{port}"}})
+        try:  # a call makes the store connect; it is answered from local state
+            server.stub.Decide(pb.DecideRequest(tool_id="t", attempt=1,
+                                                error=pb.ToolError(message="timeout")), timeout=5)
+        except grpc.RpcError:
+            pass
+        assert wait_for_log(server, "Redis refuses the configured password", timeout=10), \
+            server.log_text()
+        refused = log_entries(server,
+                              "Redis refuses the configured password (store.redis.password_*)")
+        assert "AUTH refused: WRONGPASS" in refused[0]["reason"], refused
+        assert "a-wrong-one" not in server.log_text(10**7)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            text = resp.read().decode()
+        assert "recoveryd_redis_auth_refused 1" in text
+    finally:
+        redis.stop()
