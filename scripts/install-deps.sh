@@ -17,13 +17,14 @@ cd "$(dirname "$0")/.."
 BUILD_DEBS=(build-essential cmake pkg-config
             libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libyaml-dev
             libhiredis-dev grpc-proto protobuf-compiler
-            libmicrohttpd-dev libjansson-dev python3 nghttp2-client)
+            libmicrohttpd-dev libjansson-dev libssl-dev zlib1g-dev python3 nghttp2-client)
 # Running the tests on top of that.
 TEST_DEBS=(redis-server libcmocka-dev python3-venv clang libclang-rt-14-dev llvm)
 # The runtime packages of the libraries the -dev packages above link against
 # (keep the two lists in step; tests/deploy checks that the binary's shared
 # libraries all come from these and their dependencies).
-RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4 libatomic1)
+RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4 libatomic1
+              libssl3 zlib1g)
 
 mode=all
 list_only=false

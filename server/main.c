@@ -105,6 +105,8 @@ typedef struct runtime {
     const char *config_path;
     bool degraded;               /* last seen state of the shared store */
     bool auth_refused;           /* last seen: Redis refuses our password */
+    int64_t tls_not_after;       /* last seen notAfter of the server certificate */
+    int64_t tls_next_warning_ms; /* when an expiring certificate is mentioned again */
     uint64_t store_errors;       /* store errors already counted in the metrics */
 } runtime;
 
@@ -158,6 +160,40 @@ static void sync_store_health(runtime *rt)
         rd_log(RD_LOG_INFO, "shared store reachable again: shared state resumed", "");
 }
 
+/* The certificate's expiry as a metric, and in the log from 14 days before
+ * it (once a day; at error level once it has passed): a certificate that
+ * is not renewed ends every client's connection at once. */
+#define TLS_WARN_BEFORE_S (14 * 24 * 3600)
+#define TLS_WARN_EVERY_MS (24 * 3600 * 1000LL)
+
+static void watch_certificate(runtime *rt)
+{
+    int64_t not_after = rd_server_tls_not_after(rt->server);
+    if (not_after <= 0)
+        return;
+    int64_t now_ms = rd_clock_mono_ms();
+    if (not_after != rt->tls_not_after) {
+        rt->tls_not_after = not_after;
+        rt->tls_next_warning_ms = now_ms; /* a new certificate is judged at once */
+        rd_metrics_set_tls_not_after(rt->svc.metrics, not_after);
+    }
+    int64_t left_s = not_after - rd_clock_unix_ms() / 1000;
+    if (left_s > TLS_WARN_BEFORE_S || now_ms < rt->tls_next_warning_ms)
+        return;
+    rt->tls_next_warning_ms = now_ms + TLS_WARN_EVERY_MS;
+    char fields[256] = "", text[32];
+    snprintf(text, sizeof text, "%lld", (long long)not_after);
+    rd_log_kv(fields, sizeof fields, "not_after_unix", text);
+    snprintf(text, sizeof text, "%lld", (long long)(left_s / 86400));
+    rd_log_kv(fields, sizeof fields, "days_left", text);
+    if (left_s <= 0)
+        rd_log(RD_LOG_ERROR, "the server's TLS certificate has expired: clients refuse it; "
+               "replace server.tls.cert_file (picked up without a restart)", fields);
+    else
+        rd_log(RD_LOG_WARN, "the server's TLS certificate expires soon; replace "
+               "server.tls.cert_file (picked up without a restart)", fields);
+}
+
 /* Waits for SIGTERM/SIGINT; meanwhile reloads on SIGHUP or a config
  * directory change, evicts idle store entries, reports store health and
  * returns memory freed after a burst (ops/heap.h). */
@@ -177,6 +213,7 @@ static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_int
         if (rt->watch && rd_config_watch_due(rt->watch, rd_clock_mono_ms()))
             rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "file change");
         sync_store_health(rt);
+        watch_certificate(rt);
         rd_heap_tick(&heap, rd_clock_mono_ms());
         if (rd_clock_mono_ms() >= next_evict) {
             rt->svc.store->ops->evict(rt->svc.store, rd_clock_unix_ms());

@@ -76,6 +76,7 @@ struct rd_metrics {
 
     atomic_uint_fast64_t store_errors;
     atomic_bool degraded;
+    atomic_int_fast64_t tls_not_after;
     atomic_bool shared_store;            /* the counters below were set */
     atomic_uint_fast64_t shared_cache_answers, shared_cache_reads, shared_batched, shared_dropped;
     atomic_bool shared_auth_refused;
@@ -291,6 +292,12 @@ void rd_metrics_store_error(rd_metrics *m)
 {
     if (m)
         count(&m->store_errors, 1);
+}
+
+void rd_metrics_set_tls_not_after(rd_metrics *m, int64_t not_after)
+{
+    if (m)
+        atomic_store_explicit(&m->tls_not_after, not_after, memory_order_relaxed);
 }
 
 void rd_metrics_set_degraded(rd_metrics *m, bool degraded)
@@ -602,6 +609,14 @@ static void render_process(strbuf *sb, rd_metrics *m)
     sb_printf(sb, "recoveryd_store_degraded %d\n",
               atomic_load_explicit(&m->degraded, memory_order_relaxed) ? 1 : 0);
     render_shared_store(sb, m);
+    int64_t not_after = atomic_load_explicit(&m->tls_not_after, memory_order_relaxed);
+    if (not_after > 0) {
+        sb_family(sb, "recoveryd_tls_certificate_expiry_timestamp_seconds", "gauge",
+                  "notAfter of the server certificate in use (picked up again when its files "
+                  "change).");
+        sb_printf(sb, "recoveryd_tls_certificate_expiry_timestamp_seconds %" PRId64 "\n",
+                  not_after);
+    }
     sb_family(sb, "recoveryd_config_reloads_total", "counter",
               "Configuration reloads by result (a failed reload keeps the previous config).");
     sb_printf(sb, "recoveryd_config_reloads_total{result=\"success\"} %" PRIu64 "\n",

@@ -35,6 +35,8 @@ void rd_metrics_outcome(rd_metrics *m, const char *tool_id, const rd_outcome_inp
                         const rd_classification *c_or_null, bool opened);
 void rd_metrics_store_error(rd_metrics *m);
 void rd_metrics_set_degraded(rd_metrics *m, bool degraded);
+/* notAfter (Unix seconds) of the server's TLS certificate; 0 = no TLS. */
+void rd_metrics_set_tls_not_after(rd_metrics *m, int64_t not_after);
 
 /* Counters of the shared (Redis) store, as it reports them; rendered only
  * once set, so a memory-store deployment shows none. */

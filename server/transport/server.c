@@ -11,9 +11,9 @@
 
 #include "core/log.h"
 #include "transport/server_internal.h"
+#include "transport/tls_files.h"
 
 #define ARENA_CHUNK (64 * 1024)
-#define PEM_MAX (1024 * 1024)
 
 static gpr_timespec in_ms(int64_t ms)
 {
@@ -132,49 +132,6 @@ static grpc_server *create_grpc_server(const rd_server_options *opt)
     return server;
 }
 
-/* The whole file as a NUL-terminated string; NULL with st set on error. */
-static char *read_pem(const char *path, const char *key, rd_status *st)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = f ? malloc(PEM_MAX + 1) : NULL;
-    size_t n = buf ? fread(buf, 1, PEM_MAX, f) : 0;
-    if (f)
-        fclose(f);
-    if (!buf || n == 0) {
-        free(buf);
-        rd_status_set(st, RD_ERR_CONFIG, "%s: cannot read \"%s\"", key, path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
-static grpc_server_credentials *tls_credentials(const rd_server_options *opt, rd_status *st)
-{
-    char *cert = read_pem(opt->tls_cert_file, "server.tls.cert_file", st);
-    char *key = cert ? read_pem(opt->tls_key_file, "server.tls.key_file", st) : NULL;
-    char *ca = key && opt->tls_client_ca_file
-                   ? read_pem(opt->tls_client_ca_file, "server.tls.client_ca_file", st)
-                   : NULL;
-    grpc_server_credentials *creds = NULL;
-    if (key && (ca || !opt->tls_client_ca_file)) {
-        grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
-        creds = grpc_ssl_server_credentials_create_ex(
-            ca, &pair, 1,
-            ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-               : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
-            NULL);
-        if (!creds)
-            rd_status_set(st, RD_ERR_CONFIG, "server.tls: the certificate or key is not usable");
-    }
-    if (key)
-        memset(key, 0, strlen(key));
-    free(cert);
-    free(key);
-    free(ca);
-    return creds;
-}
-
 static int bind_and_register(rd_server *s, const rd_server_options *opt, rd_status *st)
 {
     if (rd_methods_count > RD_MAX_METHODS)
@@ -187,11 +144,18 @@ static int bind_and_register(rd_server *s, const rd_server_options *opt, rd_stat
         if (!s->registered[i])
             return rd_status_set(st, RD_ERR_INTERNAL, "cannot register %s", rd_methods[i].path);
     }
-    grpc_server_credentials *creds = opt->tls_cert_file
-                                         ? tls_credentials(opt, st)
-                                         : grpc_insecure_server_credentials_create();
-    if (!creds)
-        return st->code;
+    grpc_server_credentials *creds = NULL;
+    if (opt->tls_cert_file) {
+        s->tls = rd_tls_files_new(opt->tls_cert_file, opt->tls_key_file, opt->tls_client_ca_file,
+                                  st);
+        if (!s->tls)
+            return st->code;
+        creds = rd_tls_files_credentials(s->tls);
+        if (!creds)
+            return rd_status_set(st, RD_ERR_CONFIG, "server.tls: the certificate or key is not usable");
+    } else {
+        creds = grpc_insecure_server_credentials_create();
+    }
     s->port = grpc_server_add_http2_port(s->grpc, opt->listen, creds);
     grpc_server_credentials_release(creds);
     if (s->port == 0)
@@ -265,6 +229,8 @@ rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc,
 
 int rd_server_port(const rd_server *s) { return s->port; }
 
+int64_t rd_server_tls_not_after(const rd_server *s) { return rd_tls_files_not_after(s->tls); }
+
 /* ---- shutdown ---- */
 
 int rd_server_shutdown(rd_server *s, int64_t grace_ms)
@@ -327,6 +293,7 @@ void rd_server_destroy(rd_server *s)
         pthread_mutex_destroy(&w->wake_lock);
     }
     drain_and_destroy_cq(s->shutdown_cq);
+    rd_tls_files_free(s->tls); /* after the server: its credentials call back into it */
     free(s->workers);
     free(s);
 }

@@ -80,6 +80,9 @@ typedef struct rd_server_options {
 /* Binds, starts the workers and begins serving. NULL on failure with st set. */
 rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc, rd_status *st);
 int rd_server_port(const rd_server *s);
+/* notAfter (Unix seconds) of the certificate in use; 0 without TLS. The
+ * files are picked up again when they change (tls_files.h). */
+int64_t rd_server_tls_not_after(const rd_server *s);
 /* Steps 1-3 above; returns how many calls were cancelled because the grace
  * period ran out (0 or 1: gRPC cancels them as a group). */
 int rd_server_shutdown(rd_server *s, int64_t grace_ms);

@@ -64,6 +64,7 @@ struct rd_server {
      * with RESOURCE_EXHAUSTED instead of queued. */
     atomic_size_t unsent_answer_bytes;
     size_t max_receive_bytes;    /* also the ceiling of an inflated request */
+    struct rd_tls_files *tls;    /* NULL = plaintext */
     size_t max_unsent_answer_bytes;
 };
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 import grpc
 import pytest
@@ -14,6 +15,7 @@ import yaml
 from ops_support import ops_launcher, sighup, wait_for_log  # noqa: F401
 import rdtest
 from rdtest import pb, unique
+from recovery.v1 import recovery_pb2_grpc as pb_grpc
 
 REFLECTION = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
 LIST_SERVICES = b"\x3a\x00"  # ServerReflectionRequest{list_services: ""}
@@ -194,3 +196,70 @@ def test_redis_refusing_the_password_is_logged_with_its_reason_and_a_gauge(
         assert "recoveryd_redis_auth_refused 1" in text
     finally:
         redis.stop()
+
+
+def served_not_after(port: int, ca: str) -> str:
+    """notAfter of the certificate a new TLS handshake with the server gets."""
+    import ssl
+    import socket
+    ctx = ssl.create_default_context(cafile=ca)
+    ctx.set_alpn_protocols(["h2"])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+            return tls.getpeercert()["notAfter"]
+
+
+def scrape_metric(port: int, name: str) -> float | None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
+def test_certificate_rotation_is_picked_up_and_expiry_is_watched(ops_launcher, tmp_path):
+    """The certificate files are replaced (as cert-manager or a Secret
+    update does): new connections get the new certificate without a
+    restart; the expiry metric follows, and a certificate that expires
+    within 14 days is warned about."""
+    from ops_support import make_certs
+    certs = make_certs(tmp_path / "certs")  # valid for 2 days
+    live = tmp_path / "live"
+    live.mkdir()
+    for name in ("server.crt", "server.key"):
+        (live / name).write_bytes(Path(certs[name]).read_bytes())
+    mport = rdtest.free_port()
+    server = ops_launcher.start(
+        server={"tls": {"cert_file": str(live / "server.crt"),
+                        "key_file": str(live / "server.key")}},
+        top={"metrics": {"listen": f"127.0.0.1:{mport}"}}, tls={"ca": certs["ca.crt"]})
+    assert wait_for_log(server, "TLS certificate expires soon"), server.log_text()
+    soon = log_entries(server, "the server's TLS certificate expires soon; replace "
+                               "server.tls.cert_file (picked up without a restart)")[0]
+    assert soon["days_left"] in ("1", "2"), soon
+    before = served_not_after(server.port, certs["ca.crt"])
+    expiry_before = scrape_metric(mport, "recoveryd_tls_certificate_expiry_timestamp_seconds")
+    assert expiry_before == float(soon["not_after_unix"])
+
+    # a 30-day certificate from the same CA, moved into place
+    d = Path(certs["ca.crt"]).parent
+    subprocess.run(["openssl", "x509", "-req", "-in", "server.csr", "-CA", "ca.crt",
+                    "-CAkey", "ca.key", "-CAcreateserial", "-days", "30", "-out", "new.crt",
+                    "-extfile", "san.cnf"], cwd=d, check=True, capture_output=True)
+    (live / "server.crt.tmp").write_bytes((d / "new.crt").read_bytes())
+    (live / "server.crt.tmp").replace(live / "server.crt")
+    time.sleep(1.2)  # the files are looked at once a second at most
+    after = served_not_after(server.port, certs["ca.crt"])
+    assert after != before
+    assert wait_for_log(server, "TLS certificate reloaded"), server.log_text()
+    deadline = time.monotonic() + 5
+    while scrape_metric(mport, "recoveryd_tls_certificate_expiry_timestamp_seconds") == \
+            expiry_before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert scrape_metric(mport, "recoveryd_tls_certificate_expiry_timestamp_seconds") > \
+        expiry_before + 20 * 86400
+    # calls still work over a fresh connection with the new certificate
+    channel = server.new_channel(own_connection=True)
+    pb_grpc.RecoveryServiceStub(channel).Classify(
+        pb.ClassifyRequest(tool_id="t", error=pb.ToolError(message="x")), timeout=5)
+    channel.close()
