@@ -643,8 +643,21 @@ static bool deadline_passed(const rd_call *c)
     return gpr_time_cmp(c->deadline, gpr_now(c->deadline.clock_type)) < 0;
 }
 
+/* While answers already wait past the limit, a call that lists is refused
+ * before its answer is built: building 600 KB answers only to drop them
+ * would leave a client that never reads in charge of the CPU. */
+static bool unsent_over_limit(const rd_call *c)
+{
+    const rd_server *s = c->worker->server;
+    return atomic_load(&s->unsent_answer_bytes) >= s->max_unsent_answer_bytes;
+}
+
 static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
 {
+    if (m->lists && unsent_over_limit(c)) {
+        finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+        return;
+    }
     rd_status st;
     rd_status_clear(&st);
     rpc_scope s;

@@ -10,6 +10,7 @@
 #define RD_TRANSPORT_METHODS_H
 
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 
 #include "core/decide.h"
 #include "ops/health.h"
@@ -96,6 +97,9 @@ typedef struct rd_method {
     const rd_stream_ops *stream;                     /* SERVER_STREAM */
     rd_direct_fn direct;                             /* NULL, or tried before `handle` */
     unsigned waiting;                                /* calls kept requested per worker */
+    bool lists;                                      /* answers with a list that may be large:
+                                                        refused unbuilt while unsent answers
+                                                        are over their limit (call.c) */
 } rd_method;
 
 extern const rd_method rd_methods[];
