@@ -50,6 +50,7 @@ struct rd_call {
     grpc_call_details details;   /* RD_GENERIC_METHOD only */
     grpc_byte_buffer *request;   /* the unary/first message, then bidi receives */
     grpc_byte_buffer *sending;   /* the message of the send in flight */
+    size_t sending_bytes;        /* its length when admitted: gRPC may take its slices */
     grpc_byte_buffer *pending;   /* bidi: a response waiting for the send slot */
     grpc_slice status_details;
     int cancelled;
@@ -95,12 +96,14 @@ static bool answer_admit(rd_call *c, grpc_byte_buffer *bb)
 {
     rd_server *s = c->worker->server;
     size_t len = grpc_byte_buffer_length(bb);
+    c->sending_bytes = len;
     size_t held = atomic_fetch_add(&s->unsent_answer_bytes, len);
     /* Small answers (every Decide, Classify, RecordOutcome) always go: the
      * limit is there for the large lists, and an executor must not be
      * refused because someone else stopped reading. */
     if (len > SMALL_ANSWER_BYTES && held + len > s->max_unsent_answer_bytes && held > 0) {
         atomic_fetch_sub(&s->unsent_answer_bytes, len);
+        c->sending_bytes = 0;
         return false;
     }
     return true;
@@ -110,8 +113,8 @@ static void drop_sending(rd_call *c)
 {
     if (!c->sending)
         return;
-    atomic_fetch_sub(&c->worker->server->unsent_answer_bytes,
-                     grpc_byte_buffer_length(c->sending));
+    atomic_fetch_sub(&c->worker->server->unsent_answer_bytes, c->sending_bytes);
+    c->sending_bytes = 0;
     grpc_byte_buffer_destroy(c->sending);
     c->sending = NULL;
 }
@@ -871,10 +874,7 @@ void rd_call_on_event(rd_worker *w, void *tag, bool success)
         break;
     case TAG_STATUS:
     case TAG_COUNT:
-        if (c->sending) {
-            grpc_byte_buffer_destroy(c->sending);
-            c->sending = NULL;
-        }
+        drop_sending(c);
         break;
     }
     (void)w;

@@ -263,3 +263,18 @@ def test_certificate_rotation_is_picked_up_and_expiry_is_watched(ops_launcher, t
     pb_grpc.RecoveryServiceStub(channel).Classify(
         pb.ClassifyRequest(tool_id="t", error=pb.ToolError(message="x")), timeout=5)
     channel.close()
+
+
+def test_unsent_answer_limit_counts_only_answers_still_waiting(ops_launcher):
+    """server.max_unsent_answer_bytes holds answers clients have not taken
+    yet; answers that were read leave it. Twenty ~130 KB lists in turn, 2.5
+    MiB in all, pass a 1 MiB limit."""
+    server = ops_launcher.start(server={"max_unsent_answer_bytes": 1048576})
+    futures = [server.stub.RecordOutcome.future(pb.RecordOutcomeRequest(
+        tool_id=f"listed-{i:04d}-" + "x" * 100, success=True, attempt=1), timeout=10)
+        for i in range(1000)]
+    for f in futures:
+        f.result()
+    for _ in range(20):
+        answer = server.stub.GetBreakerState(pb.GetBreakerStateRequest(), timeout=10)
+        assert len(answer.breakers) >= 1000
