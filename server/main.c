@@ -34,6 +34,7 @@
 #include "config/config.h"
 #include "core/decide.h"
 #include "core/log.h"
+#include "ops/breaker_snapshot.h"
 #include "ops/health.h"
 #include "ops/heap.h"
 #include "ops/live_config.h"
@@ -101,6 +102,7 @@ typedef struct runtime {
     rd_services svc;
     rd_server *server;
     rd_metrics_http *metrics_http;
+    rd_breaker_snapshot *breakers; /* shared store: what /metrics lists */
     rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
     const char *config_path;
     bool degraded;               /* last seen state of the shared store */
@@ -313,8 +315,13 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
         .token = mc->token,
         .serving = api_serving,
         .serving_ctx = rt->svc.health};
-    rt->metrics_http = rd_metrics_http_start(rt->svc.metrics, listen, list_store_breakers,
-                                             rt->svc.store, &limits, &st);
+    rd_redis_stats redis;
+    bool shared = rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis);
+    if (shared)
+        rt->breakers = rd_breaker_snapshot_start(rt->svc.store, mc->breaker_refresh_ms);
+    rt->metrics_http = rd_metrics_http_start(
+        rt->svc.metrics, listen, rt->breakers ? rd_breaker_snapshot_list : list_store_breakers,
+        rt->breakers ? (void *)rt->breakers : (void *)rt->svc.store, &limits, &st);
     rd_config_snap_release(snap);
     if (!rt->metrics_http) {
         char fields[RD_STATUS_MSG_MAX + 64] = "";
@@ -342,6 +349,7 @@ static void shut_down(runtime *rt, int sig)
     int cancelled = rd_server_shutdown(rt->server, grace_ms);
     rd_server_destroy(rt->server);
     rd_metrics_http_stop(rt->metrics_http);
+    rd_breaker_snapshot_stop(rt->breakers); /* after the endpoint that reads it */
     rd_config_watch_free(rt->watch);
     rd_log(RD_LOG_INFO, cancelled ? "stopped (grace period ran out; calls cancelled)" : "stopped", "");
 }

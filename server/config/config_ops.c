@@ -36,6 +36,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     cfg->metrics.max_connections_per_ip = 8;
     cfg->metrics.threads = 2;
     cfg->metrics.connection_timeout_ms = 5000;
+    cfg->metrics.breaker_refresh_ms = 15000;
     cfg->log_level = RD_CONFIG_LOG_INFO;
     cfg->reload_watch = true;
     rd_redis_config *r = &cfg->store.redis;
@@ -450,7 +451,7 @@ int rd_config_parse_redis(const rd_yctx *c, const rd_ynode *store, rd_redis_conf
 
 static const char *const METRICS_KEYS[] = {
     "listen", "max_tools", "max_connections", "max_connections_per_ip", "threads",
-    "connection_timeout_ms", "auth", NULL};
+    "connection_timeout_ms", "breaker_refresh_ms", "auth", NULL};
 static const char *const LOG_KEYS[] = {"level", NULL};
 static const char *const RELOAD_KEYS[] = {"watch", NULL};
 
@@ -478,6 +479,9 @@ static int parse_metrics(const rd_yctx *c, const rd_ynode *map, rd_metrics_confi
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, "metrics", "connection_timeout_ms", 1000, 600000,
                          &m->connection_timeout_ms);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "breaker_refresh_ms", 1000, 600000,
+                         &m->breaker_refresh_ms);
     m->max_connections = (unsigned)conns;
     m->max_connections_per_ip = (unsigned)per_ip;
     m->threads = (unsigned)threads;

@@ -100,6 +100,7 @@ static void report_restart_keys(const rd_config *old, const rd_config *next)
         old->metrics.max_connections_per_ip != next->metrics.max_connections_per_ip ||
         old->metrics.threads != next->metrics.threads ||
         old->metrics.connection_timeout_ms != next->metrics.connection_timeout_ms ||
+        old->metrics.breaker_refresh_ms != next->metrics.breaker_refresh_ms ||
         str_differs(old->metrics.token, next->metrics.token))
         needs_restart("metrics");
     if (old->reload_watch != next->reload_watch)

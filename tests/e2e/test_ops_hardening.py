@@ -278,3 +278,55 @@ def test_unsent_answer_limit_counts_only_answers_still_waiting(ops_launcher):
     for _ in range(20):
         answer = server.stub.GetBreakerState(pb.GetBreakerStateRequest(), timeout=10)
         assert len(answer.breakers) >= 1000
+
+
+def redis_commands(redis) -> int:
+    info = redis.cmd("INFO", "stats")
+    text = info.decode() if isinstance(info, bytes) else str(info)
+    for line in text.splitlines():
+        if line.startswith("total_commands_processed:"):
+            return int(line.split(":")[1])
+    raise AssertionError(f"no total_commands_processed in {text[:200]!r}")
+
+
+def test_scrape_with_the_shared_store_costs_no_redis_command_per_tool(ops_launcher, tmp_path):
+    """With the Redis store a scrape reads the breaker snapshot
+    (metrics.breaker_refresh_ms): its cost does not grow with the tools."""
+    from cluster_support import RedisProc
+    redis = RedisProc(tmp_path, "redis").start()
+    try:
+        port = rdtest.free_port()
+        server = ops_launcher.start(
+            store={"backend": "redis",
+                   "redis": {"address": redis.address, "key_prefix": unique("scrape") + ":"}},
+            top={"metrics": {"listen": f"127.0.0.1:{port}", "breaker_refresh_ms": 1000}})
+        futures = [server.stub.RecordOutcome.future(pb.RecordOutcomeRequest(
+            tool_id=f"scraped-{i:04d}", success=True, attempt=1), timeout=10)
+            for i in range(2000)]
+        for f in futures:
+            f.result()
+        time.sleep(2.5)  # a refresh has listed them
+        for attempt in range(3):
+            before = redis_commands(redis)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+                text = resp.read().decode()
+            spent = redis_commands(redis) - before - 1  # the INFO itself
+            if spent < 50:
+                break  # a background refresh may have run in between: measure again
+        assert spent < 50, spent
+        assert 'recoveryd_breakers{state="closed"} 2000' in text
+        # a change shows at the next refresh
+        for _ in range(6):
+            server.stub.Decide(pb.DecideRequest(tool_id="scraped-0001", attempt=1,
+                                                error=pb.ToolError(message="connection timeout")),
+                               timeout=5)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+                if 'recoveryd_breaker_state{tool="scraped-0001"} 1' in resp.read().decode():
+                    break
+            time.sleep(0.2)
+        else:
+            raise AssertionError("the opened breaker did not show within 5 s")
+    finally:
+        redis.stop()
