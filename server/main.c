@@ -316,9 +316,11 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
         .serving = api_serving,
         .serving_ctx = rt->svc.health};
     rd_redis_stats redis;
-    bool shared = rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis);
-    if (shared)
-        rt->breakers = rd_breaker_snapshot_start(rt->svc.store, mc->breaker_refresh_ms);
+    rd_store *primary = rd_store_resilient_primary(rt->svc.store);
+    /* Redis itself, not the degraded-mode wrapper: a listing that fails
+     * keeps the previous snapshot rather than counting as an outage. */
+    if (mc->breaker_refresh_ms > 0 && rd_store_redis_stats(primary, &redis))
+        rt->breakers = rd_breaker_snapshot_start(primary, mc->breaker_refresh_ms);
     rt->metrics_http = rd_metrics_http_start(
         rt->svc.metrics, listen, rt->breakers ? rd_breaker_snapshot_list : list_store_breakers,
         rt->breakers ? (void *)rt->breakers : (void *)rt->svc.store, &limits, &st);

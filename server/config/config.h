@@ -168,7 +168,7 @@ typedef struct rd_metrics_config {
     unsigned max_connections_per_ip;
     unsigned threads;
     int64_t connection_timeout_ms;
-    int64_t breaker_refresh_ms;  /* shared store: breaker states listed this often */
+    int64_t breaker_refresh_ms;  /* shared store: breaker states listed this often; 0 = per scrape */
     char *token;                 /* bearer token for /metrics; NULL = none. Secret. */
 } rd_metrics_config;
 

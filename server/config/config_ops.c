@@ -36,7 +36,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     cfg->metrics.max_connections_per_ip = 8;
     cfg->metrics.threads = 2;
     cfg->metrics.connection_timeout_ms = 5000;
-    cfg->metrics.breaker_refresh_ms = 15000;
+    cfg->metrics.breaker_refresh_ms = 0;
     cfg->log_level = RD_CONFIG_LOG_INFO;
     cfg->reload_watch = true;
     rd_redis_config *r = &cfg->store.redis;
@@ -480,8 +480,8 @@ static int parse_metrics(const rd_yctx *c, const rd_ynode *map, rd_metrics_confi
         rc = rd_yget_int(c, map, "metrics", "connection_timeout_ms", 1000, 600000,
                          &m->connection_timeout_ms);
     if (rc == RD_OK)
-        rc = rd_yget_int(c, map, "metrics", "breaker_refresh_ms", 1000, 600000,
-                         &m->breaker_refresh_ms);
+        rc = get_off_or_range(c, map, "metrics", "breaker_refresh_ms", 1000, 600000,
+                              &m->breaker_refresh_ms);
     m->max_connections = (unsigned)conns;
     m->max_connections_per_ip = (unsigned)per_ip;
     m->threads = (unsigned)threads;

@@ -4,8 +4,9 @@
  * 31,000 tools a scrape took 31,644 commands and 1.2 s, and every
  * Prometheus server scraping every replica multiplied it. With the shared
  * store a thread lists the breakers every refresh_ms
- * (metrics.breaker_refresh_ms) and a scrape reads that snapshot: no Redis
- * command at all, whatever the number of tools. A breaker's state is still
+ * (metrics.breaker_refresh_ms, opt-in: docs/METRICS.md says why) and a
+ * scrape reads that snapshot: no Redis command at all, whatever the number
+ * of tools. A breaker's state is still
  * judged at scrape time from its stored times (an OPEN breaker half-opens
  * on time); a change made since the snapshot shows at the next refresh.
  * The memory store is listed directly (that costs no I/O). */

@@ -846,7 +846,7 @@ static void test_ops_defaults(void **state)
     assert_int_equal(cfg->metrics.max_connections_per_ip, 8);
     assert_int_equal(cfg->metrics.threads, 2);
     assert_int_equal(cfg->metrics.connection_timeout_ms, 5000);
-    assert_int_equal(cfg->metrics.breaker_refresh_ms, 15000);
+    assert_int_equal(cfg->metrics.breaker_refresh_ms, 0);
     assert_null(cfg->metrics.token);
     assert_int_equal(cfg->log_level, RD_CONFIG_LOG_INFO);
     assert_true(cfg->reload_watch);
@@ -999,7 +999,7 @@ static void test_ops_key_errors(void **state)
     expect_main_error("metrics:\n  listen: nocolon\n" MAIN_MIN, 2, "metrics.listen",
                       "expected host:port");
     expect_main_error("metrics:\n  breaker_refresh_ms: 10\n" MAIN_MIN, 2,
-                      "metrics.breaker_refresh_ms", "out of range (1000..600000)");
+                      "metrics.breaker_refresh_ms", "must be 0 (off) or 1000..600000");
     expect_main_error("metrics:\n  threads: 0\n" MAIN_MIN, 2, "metrics.threads",
                       "out of range (1..16)");
     expect_main_error("metrics:\n  max_connections_per_ip: 0\n" MAIN_MIN, 2,
