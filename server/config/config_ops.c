@@ -25,7 +25,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     s->handshake_timeout_ms = 10000;
     s->max_connection_idle_ms = 300000;
     s->accept_compressed = false;
-    s->max_unsent_answer_bytes = 64u << 20;
+    s->max_unsent_answer_bytes = 16u << 20;
     s->reflection = true;
     s->allow_unauthenticated = false;
     s->max_watch_streams = 256;

@@ -833,7 +833,7 @@ static void test_ops_defaults(void **state)
     assert_int_equal(cfg->server.handshake_timeout_ms, 10000);
     assert_int_equal(cfg->server.max_connection_idle_ms, 300000);
     assert_false(cfg->server.accept_compressed);
-    assert_int_equal(cfg->server.max_unsent_answer_bytes, 64u << 20);
+    assert_int_equal(cfg->server.max_unsent_answer_bytes, 16u << 20);
     assert_true(cfg->server.reflection);
     assert_int_equal(cfg->server.max_watch_streams, 256);
     assert_false(cfg->server.allow_unauthenticated);
