@@ -42,7 +42,7 @@ typedef struct rd_worker {
     rd_call *dead;               /* finished during a cohort, freed after it */
     unsigned owed[RD_MAX_METHODS + 1]; /* calls to request after the cohort,
                                           per method; the last: generic */
-    grpc_slice slab;             /* answers are pieces of it (call.c) */
+    grpc_slice slab;             /* answers are pieces of it (call_bytes.c) */
     size_t slab_free;            /* its first bytes not handed out; pieces are
                                     taken from the end of that room */
     bool has_slab;
