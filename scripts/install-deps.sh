@@ -19,7 +19,7 @@ WHO=install-deps
 BUILD_DEBS=(build-essential cmake pkg-config
             libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libyaml-dev
             libhiredis-dev grpc-proto protobuf-compiler
-            libmicrohttpd-dev libjansson-dev)
+            libmicrohttpd-dev libjansson-dev libssl-dev zlib1g-dev)
 # The profile-guided Release build's training run (scripts/build-release.sh:
 # the image's build stage and the benchmark).
 RELEASE_DEBS=(python3 nghttp2-client)
@@ -32,7 +32,8 @@ TEST_DEBS=(libcmocka-dev clang libclang-rt-14-dev llvm redis-server
 # The runtime packages of the libraries the -dev packages above link against
 # (keep the two lists in step; tests/deploy checks that the binary's shared
 # libraries all come from these and their dependencies).
-RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4 libatomic1)
+RUNTIME_DEBS=(libgrpc29 libprotobuf-c1 libyaml-0-2 libhiredis0.14 libmicrohttpd12 libjansson4 libatomic1
+              libssl3 zlib1g)
 
 mode=
 list_only=false

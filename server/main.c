@@ -22,6 +22,7 @@
  *   5. the metrics endpoint stops; store, config and gRPC are released. */
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <grpc/support/log.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -33,7 +34,9 @@
 #include "config/config.h"
 #include "core/decide.h"
 #include "core/log.h"
+#include "ops/breaker_snapshot.h"
 #include "ops/health.h"
+#include "ops/heap.h"
 #include "ops/live_config.h"
 #include "ops/metrics.h"
 #include "ops/reload.h"
@@ -99,9 +102,13 @@ typedef struct runtime {
     rd_services svc;
     rd_server *server;
     rd_metrics_http *metrics_http;
+    rd_breaker_snapshot *breakers; /* shared store: what /metrics lists */
     rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
     const char *config_path;
     bool degraded;               /* last seen state of the shared store */
+    bool auth_refused;           /* last seen: Redis refuses our password */
+    int64_t tls_not_after;       /* last seen notAfter of the server certificate */
+    int64_t tls_next_warning_ms; /* when an expiring certificate is mentioned again */
     uint64_t store_errors;       /* store errors already counted in the metrics */
 } runtime;
 
@@ -118,14 +125,25 @@ static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, 
  * reports degraded or errors. */
 static void sync_store_health(runtime *rt)
 {
-    rd_redis_stats redis;
+    rd_redis_stats redis = {0};
     if (rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis))
         rd_metrics_set_shared_store(rt->svc.metrics, &(rd_shared_store_counts){
                                                          .cache_answers = redis.cache_hits,
                                                          .cache_reads = redis.read_hits,
                                                          .outcomes_batched = redis.deferred,
                                                          .outcomes_dropped = redis.deferred_dropped,
+                                                         .auth_refused = redis.auth_refused,
                                                      });
+    if (redis.auth_refused != rt->auth_refused) {
+        rt->auth_refused = redis.auth_refused;
+        char fields[RD_LOG_VALUE_MAX + 64] = "";
+        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
+        if (redis.auth_refused)
+            rd_log(RD_LOG_ERROR, "Redis refuses the configured password (store.redis.password_*)",
+                   fields);
+        else
+            rd_log(RD_LOG_INFO, "Redis accepts the configured password again", "");
+    }
     bool degraded = rd_store_degraded(rt->svc.store);
     uint64_t errors = rd_store_error_count(rt->svc.store);
     for (; rt->store_errors < errors; rt->store_errors++)
@@ -134,17 +152,57 @@ static void sync_store_health(runtime *rt)
         return;
     rt->degraded = degraded;
     rd_metrics_set_degraded(rt->svc.metrics, degraded);
-    if (degraded)
-        rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)", "");
+    if (degraded) {
+        char fields[RD_LOG_VALUE_MAX + 64] = "";
+        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
+        rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)",
+               fields);
+    }
     else
         rd_log(RD_LOG_INFO, "shared store reachable again: shared state resumed", "");
 }
 
+/* The certificate's expiry as a metric, and in the log from 14 days before
+ * it (once a day; at error level once it has passed): a certificate that
+ * is not renewed ends every client's connection at once. */
+#define TLS_WARN_BEFORE_S (14 * 24 * 3600)
+#define TLS_WARN_EVERY_MS (24 * 3600 * 1000LL)
+
+static void watch_certificate(runtime *rt)
+{
+    int64_t not_after = rd_server_tls_not_after(rt->server);
+    if (not_after <= 0)
+        return;
+    int64_t now_ms = rd_clock_mono_ms();
+    if (not_after != rt->tls_not_after) {
+        rt->tls_not_after = not_after;
+        rt->tls_next_warning_ms = now_ms; /* a new certificate is judged at once */
+        rd_metrics_set_tls_not_after(rt->svc.metrics, not_after);
+    }
+    int64_t left_s = not_after - rd_clock_unix_ms() / 1000;
+    if (left_s > TLS_WARN_BEFORE_S || now_ms < rt->tls_next_warning_ms)
+        return;
+    rt->tls_next_warning_ms = now_ms + TLS_WARN_EVERY_MS;
+    char fields[256] = "", text[32];
+    snprintf(text, sizeof text, "%lld", (long long)not_after);
+    rd_log_kv(fields, sizeof fields, "not_after_unix", text);
+    snprintf(text, sizeof text, "%lld", (long long)(left_s / 86400));
+    rd_log_kv(fields, sizeof fields, "days_left", text);
+    if (left_s <= 0)
+        rd_log(RD_LOG_ERROR, "the server's TLS certificate has expired: clients refuse it; "
+               "replace server.tls.cert_file (picked up without a restart)", fields);
+    else
+        rd_log(RD_LOG_WARN, "the server's TLS certificate expires soon; replace "
+               "server.tls.cert_file (picked up without a restart)", fields);
+}
+
 /* Waits for SIGTERM/SIGINT; meanwhile reloads on SIGHUP or a config
- * directory change, evicts idle store entries and reports store health. */
+ * directory change, evicts idle store entries, reports store health and
+ * returns memory freed after a burst (ops/heap.h). */
 static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_interval_ms)
 {
     int64_t next_evict = rd_clock_mono_ms() + evict_interval_ms;
+    rd_heap_trimmer heap = {0};
     for (;;) {
         struct timespec tick = {.tv_sec = 0, .tv_nsec = 50 * 1000000L};
         int sig = sigtimedwait(signals, NULL, &tick);
@@ -157,6 +215,8 @@ static int wait_for_stop(runtime *rt, const sigset_t *signals, int64_t evict_int
         if (rt->watch && rd_config_watch_due(rt->watch, rd_clock_mono_ms()))
             rd_reload(rt->svc.config, rt->svc.metrics, rt->config_path, "file change");
         sync_store_health(rt);
+        watch_certificate(rt);
+        rd_heap_tick(&heap, rd_clock_mono_ms());
         if (rd_clock_mono_ms() >= next_evict) {
             rt->svc.store->ops->evict(rt->svc.store, rd_clock_unix_ms());
             next_evict = rd_clock_mono_ms() + evict_interval_ms;
@@ -190,6 +250,12 @@ static rd_server_options server_options(const rd_config *cfg, const char *listen
         .max_connection_age_grace_ms = s->max_connection_age_grace_ms,
         .keepalive_time_ms = s->keepalive_time_ms,
         .keepalive_timeout_ms = s->keepalive_timeout_ms,
+        .max_concurrent_streams = s->max_concurrent_streams,
+        .memory_limit_bytes = s->memory_limit_bytes,
+        .handshake_timeout_ms = s->handshake_timeout_ms,
+        .max_connection_idle_ms = s->max_connection_idle_ms,
+        .accept_compressed = s->accept_compressed,
+        .max_unsent_answer_bytes = s->max_unsent_answer_bytes,
         .tls_cert_file = s->tls.cert_file,
         .tls_key_file = s->tls.key_file,
         .tls_client_ca_file = s->tls.client_ca_file,
@@ -227,6 +293,11 @@ static void services_free(rd_services *svc)
     rd_store_destroy(svc->store);
 }
 
+static bool api_serving(void *health)
+{
+    return rd_health_status_of(health, "recovery.v1.RecoveryService") == RD_HEALTH_SERVING;
+}
+
 /* A metrics port that cannot be bound is logged, not fatal: the decisions
  * executors wait for matter more than their counters. */
 static void start_metrics_endpoint(runtime *rt, const char *listen)
@@ -234,8 +305,26 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
     if (!listen)
         return; /* metrics.listen: "" */
     rd_status st = {0};
-    rt->metrics_http = rd_metrics_http_start(rt->svc.metrics, listen, list_store_breakers,
-                                             rt->svc.store, &st);
+    rd_config_snap *snap = rd_live_config_acquire(rt->svc.config);
+    const rd_metrics_config *mc = &snap->cfg->metrics;
+    rd_metrics_http_limits limits = {
+        .max_connections = mc->max_connections,
+        .max_connections_per_ip = mc->max_connections_per_ip,
+        .threads = mc->threads,
+        .connection_timeout_ms = mc->connection_timeout_ms,
+        .token = mc->token,
+        .serving = api_serving,
+        .serving_ctx = rt->svc.health};
+    rd_redis_stats redis;
+    rd_store *primary = rd_store_resilient_primary(rt->svc.store);
+    /* Redis itself, not the degraded-mode wrapper: a listing that fails
+     * keeps the previous snapshot rather than counting as an outage. */
+    if (mc->breaker_refresh_ms > 0 && rd_store_redis_stats(primary, &redis))
+        rt->breakers = rd_breaker_snapshot_start(primary, mc->breaker_refresh_ms);
+    rt->metrics_http = rd_metrics_http_start(
+        rt->svc.metrics, listen, rt->breakers ? rd_breaker_snapshot_list : list_store_breakers,
+        rt->breakers ? (void *)rt->breakers : (void *)rt->svc.store, &limits, &st);
+    rd_config_snap_release(snap);
     if (!rt->metrics_http) {
         char fields[RD_STATUS_MSG_MAX + 64] = "";
         rd_log_kv(fields, sizeof fields, "error", st.msg);
@@ -262,8 +351,24 @@ static void shut_down(runtime *rt, int sig)
     int cancelled = rd_server_shutdown(rt->server, grace_ms);
     rd_server_destroy(rt->server);
     rd_metrics_http_stop(rt->metrics_http);
+    rd_breaker_snapshot_stop(rt->breakers); /* after the endpoint that reads it */
     rd_config_watch_free(rt->watch);
     rd_log(RD_LOG_INFO, cancelled ? "stopped (grace period ran out; calls cancelled)" : "stopped", "");
+}
+
+/* gRPC's own messages (a refused compressed request, a broken handshake)
+ * as our JSON lines, not its text format on stderr. */
+static void log_from_grpc(gpr_log_func_args *args)
+{
+    char fields[RD_LOG_VALUE_MAX + 64] = "", line[16];
+    snprintf(line, sizeof line, "%d", args->line);
+    rd_log_kv(fields, sizeof fields, "source", args->file);
+    rd_log_kv(fields, sizeof fields, "line", line);
+    rd_log_kv(fields, sizeof fields, "detail", args->message);
+    rd_log(args->severity == GPR_LOG_SEVERITY_ERROR   ? RD_LOG_ERROR
+           : args->severity == GPR_LOG_SEVERITY_INFO ? RD_LOG_INFO
+                                                     : RD_LOG_DEBUG,
+           "grpc", fields);
 }
 
 /* Runs the service until SIGTERM/SIGINT. Takes ownership of cfg. */
@@ -283,6 +388,7 @@ static int serve(rd_config *cfg, const char *listen)
     rd_server_options opt = server_options(cfg, listen);
     rt.config_path = path;
     rt.watch = cfg->reload_watch ? rd_config_watch_new(cfg) : NULL;
+    gpr_set_log_function(log_from_grpc);
     grpc_init();
     int rc = services_create(&rt.svc, cfg, &st); /* cfg belongs to rt.svc.config now */
     if (rc == RD_OK && !(rt.server = rd_server_start(&opt, &rt.svc, &st)))
@@ -316,6 +422,29 @@ static void keep_heap_pages(void)
     mallopt(M_TOP_PAD, 1 << 20);
 }
 
+/* Protected mode, as Redis has it: a server without server.auth answers
+ * anyone who reaches it, and one reachable from other hosts can have every
+ * breaker of the fleet opened. Unless the configuration says it may
+ * (server.allow_unauthenticated), it listens on loopback only, on the
+ * port it was given. Returns the address to listen on (malloc'd). */
+static char *protected_listen(const rd_config *cfg, const char *wanted)
+{
+    if (cfg->server.auth_token || cfg->server.allow_unauthenticated ||
+        rd_config_listen_is_local(wanted))
+        return strdup(wanted);
+    const char *colon = strrchr(wanted, ':');
+    char local[64];
+    snprintf(local, sizeof local, "127.0.0.1:%s", colon ? colon + 1 : "50051");
+    char fields[512] = "";
+    rd_log_kv(fields, sizeof fields, "configured", wanted);
+    rd_log_kv(fields, sizeof fields, "listen", local);
+    rd_log(RD_LOG_WARN,
+           "server.auth is not set: listening on loopback only; set server.auth, or "
+           "server.allow_unauthenticated: true to serve without a token on other addresses",
+           fields);
+    return strdup(local);
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -337,7 +466,7 @@ int main(int argc, char **argv)
     }
     rd_config_apply_process_settings(cfg);
     keep_heap_pages();
-    char *listen = strdup(o.listen ? o.listen : cfg->server.listen);
+    char *listen = protected_listen(cfg, o.listen ? o.listen : cfg->server.listen);
     rc = listen ? serve(cfg, listen) : 1; /* serve owns cfg */
     if (!listen)
         rd_config_free(cfg);

@@ -173,7 +173,10 @@ typedef struct main_refs {
 static const char *const SERVER_KEYS[] = {
     "listen", "workers", "shutdown_grace_ms", "max_receive_bytes", "drain_delay_ms",
     "max_connection_age_ms", "max_connection_age_grace_ms", "keepalive_time_ms",
-    "keepalive_timeout_ms", "tls", "auth", "admin", NULL};
+    "keepalive_timeout_ms", "max_concurrent_streams", "memory_limit_bytes",
+    "handshake_timeout_ms", "max_connection_idle_ms", "accept_compressed",
+    "max_unsent_answer_bytes", "reflection", "max_watch_streams", "allow_unauthenticated", "tls",
+    "auth", "admin", NULL};
 
 static int parse_server(const rd_yctx *c, const rd_ynode *map, rd_config *cfg)
 {

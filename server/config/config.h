@@ -141,6 +141,16 @@ typedef struct rd_server_config {
     int64_t max_connection_age_grace_ms; /* 0 = gRPC default */
     int64_t keepalive_time_ms;           /* 0 = gRPC default */
     int64_t keepalive_timeout_ms;        /* 0 = gRPC default */
+    /* Limits against hostile peers (docs/SECURITY.md). */
+    unsigned max_concurrent_streams;     /* per connection */
+    size_t memory_limit_bytes;           /* gRPC resource quota; 0 = none */
+    int64_t handshake_timeout_ms;
+    int64_t max_connection_idle_ms;      /* 0 = off */
+    bool accept_compressed;              /* false = identity requests only */
+    size_t max_unsent_answer_bytes;      /* answers held for clients that do not read */
+    bool reflection;                     /* serve grpc.reflection (reloadable) */
+    bool allow_unauthenticated;          /* without auth, listen beyond loopback */
+    size_t max_watch_streams;            /* WatchBreakers streams open at once (reloadable) */
     rd_tls_config tls;
     /* Bearer tokens, resolved at load time from token_file / token_env.
      * NULL = none configured. Secrets: never logged or printed. */
@@ -148,9 +158,20 @@ typedef struct rd_server_config {
     char *admin_token;           /* required on AdminService; NULL = admin refused */
 } rd_server_config;
 
+/* Whether a listen address ("host:port", "unix:/path") is reachable from
+ * this host only: loopback addresses, localhost and Unix sockets. */
+bool rd_config_listen_is_local(const char *listen);
+
 typedef struct rd_metrics_config {
     char *listen;                /* host:port; NULL = endpoint disabled */
     size_t max_tools;            /* per-tool series cap */
+    /* A client that cannot blind the endpoint (docs/SECURITY.md). */
+    unsigned max_connections;
+    unsigned max_connections_per_ip;
+    unsigned threads;
+    int64_t connection_timeout_ms;
+    int64_t breaker_refresh_ms;  /* shared store: breaker states listed this often; 0 = per scrape */
+    char *token;                 /* bearer token for /metrics; NULL = none. Secret. */
 } rd_metrics_config;
 
 /* The shared store of issue 5 (used with backend: redis). */

@@ -2,6 +2,7 @@
  * configuration section of docs/OPERATIONS.md). */
 #include "config/config_ops.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stddef.h>
@@ -18,8 +19,24 @@
 
 int rd_config_ops_defaults(rd_config *cfg)
 {
-    cfg->metrics.listen = strdup("0.0.0.0:9464");
+    rd_server_config *s = &cfg->server;
+    s->max_concurrent_streams = 100;
+    s->memory_limit_bytes = 128u << 20;
+    s->handshake_timeout_ms = 10000;
+    s->max_connection_idle_ms = 300000;
+    s->accept_compressed = false;
+    s->max_unsent_answer_bytes = 16u << 20;
+    s->reflection = true;
+    s->allow_unauthenticated = false;
+    s->max_watch_streams = 256;
+    /* loopback unless the configuration says otherwise, as gRPC */
+    cfg->metrics.listen = strdup("127.0.0.1:9464");
     cfg->metrics.max_tools = 1000;
+    cfg->metrics.max_connections = 128;
+    cfg->metrics.max_connections_per_ip = 8;
+    cfg->metrics.threads = 2;
+    cfg->metrics.connection_timeout_ms = 5000;
+    cfg->metrics.breaker_refresh_ms = 0;
     cfg->log_level = RD_CONFIG_LOG_INFO;
     cfg->reload_watch = true;
     rd_redis_config *r = &cfg->store.redis;
@@ -87,6 +104,19 @@ static int get_file(const rd_yctx *c, const rd_ynode *map, const char *path, con
     return RD_OK;
 }
 
+/* A secret's first line without the blanks around it, in place: a file or
+ * a Kubernetes Secret mounted as an environment variable usually ends with
+ * a newline that is not part of the token. */
+static char *trim_secret(char *text)
+{
+    text[strcspn(text, "\r\n")] = '\0';
+    char *start = text + strspn(text, " \t");
+    size_t n = strlen(start);
+    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t'))
+        start[--n] = '\0';
+    return start;
+}
+
 /* The first line of a secret file, without trailing whitespace. */
 static int read_secret_file(const rd_yctx *c, int line, const char *p, const char *file,
                             char **out)
@@ -98,11 +128,8 @@ static int read_secret_file(const rd_yctx *c, int line, const char *p, const cha
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    buf[strcspn(buf, "\r\n")] = '\0';
-    char *start = buf + strspn(buf, " \t");
+    char *start = trim_secret(buf);
     n = strlen(start);
-    while (n > 0 && (start[n - 1] == ' ' || start[n - 1] == '\t'))
-        start[--n] = '\0';
     if (n == 0 || n > SECRET_MAX)
         return rd_yerr(c, line, p, "\"%s\" holds no usable secret (1..%d bytes on its first line)",
                        file, SECRET_MAX);
@@ -117,10 +144,20 @@ static int read_secret_env(const rd_yctx *c, int line, const char *p, const char
     const char *value = getenv(name);
     if (!value || !value[0])
         return rd_yerr(c, line, p, "environment variable %s is not set or empty", name);
-    if (strlen(value) > SECRET_MAX)
+    if (strlen(value) > SECRET_MAX + 2)
         return rd_yerr(c, line, p, "environment variable %s is longer than %d bytes", name,
                        SECRET_MAX);
-    *out = strdup(value);
+    char buf[SECRET_MAX + 3];
+    snprintf(buf, sizeof buf, "%s", value);
+    char *start = trim_secret(buf);
+    size_t n = strlen(start);
+    if (n == 0 || n > SECRET_MAX) {
+        memset(buf, 0, sizeof buf);
+        return rd_yerr(c, line, p, "environment variable %s holds no usable secret "
+                       "(1..%d bytes on its first line)", name, SECRET_MAX);
+    }
+    *out = strdup(start);
+    memset(buf, 0, sizeof buf);
     return *out ? RD_OK : rd_yerr(c, line, p, "out of memory");
 }
 
@@ -195,13 +232,15 @@ static int parse_tls(const rd_yctx *c, const rd_ynode *map, rd_tls_config *t)
 
 static const char *const TOKEN_KEYS[] = {"token_file", "token_env", NULL};
 
-static int parse_token(const rd_yctx *c, const rd_ynode *server, const char *key, char **out)
+/* parent.key: {token_file | token_env}. */
+static int parse_token(const rd_yctx *c, const rd_ynode *parent, const char *parent_path,
+                       const char *key, char **out)
 {
-    const rd_ynode *map = rd_ymap_get(server, key);
+    const rd_ynode *map = rd_ymap_get(parent, key);
     if (!map)
         return RD_OK;
     char path[64];
-    snprintf(path, sizeof path, "server.%s", key);
+    snprintf(path, sizeof path, "%s.%s", parent_path, key);
     int rc = rd_yexpect(c, map, path, RD_YMAP);
     if (rc == RD_OK)
         rc = rd_ymap_check(c, map, path, TOKEN_KEYS);
@@ -225,14 +264,59 @@ int rd_config_parse_server_ops(const rd_yctx *c, const rd_ynode *map, rd_config 
     if (rc == RD_OK)
         rc = get_off_or_range(c, map, path, "keepalive_timeout_ms", 100, DAY_MS,
                               &s->keepalive_timeout_ms);
+    int64_t streams = s->max_concurrent_streams;
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "max_concurrent_streams", 1, 100000, &streams);
+    s->max_concurrent_streams = (unsigned)streams;
+    if (rc == RD_OK)
+        rc = rd_yget_size(c, map, path, "memory_limit_bytes", 16u << 20, (size_t)1 << 40,
+                          &s->memory_limit_bytes);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "handshake_timeout_ms", 100, 600000,
+                         &s->handshake_timeout_ms);
+    if (rc == RD_OK)
+        rc = get_off_or_range(c, map, path, "max_connection_idle_ms", 1000, DAY_MS,
+                              &s->max_connection_idle_ms);
+    if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "accept_compressed", &s->accept_compressed);
+    if (rc == RD_OK)
+        rc = rd_yget_size(c, map, path, "max_unsent_answer_bytes", 1u << 20, (size_t)1 << 40,
+                          &s->max_unsent_answer_bytes);
+    if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "reflection", &s->reflection);
+    if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "allow_unauthenticated", &s->allow_unauthenticated);
+    if (rc == RD_OK)
+        rc = rd_yget_size(c, map, path, "max_watch_streams", 1, 100000, &s->max_watch_streams);
     const rd_ynode *tls = rd_ymap_get(map, "tls");
     if (rc == RD_OK && tls)
         rc = parse_tls(c, tls, &s->tls);
     if (rc == RD_OK)
-        rc = parse_token(c, map, "auth", &s->auth_token);
+        rc = parse_token(c, map, "server", "auth", &s->auth_token);
     if (rc == RD_OK)
-        rc = parse_token(c, map, "admin", &s->admin_token);
+        rc = parse_token(c, map, "server", "admin", &s->admin_token);
     return rc;
+}
+
+bool rd_config_listen_is_local(const char *listen)
+{
+    if (strncmp(listen, "unix:", 5) == 0 || strncmp(listen, "unix-abstract:", 14) == 0)
+        return true;
+    const char *colon = strrchr(listen, ':');
+    size_t n = colon ? (size_t)(colon - listen) : strlen(listen);
+    if (n >= 2 && listen[0] == '[' && listen[n - 1] == ']') {
+        listen++;
+        n -= 2;
+    }
+    char host[64];
+    if (n == 0 || n >= sizeof host)
+        return false; /* "" or ":port" is every address */
+    memcpy(host, listen, n);
+    host[n] = '\0';
+    if (strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0)
+        return true;
+    struct in_addr a4;
+    return inet_pton(AF_INET, host, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
 }
 
 /* ---- store.redis ---- */
@@ -365,7 +449,9 @@ int rd_config_parse_redis(const rd_yctx *c, const rd_ynode *store, rd_redis_conf
 
 /* ---- metrics, log, reload ---- */
 
-static const char *const METRICS_KEYS[] = {"listen", "max_tools", NULL};
+static const char *const METRICS_KEYS[] = {
+    "listen", "max_tools", "max_connections", "max_connections_per_ip", "threads",
+    "connection_timeout_ms", "breaker_refresh_ms", "auth", NULL};
 static const char *const LOG_KEYS[] = {"level", NULL};
 static const char *const RELOAD_KEYS[] = {"watch", NULL};
 
@@ -383,6 +469,24 @@ static int parse_metrics(const rd_yctx *c, const rd_ynode *map, rd_metrics_confi
     if (rc == RD_OK)
         rc = rd_yget_int(c, map, "metrics", "max_tools", 1, 100000, &max_tools);
     m->max_tools = (size_t)max_tools;
+    int64_t conns = m->max_connections, per_ip = m->max_connections_per_ip, threads = m->threads;
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "max_connections", 1, 10000, &conns);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "max_connections_per_ip", 1, 10000, &per_ip);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "threads", 1, 16, &threads);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, "metrics", "connection_timeout_ms", 1000, 600000,
+                         &m->connection_timeout_ms);
+    if (rc == RD_OK)
+        rc = get_off_or_range(c, map, "metrics", "breaker_refresh_ms", 1000, 600000,
+                              &m->breaker_refresh_ms);
+    m->max_connections = (unsigned)conns;
+    m->max_connections_per_ip = (unsigned)per_ip;
+    m->threads = (unsigned)threads;
+    if (rc == RD_OK)
+        rc = parse_token(c, map, "metrics", "auth", &m->token);
     return rc;
 }
 
@@ -444,6 +548,7 @@ void rd_config_ops_free(rd_config *cfg)
     free_secret(s->auth_token);
     free_secret(s->admin_token);
     free(cfg->metrics.listen);
+    free_secret(cfg->metrics.token);
     rd_redis_config *r = &cfg->store.redis;
     free(r->address);
     free_secret(r->password);

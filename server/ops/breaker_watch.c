@@ -2,6 +2,7 @@
  * watched tool (every tracked tool when none is named), then one
  * BreakerChange per change as the watch bus delivers it. After an overflow
  * of its queue the stream sends a fresh snapshot ("resync"). */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "core/trace.h"
@@ -10,6 +11,10 @@
 #include "transport/services.h"
 
 #define WATCH_TOOLS_MAX 1000   /* tools one request may name */
+
+/* Streams open now, against server.max_watch_streams: each holds a queue
+ * and, with many long ids, hundreds of KB. */
+static atomic_size_t open_streams;
 
 typedef struct breaker_stream {
     rd_watch_sub *sub;
@@ -39,9 +44,18 @@ static int watch_open(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn
     int rc = rd_codec_tool_ids_in(r->tool_ids, r->n_tool_ids, WATCH_TOOLS_MAX, st);
     if (rc != RD_OK)
         return rc;
+    size_t limit = rpc->engine->config->server.max_watch_streams;
+    if (atomic_fetch_add(&open_streams, 1) >= limit) {
+        atomic_fetch_sub(&open_streams, 1);
+        return rd_status_set(st, RD_ERR_EXHAUSTED,
+                             "WatchBreakers: %zu streams are open, the limit of "
+                             "server.max_watch_streams", limit);
+    }
     breaker_stream *bs = calloc(1, sizeof *bs);
-    if (!bs)
+    if (!bs) {
+        atomic_fetch_sub(&open_streams, 1);
         return rd_status_set(st, RD_ERR_NOMEM, "watch: out of memory");
+    }
     /* Subscribe before the snapshot: a change racing with it is sent twice
      * rather than lost. */
     bs->sub = rd_watch_subscribe(rpc->svc->watch, (const char *const *)r->tool_ids,
@@ -51,6 +65,7 @@ static int watch_open(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn
     if (rc != RD_OK) {
         rd_watch_unsubscribe(bs->sub);
         free(bs);
+        atomic_fetch_sub(&open_streams, 1);
         return rc;
     }
     *stream = bs;
@@ -95,6 +110,7 @@ static void watch_close(void *stream)
         return;
     rd_watch_unsubscribe(bs->sub);
     free(bs);
+    atomic_fetch_sub(&open_streams, 1);
 }
 
 const rd_stream_ops rd_breaker_watch_stream = {

@@ -13,7 +13,6 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 
 #include "core/breaker.h"
 #include "core/hash.h"
+#include "ops/metrics_text.h"
 #include "store/store.h"
 
 /* ---- series ---- */
@@ -77,8 +77,10 @@ struct rd_metrics {
 
     atomic_uint_fast64_t store_errors;
     atomic_bool degraded;
+    atomic_int_fast64_t tls_not_after;
     atomic_bool shared_store;            /* the counters below were set */
     atomic_uint_fast64_t shared_cache_answers, shared_cache_reads, shared_batched, shared_dropped;
+    atomic_bool shared_auth_refused;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
 };
@@ -293,6 +295,12 @@ void rd_metrics_store_error(rd_metrics *m)
         count(&m->store_errors, 1);
 }
 
+void rd_metrics_set_tls_not_after(rd_metrics *m, int64_t not_after)
+{
+    if (m)
+        atomic_store_explicit(&m->tls_not_after, not_after, memory_order_relaxed);
+}
+
 void rd_metrics_set_degraded(rd_metrics *m, bool degraded)
 {
     if (m)
@@ -307,6 +315,7 @@ void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c)
     atomic_store_explicit(&m->shared_cache_reads, c->cache_reads, memory_order_relaxed);
     atomic_store_explicit(&m->shared_batched, c->outcomes_batched, memory_order_relaxed);
     atomic_store_explicit(&m->shared_dropped, c->outcomes_dropped, memory_order_relaxed);
+    atomic_store_explicit(&m->shared_auth_refused, c->auth_refused, memory_order_relaxed);
     atomic_store_explicit(&m->shared_store, true, memory_order_release);
 }
 
@@ -317,118 +326,6 @@ void rd_metrics_config_reload(rd_metrics *m, bool ok)
 }
 
 /* ---- text exposition ---- */
-
-typedef struct strbuf {
-    char *data;
-    size_t len, cap;
-    bool failed;                         /* out of memory: the result is dropped */
-} strbuf;
-
-static bool sb_reserve(strbuf *sb, size_t extra)
-{
-    if (sb->failed)
-        return false;
-    if (sb->len + extra + 1 <= sb->cap)
-        return true;
-    size_t cap = sb->cap ? sb->cap : 4096;
-    while (cap < sb->len + extra + 1)
-        cap *= 2;
-    char *p = realloc(sb->data, cap);
-    if (!p) {
-        sb->failed = true;
-        return false;
-    }
-    sb->data = p;
-    sb->cap = cap;
-    return true;
-}
-
-static void sb_append(strbuf *sb, const char *s, size_t n)
-{
-    if (!sb_reserve(sb, n))
-        return;
-    memcpy(sb->data + sb->len, s, n);
-    sb->len += n;
-    sb->data[sb->len] = '\0';
-}
-
-static void sb_puts(strbuf *sb, const char *s)
-{
-    sb_append(sb, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3)))
-static void sb_printf(strbuf *sb, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || !sb_reserve(sb, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb->len += (size_t)n;
-}
-
-/* Length of the well-formed UTF-8 sequence at s, or 0 if it is not one. */
-static size_t utf8_seq_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned lo = 0x80, hi = 0xBF;       /* allowed range of the second byte */
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        n = 2;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-        n = 3;
-        if (s[0] == 0xE0) lo = 0xA0;
-        if (s[0] == 0xED) hi = 0x9F;     /* no surrogates */
-    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-        n = 4;
-        if (s[0] == 0xF0) lo = 0x90;
-        if (s[0] == 0xF4) hi = 0x8F;
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
-/* A label value: backslash, quote and newline escaped; bytes that are not
- * UTF-8 become U+FFFD so one odd tool id cannot break the whole scrape. */
-static void sb_label_value(strbuf *sb, const char *value)
-{
-    const unsigned char *s = (const unsigned char *)value;
-    while (*s) {
-        size_t n = utf8_seq_len(s);
-        if (n == 0) {
-            sb_puts(sb, "\xEF\xBF\xBD");
-            s++;
-        } else if (*s == '\\') {
-            sb_puts(sb, "\\\\");
-            s++;
-        } else if (*s == '"') {
-            sb_puts(sb, "\\\"");
-            s++;
-        } else if (*s == '\n') {
-            sb_puts(sb, "\\n");
-            s++;
-        } else {
-            sb_append(sb, (const char *)s, n);
-            s += n;
-        }
-    }
-}
-
-static void sb_family(strbuf *sb, const char *name, const char *type, const char *help)
-{
-    sb_printf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
 
 static void sb_tool_sample(strbuf *sb, const char *name, const char *tool_id,
                            const char *extra_labels, uint64_t value)
@@ -698,6 +595,10 @@ static void render_shared_store(strbuf *sb, rd_metrics *m)
     render_counter(sb, "recoveryd_redis_outcomes_dropped_total",
                    "Batched outcomes lost because Redis failed their batch.",
                    &m->shared_dropped);
+    sb_family(sb, "recoveryd_redis_auth_refused", "gauge",
+              "1 while Redis refuses the configured password (the log says why).");
+    sb_printf(sb, "recoveryd_redis_auth_refused %d\n",
+              atomic_load_explicit(&m->shared_auth_refused, memory_order_relaxed) ? 1 : 0);
 }
 
 static void render_process(strbuf *sb, rd_metrics *m)
@@ -714,6 +615,14 @@ static void render_process(strbuf *sb, rd_metrics *m)
     sb_printf(sb, "recoveryd_store_degraded %d\n",
               atomic_load_explicit(&m->degraded, memory_order_relaxed) ? 1 : 0);
     render_shared_store(sb, m);
+    int64_t not_after = atomic_load_explicit(&m->tls_not_after, memory_order_relaxed);
+    if (not_after > 0) {
+        sb_family(sb, "recoveryd_tls_certificate_expiry_timestamp_seconds", "gauge",
+                  "notAfter of the server certificate in use (picked up again when its files "
+                  "change).");
+        sb_printf(sb, "recoveryd_tls_certificate_expiry_timestamp_seconds %" PRId64 "\n",
+                  not_after);
+    }
     sb_family(sb, "recoveryd_config_reloads_total", "counter",
               "Configuration reloads by result (a failed reload keeps the previous config).");
     sb_printf(sb, "recoveryd_config_reloads_total{result=\"success\"} %" PRIu64 "\n",

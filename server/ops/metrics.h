@@ -35,6 +35,8 @@ void rd_metrics_outcome(rd_metrics *m, const char *tool_id, const rd_outcome_inp
                         const rd_classification *c_or_null, bool opened);
 void rd_metrics_store_error(rd_metrics *m);
 void rd_metrics_set_degraded(rd_metrics *m, bool degraded);
+/* notAfter (Unix seconds) of the server's TLS certificate; 0 = no TLS. */
+void rd_metrics_set_tls_not_after(rd_metrics *m, int64_t not_after);
 
 /* Counters of the shared (Redis) store, as it reports them; rendered only
  * once set, so a memory-store deployment shows none. */
@@ -43,6 +45,7 @@ typedef struct rd_shared_store_counts {
     uint64_t cache_reads;        /* reads of a named tool answered from it */
     uint64_t outcomes_batched;   /* outcomes counted for a batch */
     uint64_t outcomes_dropped;   /* of those, lost because Redis failed the batch */
+    bool auth_refused;           /* the last connection attempt was refused by AUTH */
 } rd_shared_store_counts;
 void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c);
 void rd_metrics_config_reload(rd_metrics *m, bool ok);
@@ -55,9 +58,26 @@ typedef int (*rd_breaker_lister)(void *ctx, int64_t now_ms, rd_store_visit visit
 char *rd_metrics_render(rd_metrics *m, rd_breaker_lister lister, void *lister_ctx, int64_t now_ms);
 
 typedef struct rd_metrics_http rd_metrics_http;
-/* Serves GET /metrics (and /healthz) on listen ("host:port"). */
+
+/* What one client may hold of the endpoint (metrics.* in the config). */
+typedef struct rd_metrics_http_limits {
+    unsigned max_connections;
+    unsigned max_connections_per_ip;
+    unsigned threads;                /* serving threads, each with its own poll loop */
+    int64_t connection_timeout_ms;   /* idle time before a connection is closed */
+    const char *token;               /* bearer token required on /metrics; NULL = none
+                                        (copied; /healthz never needs one) */
+    /* /readyz: whether the API is SERVING (gRPC health), for probes that
+     * cannot speak TLS to the gRPC port; NULL = /readyz answers 404. */
+    bool (*serving)(void *ctx);
+    void *serving_ctx;
+} rd_metrics_http_limits;
+
+/* Serves GET /metrics (and /healthz) on listen ("host:port"); limits NULL
+ * = the defaults of the configuration. */
 rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_breaker_lister lister,
-                                       void *lister_ctx, rd_status *st);
+                                       void *lister_ctx, const rd_metrics_http_limits *limits,
+                                       rd_status *st);
 int rd_metrics_http_port(const rd_metrics_http *h);
 void rd_metrics_http_stop(rd_metrics_http *h);
 

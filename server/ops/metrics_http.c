@@ -1,8 +1,18 @@
-/* The metrics endpoint: libmicrohttpd with its own polling thread.
+/* The metrics endpoint: libmicrohttpd with a pool of polling threads.
  *
- *   GET /metrics  the Prometheus text exposition
- *   GET /healthz  "ok" (the process is up; gRPC health is the readiness signal)
+ *   GET /metrics  the Prometheus text exposition (with metrics.auth, only
+ *                 with `Authorization: Bearer <token>`; otherwise 401)
+ *   GET /healthz  "ok" (the process is up; gRPC health is the readiness
+ *                 signal); never needs a token, probes carry none
+ *   GET /readyz   200 while the API is SERVING, 503 from the first step of
+ *                 shutdown: gRPC health over plain HTTP, for a kubelet that
+ *                 cannot probe a TLS gRPC port; no token
  *   other paths   404; other methods on the two paths 405
+ *
+ * A client cannot blind it by holding connections: each address may hold
+ * max_connections_per_ip of them, a connection idle for
+ * connection_timeout_ms is closed, and more than one thread serves, so a
+ * slow render does not hold up /healthz (docs/SECURITY.md).
  *
  * Each scrape renders afresh; nothing is cached, so a scrape is as current
  * as the counters. */
@@ -10,22 +20,52 @@
 
 #include <microhttpd.h>
 #include <netdb.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
-/* Scrapers are few; these bound what a misbehaving client can hold. */
-#define HTTP_CONNECTION_LIMIT 64
-#define HTTP_CONNECTION_TIMEOUT_S 10
+static const rd_metrics_http_limits DEFAULT_LIMITS = {
+    .max_connections = 128, .max_connections_per_ip = 8, .threads = 2,
+    .connection_timeout_ms = 5000, .token = NULL};
 
 struct rd_metrics_http {
     struct MHD_Daemon *daemon;
     rd_metrics *metrics;                 /* borrowed */
     rd_breaker_lister lister;            /* borrowed */
     void *lister_ctx;
+    char *token;                         /* NULL = none; a secret */
+    bool (*serving)(void *ctx);
+    void *serving_ctx;
 };
+
+/* Equal in constant time for a given length of `given`. */
+static bool token_matches(const char *want, const char *given)
+{
+    size_t n = strlen(want), m = strlen(given);
+    unsigned char diff = n != m;
+    for (size_t i = 0; i < m; i++)
+        diff |= (unsigned char)(given[i] ^ want[i % (n ? n : 1)]);
+    return diff == 0;
+}
+
+static void free_token(char *token)
+{
+    if (token)
+        memset(token, 0, strlen(token));
+    free(token);
+}
+
+static bool authorized(const rd_metrics_http *h, struct MHD_Connection *conn)
+{
+    if (!h->token)
+        return true;
+    const char *auth =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    return auth && strncmp(auth, "Bearer ", 7) == 0 && token_matches(h->token, auth + 7);
+}
 
 static int64_t unix_now_ms(void)
 {
@@ -76,12 +116,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     rd_metrics_http *h = cls;
     bool is_metrics = strcmp(url, "/metrics") == 0;
     bool is_health = strcmp(url, "/healthz") == 0;
-    if (!is_metrics && !is_health)
+    bool is_ready = h->serving && strcmp(url, "/readyz") == 0;
+    if (!is_metrics && !is_health && !is_ready)
         return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
         return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     if (is_health)
         return reply_text(conn, MHD_HTTP_OK, "ok\n");
+    if (is_ready)
+        return h->serving(h->serving_ctx)
+                   ? reply_text(conn, MHD_HTTP_OK, "serving\n")
+                   : reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "not serving\n");
+    if (!authorized(h, conn))
+        return reply_text(conn, MHD_HTTP_UNAUTHORIZED, "bearer token required\n");
     return serve_metrics(h, conn);
 }
 
@@ -127,8 +174,10 @@ static int resolve_listen(const char *listen, struct sockaddr_storage *addr, rd_
 }
 
 rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_breaker_lister lister,
-                                       void *lister_ctx, rd_status *st)
+                                       void *lister_ctx, const rd_metrics_http_limits *limits,
+                                       rd_status *st)
 {
+    const rd_metrics_http_limits *lim = limits ? limits : &DEFAULT_LIMITS;
     struct sockaddr_storage addr;
     if (!m) {
         rd_status_set(st, RD_ERR_INVALID, "metrics: no metrics to serve");
@@ -141,7 +190,13 @@ rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_bre
         rd_status_set(st, RD_ERR_NOMEM, "metrics: out of memory");
         return NULL;
     }
-    *h = (rd_metrics_http){.metrics = m, .lister = lister, .lister_ctx = lister_ctx};
+    *h = (rd_metrics_http){.metrics = m, .lister = lister, .lister_ctx = lister_ctx,
+                           .serving = lim->serving, .serving_ctx = lim->serving_ctx};
+    if (lim->token && !(h->token = strdup(lim->token))) {
+        free(h);
+        rd_status_set(st, RD_ERR_NOMEM, "metrics: out of memory");
+        return NULL;
+    }
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
@@ -151,12 +206,15 @@ rd_metrics_http *rd_metrics_http_start(rd_metrics *m, const char *listen, rd_bre
                               : ((const struct sockaddr_in *)sa)->sin_port);
     h->daemon = MHD_start_daemon(flags, port, NULL, NULL, handle, h,
                                  MHD_OPTION_SOCK_ADDR, sa,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTION_LIMIT,
+                                 MHD_OPTION_CONNECTION_LIMIT, lim->max_connections,
+                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, lim->max_connections_per_ip,
                                  MHD_OPTION_CONNECTION_TIMEOUT,
-                                 (unsigned)HTTP_CONNECTION_TIMEOUT_S,
+                                 (unsigned)((lim->connection_timeout_ms + 999) / 1000),
+                                 MHD_OPTION_THREAD_POOL_SIZE, lim->threads,
                                  MHD_OPTION_END);
     if (!h->daemon) {
         rd_status_set(st, RD_ERR_UNAVAILABLE, "metrics.listen: cannot listen on '%s'", listen);
+        free_token(h->token);
         free(h);
         return NULL;
     }
@@ -176,5 +234,6 @@ void rd_metrics_http_stop(rd_metrics_http *h)
     if (!h)
         return;
     MHD_stop_daemon(h->daemon);
+    free_token(h->token);
     free(h);
 }

@@ -50,6 +50,20 @@ static void check_server_keys(const rd_server_config *a, const rd_server_config 
     if (a->keepalive_time_ms != b->keepalive_time_ms ||
         a->keepalive_timeout_ms != b->keepalive_timeout_ms)
         needs_restart("server.keepalive_time_ms");
+    if (a->max_concurrent_streams != b->max_concurrent_streams)
+        needs_restart("server.max_concurrent_streams");
+    if (a->memory_limit_bytes != b->memory_limit_bytes)
+        needs_restart("server.memory_limit_bytes");
+    if (a->handshake_timeout_ms != b->handshake_timeout_ms)
+        needs_restart("server.handshake_timeout_ms");
+    if (a->max_connection_idle_ms != b->max_connection_idle_ms)
+        needs_restart("server.max_connection_idle_ms");
+    if (a->accept_compressed != b->accept_compressed)
+        needs_restart("server.accept_compressed");
+    if (a->allow_unauthenticated != b->allow_unauthenticated)
+        needs_restart("server.allow_unauthenticated");
+    if (a->max_unsent_answer_bytes != b->max_unsent_answer_bytes)
+        needs_restart("server.max_unsent_answer_bytes");
     if (str_differs(a->tls.cert_file, b->tls.cert_file) ||
         str_differs(a->tls.key_file, b->tls.key_file) ||
         str_differs(a->tls.client_ca_file, b->tls.client_ca_file))
@@ -81,12 +95,47 @@ static void report_restart_keys(const rd_config *old, const rd_config *next)
     if (store_differs(&old->store, &next->store))
         needs_restart("store");
     if (str_differs(old->metrics.listen, next->metrics.listen) ||
-        old->metrics.max_tools != next->metrics.max_tools)
+        old->metrics.max_tools != next->metrics.max_tools ||
+        old->metrics.max_connections != next->metrics.max_connections ||
+        old->metrics.max_connections_per_ip != next->metrics.max_connections_per_ip ||
+        old->metrics.threads != next->metrics.threads ||
+        old->metrics.connection_timeout_ms != next->metrics.connection_timeout_ms ||
+        old->metrics.breaker_refresh_ms != next->metrics.breaker_refresh_ms ||
+        str_differs(old->metrics.token, next->metrics.token))
         needs_restart("metrics");
     if (old->reload_watch != next->reload_watch)
         needs_restart("reload.watch");
     if (str_differs(old->tools_dir, next->tools_dir))
         needs_restart("tools.directory (watched directory)");
+}
+
+static void protection_dropped(const char *key, const char *what)
+{
+    char fields[256] = "";
+    rd_log_kv(fields, sizeof fields, "key", key);
+    rd_log_kv(fields, sizeof fields, "effect", what);
+    rd_log(RD_LOG_WARN, "a reload removed a protection", fields);
+}
+
+/* Protections a reload turns off are worth more than "configuration
+ * reloaded": whoever can reach the port may now do more. */
+static void report_protections_dropped(const rd_config *old, const rd_config *next)
+{
+    if (old->server.auth_token && !next->server.auth_token)
+        protection_dropped("server.auth",
+                           "RecoveryService calls are served without a token from now on");
+    if (old->server.admin_token && !next->server.admin_token)
+        protection_dropped("server.admin",
+                           "AdminService is refused from now on (no admin token configured)");
+    if (old->server.tls.cert_file && !next->server.tls.cert_file)
+        protection_dropped("server.tls", "plaintext after the next restart");
+    else if (old->server.tls.client_ca_file && !next->server.tls.client_ca_file)
+        protection_dropped("server.tls.client_ca_file",
+                           "clients need no certificate after the next restart");
+    if (old->metrics.token && !next->metrics.token)
+        protection_dropped("metrics.auth", "/metrics open without a token after the next restart");
+    if (old->server.reflection != next->server.reflection && next->server.reflection)
+        protection_dropped("server.reflection", "reflection lists the services from now on");
 }
 
 bool rd_reload(rd_live_config *live, rd_metrics *metrics, const char *path, const char *trigger)
@@ -103,6 +152,7 @@ bool rd_reload(rd_live_config *live, rd_metrics *metrics, const char *path, cons
     }
     rd_config_snap *old = rd_live_config_acquire(live);
     report_restart_keys(old->cfg, next);
+    report_protections_dropped(old->cfg, next);
     rd_config_snap_release(old);
     rd_config_apply_process_settings(next);
     char counts[64];

@@ -1148,6 +1148,7 @@ static void rs_destroy(rd_store *s)
     rd_redis_batch_stop(r); /* its last flush needs the pool */
     rd_redis_subscriber_stop(r);
     pthread_mutex_destroy(&r->listener_lock);
+    pthread_mutex_destroy(&r->error_lock);
     for (size_t i = 0; r->pool && i < r->pool_size; i++) {
         if (r->pool[i].ctx)
             redisFree(r->pool[i].ctx);
@@ -1413,6 +1414,8 @@ rd_store *rd_store_redis_new(const rd_redis_options *opt, rd_status *st)
                               : 0;
     rd_redis_cache_init(&r->cache);
     pthread_mutex_init(&r->listener_lock, NULL);
+    pthread_mutex_init(&r->error_lock, NULL);
+    atomic_init(&r->auth_refused, false);
     atomic_init(&r->stopping, false);
     atomic_init(&r->master_epoch, 0);
     if (init_store(r, opt, st) != RD_OK) {
@@ -1438,6 +1441,10 @@ bool rd_store_redis_stats(rd_store *s, rd_redis_stats *out)
         .deferred = atomic_load(&r->deferred),
         .deferred_dropped = atomic_load(&r->deferred_dropped),
         .subscribed = atomic_load(&r->cache.usable),
+        .auth_refused = atomic_load(&r->auth_refused),
     };
+    pthread_mutex_lock(&r->error_lock);
+    snprintf(out->last_error, sizeof out->last_error, "%s", r->last_error);
+    pthread_mutex_unlock(&r->error_lock);
     return true;
 }

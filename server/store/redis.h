@@ -93,6 +93,8 @@ typedef struct rd_redis_stats {
     uint64_t deferred;          /* successes counted for a batch */
     uint64_t deferred_dropped;  /* of those, lost because Redis failed the batch */
     bool subscribed;            /* the event subscriber is connected */
+    bool auth_refused;          /* the last connection attempt was refused by AUTH */
+    char last_error[RD_STATUS_MSG_MAX]; /* why the last failed attempt failed ("" = none) */
 } rd_redis_stats;
 
 /* Fills *out; false when s is not a Redis store. */

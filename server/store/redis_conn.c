@@ -119,12 +119,21 @@ static bool command_ok(redisContext *c, int argc, const char **argv)
     return ok;
 }
 
-static bool authenticate(redisContext *c, const char *password)
+/* AUTH; on refusal, why holds Redis's own answer (WRONGPASS ..., which
+ * never repeats the password) so the log says what is wrong. */
+static bool authenticate(redisContext *c, const char *password, char *why, size_t cap)
 {
     if (!password)
         return true;
     const char *argv[] = {"AUTH", password};
-    return command_ok(c, 2, argv);
+    redisReply *r = redisCommandArgv(c, 2, argv, NULL);
+    bool ok = r && r->type != REDIS_REPLY_ERROR;
+    if (!ok && why)
+        snprintf(why, cap, "AUTH refused: %s",
+                 r && r->type == REDIS_REPLY_ERROR ? r->str : "no answer");
+    if (r)
+        freeReplyObject(r);
+    return ok;
 }
 
 static bool select_db(redisContext *c, int db)
@@ -148,16 +157,17 @@ static bool is_master(redisContext *c)
     return master;
 }
 
-/* Sets up a fresh connection; frees it and returns NULL on any failure. */
+/* Sets up a fresh connection; frees it and returns NULL on any failure,
+ * with why (cap bytes) saying which. */
 static redisContext *prepare(redisContext *c, const rd_redis_target *t, bool check_role,
-                             const char **why)
+                             char *why, size_t cap)
 {
-    if (!authenticate(c, t->password))
-        *why = "AUTH failed";
+    if (!authenticate(c, t->password, why, cap))
+        ; /* why is set */
     else if (!select_db(c, t->db))
-        *why = "SELECT failed";
+        snprintf(why, cap, "SELECT failed");
     else if (check_role && !is_master(c))
-        *why = "the address given is not a master (yet)";
+        snprintf(why, cap, "the address given is not a master (yet)");
     else
         return c;
     redisFree(c);
@@ -172,7 +182,7 @@ static bool ask_sentinel(const rd_redis_target *t, const rd_redis_endpoint *s, c
     if (!c)
         return false;
     bool found = false;
-    if (authenticate(c, t->sentinel_password)) {
+    if (authenticate(c, t->sentinel_password, NULL, 0)) {
         redisReply *r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", t->master_name);
         if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
             r->element[0]->type == REDIS_REPLY_STRING &&
@@ -198,7 +208,7 @@ bool rd_redis_sentinel_master(const rd_redis_target *t, char **host, int *port)
 
 static redisContext *connect_via_sentinels(const rd_redis_target *t, rd_status *st)
 {
-    const char *why = "no sentinel answered";
+    char why[RD_STATUS_MSG_MAX / 2] = "no sentinel answered";
     for (size_t i = 0; i < t->n_sentinels; i++) {
         char *host;
         int port;
@@ -207,10 +217,10 @@ static redisContext *connect_via_sentinels(const rd_redis_target *t, rd_status *
         redisContext *c = open_tcp(host, port, t->connect_timeout_ms, t->command_timeout_ms);
         free(host);
         if (!c) {
-            why = "the master the sentinels name refuses connections";
+            snprintf(why, sizeof why, "the master the sentinels name refuses connections");
             continue;
         }
-        c = prepare(c, t, true, &why);
+        c = prepare(c, t, true, why, sizeof why);
         if (c)
             return c;
     }
@@ -233,9 +243,9 @@ redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st)
     } else {
         c = open_tcp(t->host, t->port, t->connect_timeout_ms, t->command_timeout_ms);
     }
-    const char *why = "connection refused or timed out";
+    char why[RD_STATUS_MSG_MAX / 2] = "connection refused or timed out";
     if (c)
-        c = prepare(c, t, false, &why);
+        c = prepare(c, t, false, why, sizeof why);
     if (!c)
         rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis at %s:%d not reachable: %s",
                       t->unix_socket ? t->unix_socket : t->host,
@@ -279,6 +289,16 @@ void rd_redis_slot_give(conn_slot *slot)
     pthread_mutex_unlock(&slot->lock);
 }
 
+void rd_redis_note_connect(redis_store *r, const char *error)
+{
+    atomic_store(&r->auth_refused, error && strstr(error, "AUTH refused") != NULL);
+    if (!error)
+        return;
+    pthread_mutex_lock(&r->error_lock);
+    snprintf(r->last_error, sizeof r->last_error, "%s", error);
+    pthread_mutex_unlock(&r->error_lock);
+}
+
 int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
 {
     unsigned epoch = atomic_load(&r->master_epoch);
@@ -286,8 +306,13 @@ int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
         return RD_OK;
     drop_connection(slot); /* the sentinels name another master now */
     slot->master_epoch = epoch;
-    slot->ctx = rd_redis_connect(&r->target, st);
+    rd_status failed;
+    rd_status_clear(&failed);
+    slot->ctx = rd_redis_connect(&r->target, &failed);
+    rd_redis_note_connect(r, slot->ctx ? NULL : failed.msg);
     if (!slot->ctx) {
+        if (st)
+            *st = failed;
         atomic_fetch_add(&r->errors, 1);
         return RD_ERR_UNAVAILABLE;
     }

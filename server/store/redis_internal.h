@@ -171,6 +171,11 @@ typedef struct redis_store {
     pthread_mutex_t listener_lock; /* guards listener/listener_ctx */
     rd_store_change_fn listener;
     void *listener_ctx;
+    /* Why the last connection attempt failed, for the degraded-mode log;
+     * auth_refused while the last attempt was refused by AUTH. */
+    pthread_mutex_t error_lock;
+    char last_error[RD_STATUS_MSG_MAX];
+    atomic_bool auth_refused;
 } redis_store;
 
 /* Passes a published breaker change on to the registered listener. */
@@ -191,6 +196,8 @@ int rd_redis_pipeline(redis_store *r, conn_slot *slot, size_t n, const int *argc
 
 /* Makes sure slot->ctx is connected. */
 int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st);
+/* Records the outcome of a connection attempt: error NULL = it worked. */
+void rd_redis_note_connect(redis_store *r, const char *error);
 
 /* Classifies a failed reply or context; drops the connection when it can no
  * longer be trusted (I/O error, READONLY after a failover). */

@@ -1,7 +1,13 @@
 #include "transport/auth.h"
 
+#include <grpc/support/alloc.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "core/log.h"
 
 #define BEARER "Bearer "
 
@@ -40,6 +46,12 @@ grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
     const char *expected = NULL;
     if (kind == RD_AUTH_NONE)
         return GRPC_STATUS_OK;
+    if (kind == RD_AUTH_REFLECTION) {
+        if (cfg->server.reflection)
+            return GRPC_STATUS_OK;
+        *why = "reflection is switched off (server.reflection: false)";
+        return GRPC_STATUS_UNIMPLEMENTED;
+    }
     if (kind == RD_AUTH_ADMIN) {
         expected = cfg->server.admin_token;
         if (!expected) {
@@ -62,4 +74,49 @@ grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
         return GRPC_STATUS_UNAUTHENTICATED;
     }
     return GRPC_STATUS_OK;
+}
+
+/* One line per second at most: a client hammering with a wrong token would
+ * otherwise write the log full. The next line says how many were not
+ * written. */
+#define FAILURE_LOG_INTERVAL_MS 1000
+
+static pthread_mutex_t failure_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t failure_next_ms;
+static unsigned long long failure_unlogged;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void rd_auth_log_failure(grpc_call *call, const char *method, grpc_status_code code,
+                         const char *why)
+{
+    int64_t now = mono_ms();
+    unsigned long long unlogged;
+    pthread_mutex_lock(&failure_lock);
+    bool write_now = now >= failure_next_ms;
+    if (write_now) {
+        failure_next_ms = now + FAILURE_LOG_INTERVAL_MS;
+        unlogged = failure_unlogged;
+        failure_unlogged = 0;
+    } else {
+        failure_unlogged++;
+    }
+    pthread_mutex_unlock(&failure_lock);
+    if (!write_now)
+        return;
+    char *peer = grpc_call_get_peer(call);
+    char fields[1024] = "", count[32];
+    rd_log_kv(fields, sizeof fields, "peer", peer ? peer : "");
+    rd_log_kv(fields, sizeof fields, "method", method);
+    rd_log_kv(fields, sizeof fields, "code", code == GRPC_STATUS_PERMISSION_DENIED ? "PERMISSION_DENIED" : "UNAUTHENTICATED");
+    rd_log_kv(fields, sizeof fields, "reason", why);
+    snprintf(count, sizeof count, "%llu", unlogged);
+    rd_log_kv(fields, sizeof fields, "not_logged_before", count);
+    gpr_free(peer);
+    rd_log(RD_LOG_WARN, "authentication failed", fields);
 }

@@ -15,4 +15,10 @@
 grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
                                const grpc_metadata_array *md, const char **why);
 
+/* Logs a refused call at warn level with the client's address, the method
+ * and why (never the token): at most one line a second, the next one
+ * counting the failures not logged in between. */
+void rd_auth_log_failure(grpc_call *call, const char *method, grpc_status_code code,
+                         const char *why);
+
 #endif

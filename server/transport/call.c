@@ -24,7 +24,7 @@
 #include "core/log.h"
 #include "store/resilient.h"
 #include "transport/auth.h"
-#include "transport/pbpack.h"
+#include "transport/call_bytes.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
 #include "core/clock.h"
@@ -49,6 +49,7 @@ struct rd_call {
     grpc_call_details details;   /* RD_GENERIC_METHOD only */
     grpc_byte_buffer *request;   /* the unary/first message, then bidi receives */
     grpc_byte_buffer *sending;   /* the message of the send in flight */
+    size_t sending_bytes;        /* its length when admitted: gRPC may take its slices */
     grpc_byte_buffer *pending;   /* bidi: a response waiting for the send slot */
     grpc_slice status_details;
     int cancelled;
@@ -83,6 +84,40 @@ static const rd_method *method_of(const rd_call *c)
 
 /* ---- lifetime ---- */
 
+#define SMALL_ANSWER_BYTES (16 * 1024)
+#define ANSWER_REFUSED \
+    "answers waiting for clients that do not read exceed server.max_unsent_answer_bytes"
+
+/* Every message handed to gRPC (c->sending) is first admitted here and
+ * counted against the server's unsent-answer limit until it is sent or the
+ * call ends (drop_sending). */
+static bool answer_admit(rd_call *c, grpc_byte_buffer *bb)
+{
+    rd_server *s = c->worker->server;
+    size_t len = grpc_byte_buffer_length(bb);
+    c->sending_bytes = len;
+    size_t held = atomic_fetch_add(&s->unsent_answer_bytes, len);
+    /* Small answers (every Decide, Classify, RecordOutcome) always go: the
+     * limit is there for the large lists, and an executor must not be
+     * refused because someone else stopped reading. */
+    if (len > SMALL_ANSWER_BYTES && held + len > s->max_unsent_answer_bytes && held > 0) {
+        atomic_fetch_sub(&s->unsent_answer_bytes, len);
+        c->sending_bytes = 0;
+        return false;
+    }
+    return true;
+}
+
+static void drop_sending(rd_call *c)
+{
+    if (!c->sending)
+        return;
+    atomic_fetch_sub(&c->worker->server->unsent_answer_bytes, c->sending_bytes);
+    c->sending_bytes = 0;
+    grpc_byte_buffer_destroy(c->sending);
+    c->sending = NULL;
+}
+
 static void call_free(rd_call *c)
 {
     if (c->call)
@@ -92,8 +127,7 @@ static void call_free(rd_call *c)
         grpc_call_details_destroy(&c->details);
     if (c->request)
         grpc_byte_buffer_destroy(c->request);
-    if (c->sending)
-        grpc_byte_buffer_destroy(c->sending);
+    drop_sending(c);
     if (c->pending)
         grpc_byte_buffer_destroy(c->pending);
     grpc_slice_unref(c->status_details);
@@ -322,134 +356,13 @@ void rd_worker_end_cohort(rd_worker *w)
     free_dead_calls(w);
 }
 
-/* Most answers (a Decide answer is under 1 KiB) are packed on the stack in
- * one pass and copied once; a larger one (GetBreakerState for many tools,
- * a long turn trace) is sized first and packed into the end of a slice,
- * whose packed part is then taken without a copy. */
-#define ENCODE_STACK_BYTES 4096
-
-static grpc_slice pack_to_slice(const ProtobufCMessage *msg)
-{
-    uint8_t buf[ENCODE_STACK_BYTES];
-    size_t len = rd_pb_pack_backward(msg, buf, sizeof buf);
-    if (len != SIZE_MAX)
-        return grpc_slice_from_copied_buffer((const char *)buf + sizeof buf - len, len);
-    size_t cap = protobuf_c_message_get_packed_size(msg) + RD_PB_PACK_SLACK;
-    grpc_slice room = grpc_slice_malloc(cap);
-    len = rd_pb_pack_backward(msg, GRPC_SLICE_START_PTR(room), cap);
-    if (len == SIZE_MAX) { /* the slack promise broken: never seen; do not abort */
-        rd_log(RD_LOG_ERROR, "pbpack refused a buffer with its slack", "");
-        len = protobuf_c_message_pack(msg, GRPC_SLICE_START_PTR(room));
-        cap = len;
-    }
-    grpc_slice packed = grpc_slice_sub(room, cap - len, cap);
-    grpc_slice_unref(room);
-    return packed;
-}
-
-static grpc_byte_buffer *encode(const ProtobufCMessage *msg)
-{
-    grpc_slice slice = pack_to_slice(msg);
-    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
-    grpc_slice_unref(slice);
-    return bb;
-}
-
-/* Answers of the hot handlers are pieces of one large slice, the worker's
- * slab: one allocation per SLAB_BYTES of answers instead of one per answer
- * (whose malloc and free under load cost more than the answer). A handler
- * writes its answer straight into the slab's free room when it fits
- * (rd_rpc.answer_room; answers are written backwards, so the room is
- * handed out from its end); any other is copied in. Each piece holds a
- * reference to the whole slab, so a client that stops reading keeps at
- * most one slab alive per answer it has not taken. */
-#define SLAB_BYTES (32 * 1024)
-#define SLAB_PIECE_MAX (SLAB_BYTES / 8)
-
-void rd_worker_release_slab(rd_worker *w)
-{
-    if (w->has_slab)
-        grpc_slice_unref(w->slab);
-    w->has_slab = false;
-    w->slab_free = 0;
-}
-
-/* A slab with at least `need` bytes of free room. */
-static void slab_ensure(rd_worker *w, size_t need)
-{
-    if (!w->has_slab || w->slab_free < need) {
-        rd_worker_release_slab(w);
-        w->slab = grpc_slice_malloc(SLAB_BYTES);
-        w->has_slab = true;
-        w->slab_free = SLAB_BYTES;
-    }
-}
-
-/* The free room, for a handler to write its answer into. */
-static void open_answer_room(rd_worker *w, rd_rpc *rpc)
-{
-    slab_ensure(w, SLAB_PIECE_MAX);
-    rpc->answer_room = GRPC_SLICE_START_PTR(w->slab);
-    rpc->answer_room_cap = w->slab_free;
-}
-
-static grpc_slice slab_piece(rd_worker *w, const uint8_t *bytes, size_t len)
-{
-    bool in_place = w->has_slab && len <= w->slab_free &&
-                    bytes == GRPC_SLICE_START_PTR(w->slab) + w->slab_free - len;
-    if (!in_place) {
-        if (len > SLAB_PIECE_MAX)
-            return grpc_slice_from_copied_buffer((const char *)bytes, len);
-        slab_ensure(w, len);
-        memcpy(GRPC_SLICE_START_PTR(w->slab) + w->slab_free - len, bytes, len);
-    }
-    w->slab_free -= len;
-    return grpc_slice_sub(w->slab, w->slab_free, w->slab_free + len);
-}
-
-/* A handler's reply: packed here, or already packed (in the slab's room or
- * the arena). */
-static grpc_byte_buffer *encode_reply(rd_worker *w, const rd_reply *reply)
-{
-    if (!reply->bytes)
-        return encode(reply->msg);
-    grpc_slice slice = slab_piece(w, reply->bytes, reply->len);
-    grpc_byte_buffer *bb = grpc_raw_byte_buffer_create(&slice, 1);
-    grpc_slice_unref(slice);
-    return bb;
-}
-
-/* The request as one contiguous slice. One that arrived in one
- * uncompressed slice (nearly all do) is read in place, through a
- * reference: the buffer is ours once its completion is delivered, as gRPC's
- * C++ reader, which peeks at the received slices, relies on. Any other is
- * gathered (and decompressed) by gRPC's reader. The transport thread's
- * writes to the slice happen inside libgrpc, ordered by locks
- * ThreadSanitizer cannot see; tests/faults/tsan.supp leaves them untracked. */
-static bool request_bytes(grpc_byte_buffer *bb, grpc_slice *out)
-{
-    if (bb->type == GRPC_BB_RAW && bb->data.raw.compression == GRPC_COMPRESS_NONE &&
-        bb->data.raw.slice_buffer.count == 1) {
-        *out = grpc_slice_ref(bb->data.raw.slice_buffer.slices[0]);
-        return true;
-    }
-    grpc_byte_buffer_reader reader;
-    if (!grpc_byte_buffer_reader_init(&reader, bb))
-        return false;
-    *out = grpc_byte_buffer_reader_readall(&reader);
-    grpc_byte_buffer_reader_destroy(&reader);
-    return true;
-}
-
 /* The request's bytes as one slice (the caller unrefs it), or an error. */
-static int request_slice(grpc_byte_buffer *bb, grpc_slice *bytes, rd_status *st)
+static int request_slice(const rd_call *c, grpc_byte_buffer *bb, grpc_slice *bytes,
+                         rd_status *st)
 {
     if (!bb)
         return rd_status_set(st, RD_ERR_INVALID, "request: no message received");
-    if (!request_bytes(bb, bytes))
-        return rd_status_set(st, RD_ERR_INVALID,
-                             "request: cannot read the message (bad compression?)");
-    return RD_OK;
+    return rd_request_bytes(bb, c->worker->server->max_receive_bytes, bytes, st);
 }
 
 /* A streaming method's request, decoded (see rd_method_decode). */
@@ -457,7 +370,7 @@ static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer
                                 rd_status *st)
 {
     grpc_slice bytes;
-    if (request_slice(bb, &bytes, st) != RD_OK)
+    if (request_slice(c, bb, &bytes, st) != RD_OK)
         return NULL;
     ProtobufCMessage *msg = rd_method_decode(m, &c->worker->arena, GRPC_SLICE_START_PTR(bytes),
                                              GRPC_SLICE_LENGTH(bytes), st);
@@ -466,11 +379,11 @@ static ProtobufCMessage *decode(rd_call *c, const rd_method *m, grpc_byte_buffer
 }
 
 /* A unary request's bytes through the method (rd_method_unary). */
-static int handle_unary(const rd_rpc *rpc, const rd_method *m, grpc_byte_buffer *bb,
-                        rd_reply *reply, rd_status *st)
+static int handle_unary(const rd_call *c, const rd_rpc *rpc, const rd_method *m,
+                        grpc_byte_buffer *bb, rd_reply *reply, rd_status *st)
 {
     grpc_slice bytes;
-    int rc = request_slice(bb, &bytes, st);
+    int rc = request_slice(c, bb, &bytes, st);
     if (rc != RD_OK)
         return rc;
     rc = rd_method_unary(m, rpc, GRPC_SLICE_START_PTR(bytes), GRPC_SLICE_LENGTH(bytes), reply,
@@ -608,20 +521,38 @@ static bool deadline_passed(const rd_call *c)
     return gpr_time_cmp(c->deadline, gpr_now(c->deadline.clock_type)) < 0;
 }
 
+/* While answers already wait past the limit, a call that lists is refused
+ * before its answer is built: building 600 KB answers only to drop them
+ * would leave a client that never reads in charge of the CPU. */
+static bool unsent_over_limit(const rd_call *c)
+{
+    const rd_server *s = c->worker->server;
+    return atomic_load(&s->unsent_answer_bytes) >= s->max_unsent_answer_bytes;
+}
+
 static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
 {
+    if (m->lists && unsent_over_limit(c)) {
+        finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+        return;
+    }
     rd_status st;
     rd_status_clear(&st);
     rpc_scope s;
     scope_open(&s, c, snap);
-    open_answer_room(c->worker, &s.rpc);
+    rd_worker_open_answer_room(c->worker, &s.rpc);
     rd_reply reply = {NULL, NULL, 0};
     rd_store_last_call_reset();
     int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
                                                 "deadline passed before the call was handled")
-                                : handle_unary(&s.rpc, m, c->request, &reply, &st);
-    grpc_byte_buffer *out = rc == RD_OK ? encode_reply(c->worker, &reply) : NULL;
+                                : handle_unary(c, &s.rpc, m, c->request, &reply, &st);
+    grpc_byte_buffer *out = rc == RD_OK ? rd_worker_encode_reply(c->worker, &reply) : NULL;
     scope_close(&s, c);
+    if (out && !answer_admit(c, out)) {
+        grpc_byte_buffer_destroy(out);
+        finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+        return;
+    }
     finish(c, rc == RD_OK ? GRPC_STATUS_OK : rd_status_to_grpc((rd_err)rc), st.msg, out);
 }
 
@@ -678,6 +609,8 @@ static void on_arrival(rd_call *c)
     rd_config_snap *snap = worker_snapshot(w);
     const char *why = "";
     grpc_status_code auth = rd_auth_check(m->auth, snap->cfg, &c->metadata, &why);
+    if (auth == GRPC_STATUS_UNAUTHENTICATED || auth == GRPC_STATUS_PERMISSION_DENIED)
+        rd_auth_log_failure(c->call, m->path, auth, why);
     if (auth != GRPC_STATUS_OK) {
         finish(c, auth, why, NULL);
         return;
@@ -712,7 +645,7 @@ static void on_received(rd_call *c, bool success)
     rd_reply reply = {NULL, NULL, 0};
     int rc = req ? m->handle(&s.rpc, req, &reply, &st) : st.code;
     if (rc == RD_OK)
-        c->pending = encode_reply(c->worker, &reply);
+        c->pending = rd_worker_encode_reply(c->worker, &reply);
     scope_close(&s, c);
     grpc_byte_buffer_destroy(bb);
     if (rc != RD_OK)
@@ -729,9 +662,12 @@ static void pump_server_stream(rd_call *c, const rd_method *m)
     rpc_scope s;
     scope_open(&s, c, NULL);
     ProtobufCMessage *msg = m->stream->next(c->source, &s.rpc);
-    grpc_byte_buffer *bb = msg ? encode(msg) : NULL;
+    grpc_byte_buffer *bb = msg ? rd_encode_message(msg) : NULL;
     scope_close(&s, c);
-    if (bb)
+    if (bb && !answer_admit(c, bb)) {
+        grpc_byte_buffer_destroy(bb);
+        finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+    } else if (bb)
         send_message(c, bb);
     else if (server_closing(c))
         finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL);
@@ -742,7 +678,12 @@ static void pump_bidi(rd_call *c)
     if (c->pending) {
         grpc_byte_buffer *bb = c->pending;
         c->pending = NULL;
-        send_message(c, bb);
+        if (answer_admit(c, bb)) {
+            send_message(c, bb);
+        } else {
+            grpc_byte_buffer_destroy(bb);
+            finish(c, GRPC_STATUS_RESOURCE_EXHAUSTED, ANSWER_REFUSED, NULL);
+        }
     } else if (server_closing(c)) {
         finish(c, GRPC_STATUS_UNAVAILABLE, "server is shutting down", NULL);
     } else if (c->half_closed) {
@@ -767,10 +708,7 @@ static void pump(rd_call *c)
 static void on_sent(rd_call *c, bool success)
 {
     c->send_busy = false;
-    if (c->sending) {
-        grpc_byte_buffer_destroy(c->sending);
-        c->sending = NULL;
-    }
+    drop_sending(c);
     if (!success && c->state == CALL_STREAMING) {
         c->final_code = GRPC_STATUS_CANCELLED; /* the call broke under us */
         set_state(c, CALL_FINISHING);
@@ -811,10 +749,7 @@ void rd_call_on_event(rd_worker *w, void *tag, bool success)
         break;
     case TAG_STATUS:
     case TAG_COUNT:
-        if (c->sending) {
-            grpc_byte_buffer_destroy(c->sending);
-            c->sending = NULL;
-        }
+        drop_sending(c);
         break;
     }
     (void)w;

@@ -260,9 +260,9 @@ const rd_method rd_methods[] = {
     HOT_UNARY("RecordOutcome", recovery__v1__record_outcome_request__descriptor,
               handle_record_outcome, .direct = direct_record_outcome),
     HOT_UNARY("GetBreakerState", recovery__v1__get_breaker_state_request__descriptor,
-              handle_get_breaker_state),
+              handle_get_breaker_state, .lists = true),
     HOT_UNARY("GetTurnTrace", recovery__v1__get_turn_trace_request__descriptor,
-              handle_get_turn_trace),
+              handle_get_turn_trace, .lists = true),
     COLD(SERVICE "WatchBreakers", RD_RPC_SERVER_STREAM, RD_AUTH_CLIENT,
          recovery__v1__watch_breakers_request__descriptor, .stream = &rd_breaker_watch_stream),
     COLD("/recovery.v1.AdminService/ForceBreaker", RD_RPC_UNARY, RD_AUTH_ADMIN,
@@ -273,9 +273,9 @@ const rd_method rd_methods[] = {
          grpc__health__v1__health_check_request__descriptor, .stream = &rd_health_watch_stream),
     /* v1 and v1alpha messages are identical on the wire: one type serves both */
     COLD("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
-         RD_AUTH_NONE, REFLECTION_TYPE, .handle = rd_reflection_handler),
-    COLD("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI, RD_AUTH_NONE,
-         REFLECTION_TYPE, .handle = rd_reflection_handler),
+         RD_AUTH_REFLECTION, REFLECTION_TYPE, .handle = rd_reflection_handler),
+    COLD("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", RD_RPC_BIDI,
+         RD_AUTH_REFLECTION, REFLECTION_TYPE, .handle = rd_reflection_handler),
 };
 const size_t rd_methods_count = sizeof rd_methods / sizeof rd_methods[0];
 

@@ -10,6 +10,7 @@
 #define RD_TRANSPORT_METHODS_H
 
 #include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
 
 #include "core/decide.h"
 #include "ops/health.h"
@@ -81,7 +82,8 @@ typedef struct rd_stream_ops {
 typedef enum { RD_RPC_UNARY, RD_RPC_SERVER_STREAM, RD_RPC_BIDI } rd_rpc_kind;
 
 typedef enum {
-    RD_AUTH_NONE,    /* health and reflection: open, like every gRPC server's */
+    RD_AUTH_NONE,    /* health: open, like every gRPC server's (probes carry no token) */
+    RD_AUTH_REFLECTION, /* open while server.reflection is on; UNIMPLEMENTED when off */
     RD_AUTH_CLIENT,  /* server.auth token, when one is configured */
     RD_AUTH_ADMIN,   /* server.admin token, always required */
 } rd_auth_kind;
@@ -95,6 +97,9 @@ typedef struct rd_method {
     const rd_stream_ops *stream;                     /* SERVER_STREAM */
     rd_direct_fn direct;                             /* NULL, or tried before `handle` */
     unsigned waiting;                                /* calls kept requested per worker */
+    bool lists;                                      /* answers with a list that may be large:
+                                                        refused unbuilt while unsent answers
+                                                        are over their limit (call.c) */
 } rd_method;
 
 extern const rd_method rd_methods[];

@@ -2,6 +2,7 @@
  * server.h); what happens to one call is in call.c. */
 #include "transport/server.h"
 
+#include <grpc/compression.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
 #include <stdio.h>
@@ -10,9 +11,9 @@
 
 #include "core/log.h"
 #include "transport/server_internal.h"
+#include "transport/tls_files.h"
 
 #define ARENA_CHUNK (64 * 1024)
-#define PEM_MAX (1024 * 1024)
 
 static gpr_timespec in_ms(int64_t ms)
 {
@@ -58,75 +59,77 @@ static void *worker_main(void *arg)
 
 /* ---- creation ---- */
 
-static size_t channel_args(const rd_server_options *opt, grpc_arg *args)
+/* Pings from a client without calls in flight are accepted this often at
+ * most (gRPC's own default, written out because the limit is part of what
+ * keeps a peer from keeping the transport busy); past two strikes the
+ * connection gets GOAWAY(ENHANCE_YOUR_CALM). */
+#define MIN_CLIENT_PING_INTERVAL_MS (5 * 60 * 1000)
+#define MAX_PING_STRIKES 2
+/* Request headers larger than this are refused: ours are a path, a
+ * content type, a deadline and a token. */
+#define MAX_METADATA_BYTES (16 * 1024)
+
+static grpc_arg int_arg(const char *key, int64_t value)
+{
+    return (grpc_arg){.type = GRPC_ARG_INTEGER, .key = (char *)key, .value.integer = (int)value};
+}
+
+static size_t channel_args(const rd_server_options *opt, grpc_resource_quota *quota,
+                           grpc_arg *args)
 {
     size_t n = 0;
-    args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-                           .value.integer = (int)opt->max_receive_bytes};
+    args[n++] = int_arg(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int64_t)opt->max_receive_bytes);
     if (opt->max_connection_age_ms > 0)
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                               .value.integer = (int)opt->max_connection_age_ms};
+        args[n++] = int_arg(GRPC_ARG_MAX_CONNECTION_AGE_MS, opt->max_connection_age_ms);
     if (opt->max_connection_age_grace_ms > 0)
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
-                               .key = GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
-                               .value.integer = (int)opt->max_connection_age_grace_ms};
+        args[n++] = int_arg(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, opt->max_connection_age_grace_ms);
     if (opt->keepalive_time_ms > 0)
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIME_MS,
-                               .value.integer = (int)opt->keepalive_time_ms};
+        args[n++] = int_arg(GRPC_ARG_KEEPALIVE_TIME_MS, opt->keepalive_time_ms);
     if (opt->keepalive_timeout_ms > 0)
-        args[n++] = (grpc_arg){.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-                               .value.integer = (int)opt->keepalive_timeout_ms};
+        args[n++] = int_arg(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, opt->keepalive_timeout_ms);
+    if (opt->max_concurrent_streams > 0)
+        args[n++] = int_arg(GRPC_ARG_MAX_CONCURRENT_STREAMS, opt->max_concurrent_streams);
+    if (opt->handshake_timeout_ms > 0)
+        args[n++] = int_arg(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, opt->handshake_timeout_ms);
+    if (opt->max_connection_idle_ms > 0)
+        args[n++] = int_arg(GRPC_ARG_MAX_CONNECTION_IDLE_MS, opt->max_connection_idle_ms);
+    args[n++] = int_arg(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                        MIN_CLIENT_PING_INTERVAL_MS);
+    args[n++] = int_arg(GRPC_ARG_HTTP2_MAX_PING_STRIKES, MAX_PING_STRIKES);
+    args[n++] = int_arg(GRPC_ARG_MAX_METADATA_SIZE, MAX_METADATA_BYTES);
+    /* gRPC 1.51 inflates a compressed message whole before it checks the
+     * size limit (a 1 MB gzip bomb became 1 GiB). Either only identity is
+     * enabled, and a compressed request is refused before it is inflated,
+     * or the core hands it over compressed and call.c inflates it with a
+     * ceiling (inflate.h). */
+    if (!opt->accept_compressed)
+        args[n++] = int_arg(GRPC_COMPRESSION_CHANNEL_ENABLED_ALGORITHMS_BITSET,
+                            1u << GRPC_COMPRESS_NONE);
+    else
+        args[n++] = int_arg(GRPC_ARG_ENABLE_PER_MESSAGE_DECOMPRESSION, 0);
+    if (quota)
+        args[n++] = (grpc_arg){.type = GRPC_ARG_POINTER, .key = GRPC_ARG_RESOURCE_QUOTA,
+                               .value.pointer = {.p = quota,
+                                                 .vtable = grpc_resource_quota_arg_vtable()}};
     return n;
 }
 
+/* The resource quota bounds the memory the transport accounts (read
+ * buffers, call arenas); under pressure gRPC reclaims from idle
+ * connections and then cancels streams. */
 static grpc_server *create_grpc_server(const rd_server_options *opt)
 {
-    grpc_arg args[8];
-    grpc_channel_args channel = {.num_args = channel_args(opt, args), .args = args};
-    return grpc_server_create(&channel, NULL);
-}
-
-/* The whole file as a NUL-terminated string; NULL with st set on error. */
-static char *read_pem(const char *path, const char *key, rd_status *st)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = f ? malloc(PEM_MAX + 1) : NULL;
-    size_t n = buf ? fread(buf, 1, PEM_MAX, f) : 0;
-    if (f)
-        fclose(f);
-    if (!buf || n == 0) {
-        free(buf);
-        rd_status_set(st, RD_ERR_CONFIG, "%s: cannot read \"%s\"", key, path);
-        return NULL;
+    grpc_resource_quota *quota = NULL;
+    if (opt->memory_limit_bytes > 0) {
+        quota = grpc_resource_quota_create("recoveryd");
+        grpc_resource_quota_resize(quota, opt->memory_limit_bytes);
     }
-    buf[n] = '\0';
-    return buf;
-}
-
-static grpc_server_credentials *tls_credentials(const rd_server_options *opt, rd_status *st)
-{
-    char *cert = read_pem(opt->tls_cert_file, "server.tls.cert_file", st);
-    char *key = cert ? read_pem(opt->tls_key_file, "server.tls.key_file", st) : NULL;
-    char *ca = key && opt->tls_client_ca_file
-                   ? read_pem(opt->tls_client_ca_file, "server.tls.client_ca_file", st)
-                   : NULL;
-    grpc_server_credentials *creds = NULL;
-    if (key && (ca || !opt->tls_client_ca_file)) {
-        grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
-        creds = grpc_ssl_server_credentials_create_ex(
-            ca, &pair, 1,
-            ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-               : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
-            NULL);
-        if (!creds)
-            rd_status_set(st, RD_ERR_CONFIG, "server.tls: the certificate or key is not usable");
-    }
-    if (key)
-        memset(key, 0, strlen(key));
-    free(cert);
-    free(key);
-    free(ca);
-    return creds;
+    grpc_arg args[16];
+    grpc_channel_args channel = {.num_args = channel_args(opt, quota, args), .args = args};
+    grpc_server *server = grpc_server_create(&channel, NULL);
+    if (quota)
+        grpc_resource_quota_unref(quota); /* the server's args hold their own reference */
+    return server;
 }
 
 static int bind_and_register(rd_server *s, const rd_server_options *opt, rd_status *st)
@@ -141,11 +144,18 @@ static int bind_and_register(rd_server *s, const rd_server_options *opt, rd_stat
         if (!s->registered[i])
             return rd_status_set(st, RD_ERR_INTERNAL, "cannot register %s", rd_methods[i].path);
     }
-    grpc_server_credentials *creds = opt->tls_cert_file
-                                         ? tls_credentials(opt, st)
-                                         : grpc_insecure_server_credentials_create();
-    if (!creds)
-        return st->code;
+    grpc_server_credentials *creds = NULL;
+    if (opt->tls_cert_file) {
+        s->tls = rd_tls_files_new(opt->tls_cert_file, opt->tls_key_file, opt->tls_client_ca_file,
+                                  st);
+        if (!s->tls)
+            return st->code;
+        creds = rd_tls_files_credentials(s->tls);
+        if (!creds)
+            return rd_status_set(st, RD_ERR_CONFIG, "server.tls: the certificate or key is not usable");
+    } else {
+        creds = grpc_insecure_server_credentials_create();
+    }
     s->port = grpc_server_add_http2_port(s->grpc, opt->listen, creds);
     grpc_server_credentials_release(creds);
     if (s->port == 0)
@@ -197,6 +207,9 @@ rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc,
     }
     s->svc = svc;
     atomic_init(&s->closing, false);
+    atomic_init(&s->unsent_answer_bytes, 0);
+    s->max_unsent_answer_bytes = opt->max_unsent_answer_bytes;
+    s->max_receive_bytes = opt->max_receive_bytes;
     s->grpc = create_grpc_server(opt);
     s->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(s->grpc, s->shutdown_cq, NULL);
@@ -215,6 +228,8 @@ rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc,
 }
 
 int rd_server_port(const rd_server *s) { return s->port; }
+
+int64_t rd_server_tls_not_after(const rd_server *s) { return rd_tls_files_not_after(s->tls); }
 
 /* ---- shutdown ---- */
 
@@ -278,6 +293,7 @@ void rd_server_destroy(rd_server *s)
         pthread_mutex_destroy(&w->wake_lock);
     }
     drain_and_destroy_cq(s->shutdown_cq);
+    rd_tls_files_free(s->tls); /* after the server: its credentials call back into it */
     free(s->workers);
     free(s);
 }

@@ -46,6 +46,7 @@
 #ifndef RD_TRANSPORT_SERVER_H
 #define RD_TRANSPORT_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,13 @@ typedef struct rd_server_options {
     int64_t max_connection_age_grace_ms; /* 0 = gRPC default */
     int64_t keepalive_time_ms;           /* 0 = gRPC default */
     int64_t keepalive_timeout_ms;        /* 0 = gRPC default */
+    /* Hostile-peer limits (docs/SECURITY.md). */
+    unsigned max_concurrent_streams;     /* per connection */
+    size_t memory_limit_bytes;           /* gRPC's resource quota */
+    int64_t handshake_timeout_ms;
+    int64_t max_connection_idle_ms;      /* 0 = never closed for idleness */
+    bool accept_compressed;              /* false = identity only */
+    size_t max_unsent_answer_bytes;      /* answers held for slow readers */
     const char *tls_cert_file;   /* NULL = plaintext */
     const char *tls_key_file;
     const char *tls_client_ca_file; /* set = clients must present a certificate */
@@ -72,6 +80,9 @@ typedef struct rd_server_options {
 /* Binds, starts the workers and begins serving. NULL on failure with st set. */
 rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc, rd_status *st);
 int rd_server_port(const rd_server *s);
+/* notAfter (Unix seconds) of the certificate in use; 0 without TLS. The
+ * files are picked up again when they change (tls_files.h). */
+int64_t rd_server_tls_not_after(const rd_server *s);
 /* Steps 1-3 above; returns how many calls were cancelled because the grace
  * period ran out (0 or 1: gRPC cancels them as a group). */
 int rd_server_shutdown(rd_server *s, int64_t grace_ms);

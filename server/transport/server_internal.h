@@ -42,7 +42,7 @@ typedef struct rd_worker {
     rd_call *dead;               /* finished during a cohort, freed after it */
     unsigned owed[RD_MAX_METHODS + 1]; /* calls to request after the cohort,
                                           per method; the last: generic */
-    grpc_slice slab;             /* answers are pieces of it (call.c) */
+    grpc_slice slab;             /* answers are pieces of it (call_bytes.c) */
     size_t slab_free;            /* its first bytes not handed out; pieces are
                                     taken from the end of that room */
     bool has_slab;
@@ -59,6 +59,13 @@ struct rd_server {
     bool grpc_started;
     bool shut_down;
     atomic_bool closing;         /* streams must finish */
+    /* Bytes of answers handed to gRPC and not yet sent: a client that
+     * stops reading holds them. Past the limit a new answer is refused
+     * with RESOURCE_EXHAUSTED instead of queued. */
+    atomic_size_t unsent_answer_bytes;
+    size_t max_receive_bytes;    /* also the ceiling of an inflated request */
+    struct rd_tls_files *tls;    /* NULL = plaintext */
+    size_t max_unsent_answer_bytes;
 };
 
 /* Keeps one more call requested for `method` on w's queue. */

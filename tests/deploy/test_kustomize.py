@@ -57,11 +57,40 @@ def test_container_ports_match_listen_addresses(rendered, layer):
 
 
 def test_probes_ask_the_health_service_for_the_api_and_the_server(rendered, layer):
-    c = container(deployment_of(rendered(layer)))
+    """Native gRPC probes on a plaintext port; where the gRPC port speaks
+    TLS (the kubelet's gRPC probe cannot), the same health over HTTP on the
+    metrics port: /readyz for the API, /healthz for the process."""
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    c = container(dep)
+    cfg = du.recovery_yaml(objects, dep)
+    if cfg["server"].get("tls"):
+        assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+        assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+        assert c["startupProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+        return
     grpc_port = next(p["containerPort"] for p in c["ports"] if p["name"] == "grpc")
     ready, live = c["readinessProbe"]["grpc"], c["livenessProbe"]["grpc"]
     assert ready == {"port": grpc_port, "service": du.api_service_name()}
     assert live == {"port": grpc_port, "service": ""}
+
+
+def test_production_needs_a_token_over_tls_from_mounted_secrets(rendered):
+    """Secure by default where it matters: the production overlay serves
+    only authenticated calls over TLS, with the token and the certificate
+    from Secrets the pod cannot start without."""
+    objects = rendered("overlays/production")
+    dep = deployment_of(objects)
+    server = du.recovery_yaml(objects, dep)["server"]
+    assert server["allow_unauthenticated"] is False
+    assert server["auth"]["token_file"].startswith("/var/run/secrets/recoveryd/auth/")
+    assert server["tls"]["cert_file"].startswith("/var/run/secrets/recoveryd/tls/")
+    volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+    assert volumes["auth"]["secret"]["secretName"] == "recoveryd-auth"
+    assert volumes["tls"]["secret"]["secretName"] == "recoveryd-tls"
+    assert not volumes["auth"]["secret"].get("optional")
+    mounts = {m["mountPath"] for m in container(dep)["volumeMounts"]}
+    assert {"/var/run/secrets/recoveryd/auth", "/var/run/secrets/recoveryd/tls"} <= mounts
 
 
 def test_config_is_a_directory_mount_holding_all_of_config(rendered, layer):
@@ -296,7 +325,19 @@ def test_rendered_config_passes_check_config(rendered, layer, recoveryd_binary, 
         stand_in = tmp_path / "redis-password"
         stand_in.write_text("not-a-real-password\n")
         redis["password_file"] = str(stand_in)
-        main.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    # Tokens and the certificate, likewise (a key and certificate that load).
+    server = cfg.get("server", {})
+    for section in ("auth", "admin"):
+        if server.get(section, {}).get("token_file"):
+            stand_in = tmp_path / f"{section}-token"
+            stand_in.write_text("not-a-real-token\n")
+            server[section]["token_file"] = str(stand_in)
+    if server.get("tls"):
+        for key in ("cert_file", "key_file"):
+            stand_in = tmp_path / f"tls-{key}"
+            stand_in.write_text("stand-in\n")
+            server["tls"][key] = str(stand_in)
+    main.write_text(yaml.safe_dump(cfg, sort_keys=False))
     proc = subprocess.run([str(recoveryd_binary), "--config", str(main), "--check-config"],
                           capture_output=True, text=True, timeout=60)
     if proc.returncode == 0:

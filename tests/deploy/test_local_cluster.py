@@ -103,8 +103,13 @@ def wait_port(hosts: Hosts, host: str, ip: str, port: int, proc, log: Path, what
     pytest.fail(f"{what} did not listen on {ip}:{port}:\n{log.read_text()[-4000:]}")
 
 
+# The replicas listen on their namespace's address, not loopback, and the
+# test needs no token: protected mode must be told (server.allow_unauthenticated).
+OPEN = {"allow_unauthenticated": True}
+
+
 def redis_config(tmp_path: Path) -> Path:
-    return rdtest.write_config(tmp_path / "cfg", store={
+    return rdtest.write_config(tmp_path / "cfg", server=OPEN, store={
         "backend": "redis",
         "redis": {"address": f"{REDIS_IP}:6379", "key_prefix": "rdcluster:",
                   "command_timeout_ms": 200}})
@@ -199,7 +204,7 @@ def stop_survivors(replicas) -> None:
 def test_round_robin_client_survives_a_killed_replica(hosts, recoveryd_binary, tmp_path):
     """The same failover on the in-memory store (each replica keeps its own
     breakers): the client side of the property, which holds for any store."""
-    config = rdtest.write_config(tmp_path / "cfg")
+    config = rdtest.write_config(tmp_path / "cfg", server=OPEN)
     result, replicas = run_cluster(hosts, recoveryd_binary, config, tmp_path, with_redis=False)
     check_only_in_flight_calls_failed(result)
     stop_survivors(replicas)

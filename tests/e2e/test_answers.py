@@ -75,7 +75,22 @@ def test_request_spread_over_frames_is_read_whole(stub):
     assert spread.category == alone.category
 
 
-def test_compressed_request_is_read(stub):
+def test_compressed_request_is_refused_by_default(stub):
+    """Only identity is accepted unless server.accept_compressed says so
+    (docs/SECURITY.md: libgrpc 1.51 would inflate a bomb whole)."""
+    req = pb.DecideRequest(tool_id=unique("gzip_refused"), attempt=1, error=err("timeout"))
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Decide(req, timeout=10, compression=grpc.Compression.Gzip)
+    assert e.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+
+@pytest.fixture(scope="module")
+def compressed_stub(module_launcher):
+    return module_launcher.start(server={"accept_compressed": True}).stub
+
+
+def test_compressed_request_is_read(compressed_stub):
+    stub = compressed_stub
     tool = unique("gzip_request")
     req = pb.DecideRequest(tool_id=tool, attempt=1,
                            error=err(RATE_LIMIT_TEXT + " " + "z" * 2000, http_status=429))
@@ -83,3 +98,12 @@ def test_compressed_request_is_read(stub):
     assert resp.breaker.tool_id == tool
     assert resp.classification.rule_id not in ("", "unknown")
     assert resp.trace[0].error.startswith(RATE_LIMIT_TEXT)
+
+
+def test_compressed_request_inflating_past_the_limit(compressed_stub):
+    """Inflated by recoveryd, which stops at server.max_receive_bytes."""
+    req = pb.DecideRequest(tool_id=unique("gzip_big"), attempt=1, error=err("z" * 2_000_000))
+    with pytest.raises(grpc.RpcError) as e:
+        compressed_stub.Decide(req, timeout=10, compression=grpc.Compression.Gzip)
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "server.max_receive_bytes" in e.value.details()

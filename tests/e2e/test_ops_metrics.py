@@ -244,3 +244,42 @@ def test_healthz_404_and_405(launcher):
     assert (status, body.strip()) == (200, "ok")
     assert get(server, "/nope")[0] == 404
     assert get(server, "/metrics", method="POST")[0] == 405
+
+
+def test_bearer_token_guards_metrics_not_healthz(launcher, tmp_path):
+    token_file = tmp_path / "scrape-token"
+    token_file.write_text("prom-token\n")  # trimmed like every secret file
+    server = start_with_metrics(launcher, auth={"token_file": str(token_file)})
+    assert get(server, "/healthz")[0] == 200  # probes carry no token
+    status, headers, body = get(server)
+    assert status == 401 and "bearer token required" in body
+    req = urllib.request.Request(server.metrics_url + "/metrics",
+                                 headers={"Authorization": "Bearer wrong-token"})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=10)
+    assert e.value.code == 401
+    req = urllib.request.Request(server.metrics_url + "/metrics",
+                                 headers={"Authorization": "Bearer prom-token"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        assert resp.status == 200
+        assert resp.read().decode().startswith("#")
+
+
+def test_readyz_follows_grpc_health_through_shutdown(launcher):
+    """/readyz is the API's gRPC health over plain HTTP (for probes that
+    cannot speak TLS to the gRPC port): 503 from the first step of shutdown."""
+    port = rdtest.free_port()
+    path = launcher.config(server={"drain_delay_ms": 1500})
+    main = yaml.safe_load(path.read_text())
+    main["metrics"] = {"listen": f"127.0.0.1:{port}"}
+    path.write_text(yaml.safe_dump(main, sort_keys=False))
+    server = launcher.start(path)
+    server.metrics_url = f"http://127.0.0.1:{port}"
+    status, _, body = get(server, "/readyz")
+    assert (status, body) == (200, "serving\n")
+    server.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 1.0
+    while get(server, "/readyz")[0] == 200 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert get(server, "/readyz")[:3:2] == (503, "not serving\n")
+    assert server.wait(10) == 0

@@ -853,11 +853,26 @@ static void test_ops_defaults(void **state)
     rd_config *cfg = load_ok(MAIN_MIN, NULL);
     assert_int_equal(cfg->server.drain_delay_ms, 0);
     assert_int_equal(cfg->server.max_connection_age_ms, 0);
+    assert_int_equal(cfg->server.max_concurrent_streams, 100);
+    assert_int_equal(cfg->server.memory_limit_bytes, 128u << 20);
+    assert_int_equal(cfg->server.handshake_timeout_ms, 10000);
+    assert_int_equal(cfg->server.max_connection_idle_ms, 300000);
+    assert_false(cfg->server.accept_compressed);
+    assert_int_equal(cfg->server.max_unsent_answer_bytes, 16u << 20);
+    assert_true(cfg->server.reflection);
+    assert_int_equal(cfg->server.max_watch_streams, 256);
+    assert_false(cfg->server.allow_unauthenticated);
     assert_null(cfg->server.tls.cert_file);
     assert_null(cfg->server.auth_token);
     assert_null(cfg->server.admin_token);
-    assert_string_equal(cfg->metrics.listen, "0.0.0.0:9464");
+    assert_string_equal(cfg->metrics.listen, "127.0.0.1:9464");
     assert_int_equal(cfg->metrics.max_tools, 1000);
+    assert_int_equal(cfg->metrics.max_connections, 128);
+    assert_int_equal(cfg->metrics.max_connections_per_ip, 8);
+    assert_int_equal(cfg->metrics.threads, 2);
+    assert_int_equal(cfg->metrics.connection_timeout_ms, 5000);
+    assert_int_equal(cfg->metrics.breaker_refresh_ms, 0);
+    assert_null(cfg->metrics.token);
     assert_int_equal(cfg->log_level, RD_CONFIG_LOG_INFO);
     assert_true(cfg->reload_watch);
     assert_string_equal(cfg->store.redis.address, "127.0.0.1:6379");
@@ -878,20 +893,31 @@ static void test_ops_keys_are_read(void **state)
     put("certs/s.key", "key");
     put("certs/ca.pem", "ca");
     put("secret/token", "  s3cret-token \n second line ignored\n");
-    setenv("RD_TEST_ADMIN_TOKEN", "adm1n", 1);
+    setenv("RD_TEST_ADMIN_TOKEN", " adm1n\n", 1); /* a Secret's trailing newline */
     rd_config *cfg = load_ok("server:\n"
                              "  drain_delay_ms: 250\n"
                              "  max_connection_age_ms: 60000\n"
                              "  max_connection_age_grace_ms: 5000\n"
                              "  keepalive_time_ms: 20000\n"
                              "  keepalive_timeout_ms: 5000\n"
+                             "  max_concurrent_streams: 20\n"
+                             "  memory_limit_bytes: 33554432\n"
+                             "  handshake_timeout_ms: 2000\n"
+                             "  max_connection_idle_ms: 0\n"
+                             "  accept_compressed: true\n"
+                             "  max_unsent_answer_bytes: 2097152\n"
+                             "  reflection: false\n"
+                             "  max_watch_streams: 3\n"
+                             "  allow_unauthenticated: true\n"
                              "  tls:\n"
                              "    cert_file: certs/s.crt\n"
                              "    key_file: certs/s.key\n"
                              "    client_ca_file: certs/ca.pem\n"
                              "  auth: {token_file: secret/token}\n"
                              "  admin: {token_env: RD_TEST_ADMIN_TOKEN}\n"
-                             "metrics: {listen: \"\", max_tools: 5}\n"
+                             "metrics: {listen: \"\", max_tools: 5, max_connections: 9,\n"
+                             "  max_connections_per_ip: 3, threads: 4, connection_timeout_ms: 2500,\n"
+                             "  auth: {token_file: secret/token}}\n"
                              "log: {level: debug}\n"
                              "reload: {watch: false}\n"
                              "store:\n"
@@ -908,12 +934,26 @@ static void test_ops_keys_are_read(void **state)
     assert_int_equal(cfg->server.max_connection_age_grace_ms, 5000);
     assert_int_equal(cfg->server.keepalive_time_ms, 20000);
     assert_int_equal(cfg->server.keepalive_timeout_ms, 5000);
+    assert_int_equal(cfg->server.max_concurrent_streams, 20);
+    assert_int_equal(cfg->server.memory_limit_bytes, 33554432);
+    assert_int_equal(cfg->server.handshake_timeout_ms, 2000);
+    assert_int_equal(cfg->server.max_connection_idle_ms, 0);
+    assert_true(cfg->server.accept_compressed);
+    assert_int_equal(cfg->server.max_unsent_answer_bytes, 2097152);
+    assert_false(cfg->server.reflection);
+    assert_int_equal(cfg->server.max_watch_streams, 3);
+    assert_true(cfg->server.allow_unauthenticated);
     assert_string_equal(cfg->server.tls.cert_file, in_dir(path, "certs/s.crt"));
     assert_string_equal(cfg->server.tls.client_ca_file, in_dir(path, "certs/ca.pem"));
     assert_string_equal(cfg->server.auth_token, "s3cret-token");
     assert_string_equal(cfg->server.admin_token, "adm1n");
     assert_null(cfg->metrics.listen);
     assert_int_equal(cfg->metrics.max_tools, 5);
+    assert_int_equal(cfg->metrics.max_connections, 9);
+    assert_int_equal(cfg->metrics.max_connections_per_ip, 3);
+    assert_int_equal(cfg->metrics.threads, 4);
+    assert_int_equal(cfg->metrics.connection_timeout_ms, 2500);
+    assert_string_equal(cfg->metrics.token, "s3cret-token");
     assert_int_equal(cfg->log_level, RD_CONFIG_LOG_DEBUG);
     assert_false(cfg->reload_watch);
     assert_int_equal(cfg->store.backend, RD_STORE_REDIS);
@@ -926,6 +966,19 @@ static void test_ops_keys_are_read(void **state)
     unsetenv("RD_TEST_ADMIN_TOKEN");
 }
 
+static void test_listen_addresses_that_are_local(void **state)
+{
+    (void)state;
+    const char *local[] = {"127.0.0.1:50051", "127.3.4.5:1", "localhost:50051", "[::1]:50051",
+                           "unix:/run/recoveryd.sock"};
+    const char *other[] = {"0.0.0.0:50051", ":50051", "[::]:50051", "10.0.0.5:50051",
+                           "recoveryd.svc:50051", "128.0.0.1:1", "127.0.0.1.evil:1"};
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++)
+        assert_true(rd_config_listen_is_local(local[i]));
+    for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+        assert_false(rd_config_listen_is_local(other[i]));
+}
+
 static void test_ops_key_errors(void **state)
 {
     (void)state;
@@ -933,6 +986,20 @@ static void test_ops_key_errors(void **state)
                       "out of range (0..600000)");
     expect_main_error("server:\n  max_connection_age_ms: 10\n" MAIN_MIN, 2,
                       "server.max_connection_age_ms", "must be 0 (off) or 1000..86400000");
+    expect_main_error("server:\n  max_concurrent_streams: 0\n" MAIN_MIN, 2,
+                      "server.max_concurrent_streams", "out of range (1..100000)");
+    expect_main_error("server:\n  memory_limit_bytes: 1000\n" MAIN_MIN, 2,
+                      "server.memory_limit_bytes", "out of range");
+    expect_main_error("server:\n  handshake_timeout_ms: 0\n" MAIN_MIN, 2,
+                      "server.handshake_timeout_ms", "out of range (100..600000)");
+    expect_main_error("server:\n  max_connection_idle_ms: 5\n" MAIN_MIN, 2,
+                      "server.max_connection_idle_ms", "must be 0 (off) or 1000..86400000");
+    expect_main_error("server:\n  accept_compressed: maybe\n" MAIN_MIN, 2,
+                      "server.accept_compressed", "");
+    expect_main_error("server:\n  max_watch_streams: 0\n" MAIN_MIN, 2,
+                      "server.max_watch_streams", "out of range (1..100000)");
+    expect_main_error("server:\n  max_unsent_answer_bytes: 10\n" MAIN_MIN, 2,
+                      "server.max_unsent_answer_bytes", "out of range");
     expect_main_error("server:\n  tls: {cert_file: nope.crt, key_file: nope.key}\n" MAIN_MIN, 2,
                       "server.tls.cert_file", "cannot read");
     put("only.crt", "x");
@@ -940,6 +1007,10 @@ static void test_ops_key_errors(void **state)
                       "cert_file and key_file go together");
     expect_main_error("server:\n  auth: {token_env: RD_TEST_SURELY_UNSET_VAR}\n" MAIN_MIN, 2,
                       "server.auth.token_env", "RD_TEST_SURELY_UNSET_VAR is not set");
+    setenv("RD_TEST_BLANK_TOKEN", " \n", 1);
+    expect_main_error("server:\n  auth: {token_env: RD_TEST_BLANK_TOKEN}\n" MAIN_MIN, 2,
+                      "server.auth.token_env", "holds no usable secret");
+    unsetenv("RD_TEST_BLANK_TOKEN");
     put("empty.token", "\n");
     expect_main_error("server:\n  admin:\n    token_file: empty.token\n" MAIN_MIN, 3,
                       "server.admin.token_file", "no usable secret");
@@ -952,6 +1023,16 @@ static void test_ops_key_errors(void **state)
                       "unknown key");
     expect_main_error("metrics:\n  listen: nocolon\n" MAIN_MIN, 2, "metrics.listen",
                       "expected host:port");
+    expect_main_error("metrics:\n  breaker_refresh_ms: 10\n" MAIN_MIN, 2,
+                      "metrics.breaker_refresh_ms", "must be 0 (off) or 1000..600000");
+    expect_main_error("metrics:\n  threads: 0\n" MAIN_MIN, 2, "metrics.threads",
+                      "out of range (1..16)");
+    expect_main_error("metrics:\n  max_connections_per_ip: 0\n" MAIN_MIN, 2,
+                      "metrics.max_connections_per_ip", "out of range");
+    expect_main_error("metrics:\n  connection_timeout_ms: 10\n" MAIN_MIN, 2,
+                      "metrics.connection_timeout_ms", "out of range (1000..600000)");
+    expect_main_error("metrics:\n  auth: {token_env: RD_TEST_SURELY_UNSET_VAR}\n" MAIN_MIN, 2,
+                      "metrics.auth.token_env", "RD_TEST_SURELY_UNSET_VAR is not set");
     expect_main_error("metrics:\n  max_tools: 0\n" MAIN_MIN, 2, "metrics.max_tools",
                       "out of range (1..100000)");
     expect_main_error("log:\n  level: verbose\n" MAIN_MIN, 2, "log.level", "unknown level");
@@ -1007,6 +1088,7 @@ int main(void)
         T(test_ops_defaults),
         T(test_ops_keys_are_read),
         T(test_ops_key_errors),
+        cmocka_unit_test(test_listen_addresses_that_are_local),
         T(test_secret_never_in_error_messages),
         T(test_redis_backend_is_accepted),
         T(test_absent_keys_take_documented_defaults),

@@ -592,7 +592,7 @@ static void test_http_endpoint(void **state)
     rd_decision d = decision(RD_ACTION_RETRY, RD_TRANSIENT, NULL, 0);
     rd_metrics_decision(m, "web", &d);
     rd_status st = {0};
-    rd_metrics_http *h = rd_metrics_http_start(m, "127.0.0.1:0", fake_breakers, NULL, &st);
+    rd_metrics_http *h = rd_metrics_http_start(m, "127.0.0.1:0", fake_breakers, NULL, NULL, &st);
     assert_non_null(h);
     int port = rd_metrics_http_port(h);
     assert_true(port > 0 && port < 65536);
@@ -634,18 +634,18 @@ static void test_http_bad_listen(void **state)
 {
     rd_metrics *m = rd_metrics_new(10);
     rd_status st = {0};
-    assert_null(rd_metrics_http_start(m, "no-port", NULL, NULL, &st));
+    assert_null(rd_metrics_http_start(m, "no-port", NULL, NULL, NULL, &st));
     assert_int_equal(st.code, RD_ERR_INVALID);
     assert_non_null(strstr(st.msg, "metrics.listen"));
-    assert_null(rd_metrics_http_start(m, "127.0.0.1:70000", NULL, NULL, &st));
+    assert_null(rd_metrics_http_start(m, "127.0.0.1:70000", NULL, NULL, NULL, &st));
     assert_int_equal(st.code, RD_ERR_INVALID);
 
     /* A port already taken is refused, naming the address. */
-    rd_metrics_http *first = rd_metrics_http_start(m, "127.0.0.1:0", NULL, NULL, &st);
+    rd_metrics_http *first = rd_metrics_http_start(m, "127.0.0.1:0", NULL, NULL, NULL, &st);
     assert_non_null(first);
     char taken[64];
     snprintf(taken, sizeof taken, "127.0.0.1:%d", rd_metrics_http_port(first));
-    assert_null(rd_metrics_http_start(m, taken, NULL, NULL, &st));
+    assert_null(rd_metrics_http_start(m, taken, NULL, NULL, NULL, &st));
     assert_int_equal(st.code, RD_ERR_UNAVAILABLE);
     assert_non_null(strstr(st.msg, taken));
     rd_metrics_http_stop(first);

@@ -1,0 +1,163 @@
+"""Runs one attack (attacks.py, in its own process) against a server while
+an executor calls Decide, and measures what the issue's bounds are about:
+the server's resident memory (sampled every 20 ms from /proc), the
+executor's success rate and p99, whether the server lived, and its memory
+10 s after the attacker left."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+
+import rdtest
+from recovery.v1 import recovery_pb2 as pb
+
+HERE = Path(__file__).resolve().parent
+MIB = 1024 * 1024
+RETURN_SLACK = 64 * MIB
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    return ordered[max(1, math.ceil(q / 100.0 * len(ordered))) - 1]
+
+
+class Executor(threading.Thread):
+    """A legitimate executor: Decide (admission check, then a timeout
+    error), one call after another, 1 s deadline each."""
+
+    def __init__(self, address: str, token: str | None):
+        super().__init__(daemon=True)
+        self.channel = grpc.insecure_channel(address, options=[
+            ("grpc.use_local_subchannel_pool", 1), ("grpc.enable_retries", 0)])
+        from recovery.v1 import recovery_pb2_grpc as rpc
+        self.stub = rpc.RecoveryServiceStub(self.channel)
+        self.metadata = [("authorization", f"Bearer {token}")] if token else None
+        self.stop = threading.Event()
+        self.latencies: list[float] = []
+        self.failures: dict[str, int] = {}
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set():
+            i += 1
+            req = pb.DecideRequest(tool_id=f"exec-{i % 8}", attempt=1, turn_id=f"t{i % 64}",
+                                   error=pb.ToolError(message="Connection timeout after 30s"))
+            t0 = time.monotonic()
+            try:
+                self.stub.Decide(req, timeout=1.0, metadata=self.metadata)
+                self.latencies.append(time.monotonic() - t0)
+            except grpc.RpcError as e:
+                self.latencies.append(time.monotonic() - t0)
+                code = e.code().name
+                self.failures[code] = self.failures.get(code, 0) + 1
+            time.sleep(0.002)
+
+    def figures(self) -> dict:
+        calls = len(self.latencies)
+        failed = sum(self.failures.values())
+        return {"executor_calls": calls,
+                "executor_success": round((calls - failed) / calls, 4) if calls else 0.0,
+                "executor_p99_ms": round(percentile(self.latencies, 99) * 1000, 1),
+                "executor_failures": dict(self.failures)}
+
+
+class RssSampler(threading.Thread):
+    def __init__(self, pid: int):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                self.peak = max(self.peak, rss_bytes(self.pid))
+            except OSError:
+                return
+            time.sleep(0.02)
+
+
+def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | None = None,
+           settle: float = 10.0, extra_wait: float = 0.0, address: str | None = None,
+           **args) -> dict:
+    """Runs attacks.py NAME against the server for `seconds` while an
+    executor calls Decide; returns the figures. `address` overrides the
+    target (the metrics endpoint)."""
+    pid = server.proc.pid
+    executor = Executor(server.address, token)
+    executor.start()
+    time.sleep(1.0)  # the executor's connection and the server warm up
+    rss_start = rss_bytes(pid)
+    sampler = RssSampler(pid)
+    sampler.start()
+    cmd = [sys.executable, str(HERE / "attacks.py"), name, address or server.address, str(seconds)]
+    if token:
+        cmd += ["--token", token]
+    for k, v in args.items():
+        cmd += [f"--{k}"] + ([str(v)] if v != "" else [])
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120)
+    attack_s = time.monotonic() - t0
+    executor.stop.set()
+    executor.join(5)
+    executor.channel.close()
+    alive = server.proc.poll() is None
+    time.sleep(settle if alive else 0)
+    sampler.stop.set()
+    sampler.join(1)
+    alive = alive and server.proc.poll() is None
+    rss_after = rss_bytes(pid) if alive else None
+    # How long past the settle time memory took to come back (a backlog the
+    # core is still working through), up to `extra_wait` seconds.
+    returned_after = None
+    if alive:
+        t_left = time.monotonic()
+        while rss_bytes(pid) - rss_start > RETURN_SLACK and \
+                time.monotonic() - t_left < extra_wait and server.proc.poll() is None:
+            time.sleep(0.5)
+        if rss_bytes(pid) - rss_start <= RETURN_SLACK:
+            returned_after = round(settle + time.monotonic() - t_left, 1)
+    try:
+        report = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        report = {"error": proc.stderr[-2000:]}
+    return {"attack": report, "attack_seconds": round(attack_s, 2), "alive": alive,
+            "rss_start_mib": round(rss_start / MIB, 1),
+            "rss_peak_growth_mib": round((sampler.peak - rss_start) / MIB, 1),
+            "rss_after_growth_mib": None if rss_after is None
+            else round((rss_after - rss_start) / MIB, 1),
+            "rss_returned_after_s": returned_after,
+            **executor.figures()}
+
+
+def track_tools(server: rdtest.Recoveryd, n: int, token: str | None) -> None:
+    """Makes the server track `n` tools with ~110-byte ids."""
+    from recovery.v1 import recovery_pb2_grpc as rpc
+    metadata = [("authorization", f"Bearer {token}")] if token else None
+    channel = grpc.insecure_channel(server.address)
+    stub = rpc.RecoveryServiceStub(channel)
+    for start in range(0, n, 500):
+        futures = [stub.RecordOutcome.future(
+            pb.RecordOutcomeRequest(tool_id=f"tool-{i:05d}-" + "x" * 100, success=True,
+                                    attempt=1), metadata=metadata, timeout=10)
+            for i in range(start, min(n, start + 500))]
+        for fut in futures:
+            fut.result()
+    channel.close()
