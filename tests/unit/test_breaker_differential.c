@@ -54,10 +54,10 @@ static const tool_case tools[] = {
     {"rate",
      {.failure_threshold = 5, .success_threshold = 1, .open_timeout_ms = 700,
       .mode = RD_BREAKER_MODE_FAILURE_RATE, .failure_rate_threshold = 50, .minimum_calls = 4,
-      .window_ms = 2000, .slow_call_ms = 300, .slow_call_rate_threshold = 60}},
+      .window_ms = 1995, .slow_call_ms = 300, .slow_call_rate_threshold = 60}},
     {"quorum",
      {.failure_threshold = 2, .success_threshold = 1, .open_timeout_ms = 1500,
-      .window_ms = 1000, .quorum_min_executors = 2, .quorum_window_ms = 1200}},
+      .window_ms = 1003, .quorum_min_executors = 2, .quorum_window_ms = 1200}},
     {"zero", {.failure_threshold = 0, .success_threshold = 0, .open_timeout_ms = 300}},
 };
 #define N_TOOLS (sizeof tools / sizeof *tools)
@@ -93,6 +93,10 @@ typedef struct run {
     /* What the sequence went through (both sides agreed on it). */
     long transitions[RD_TRANSITION_CLOSED + 1];
     long quorum_holds, stale_permits;
+    /* Times of each tool's latest transient failures: their quorum and call
+     * windows end at edges too. */
+    int64_t failures_at[8][4];
+    const tool_case *focus;        /* the tool whose edge time just reached */
 } run;
 
 static void remember_op(run *r, const char *fmt, ...)
@@ -188,7 +192,7 @@ static void compare_breakers(run *r, const char *what, const rd_breaker *mb,
 static void compare_results(run *r, const char *what, const rd_store_result *m,
                             const rd_store_result *x, bool evidence)
 {
-    char why[200];
+    char why[400];
     const char *field = NULL;
     if (m->admission != x->admission)
         field = "admission";
@@ -207,9 +211,15 @@ static void compare_results(run *r, const char *what, const rd_store_result *m,
     else if (evidence && m->evidence.held_by_quorum != x->evidence.held_by_quorum)
         field = "evidence.held_by_quorum";
     if (field) {
-        snprintf(why, sizeof why, "%s: %s (C %" PRIu64 "/%d, Lua %" PRIu64 "/%d)", what,
-                 field, m->evidence.calls, (int)m->transition, x->evidence.calls,
-                 (int)x->transition);
+        snprintf(why, sizeof why,
+                 "%s: %s (admission/transition/calls/failures/slow/executors/held: C %d/%d/%" PRIu64
+                 "/%" PRIu64 "/%" PRIu64 "/%" PRIu32 "/%d, Lua %d/%d/%" PRIu64 "/%" PRIu64
+                 "/%" PRIu64 "/%" PRIu32 "/%d)",
+                 what, field, (int)m->admission, (int)m->transition, m->evidence.calls,
+                 m->evidence.failures, m->evidence.slow, m->evidence.failing_executors,
+                 (int)m->evidence.held_by_quorum, (int)x->admission, (int)x->transition,
+                 x->evidence.calls, x->evidence.failures, x->evidence.slow,
+                 x->evidence.failing_executors, (int)x->evidence.held_by_quorum);
         diverged(r, why, &m->breaker, &x->breaker);
     }
     compare_breakers(r, what, &m->breaker, &x->breaker, false);
@@ -269,6 +279,11 @@ static void op_record(run *r, const tool_case *t, uint64_t *rng)
     rd_call_report mc = {.outcome = outcome, .permit_token = p.mem,
                          .executor_id = executors[below(rng, 4)],
                          .latency_ms = latencies[below(rng, 5)]};
+    if (outcome == RD_OUTCOME_TRANSIENT_FAILURE) {
+        int64_t *at = r->failures_at[t - tools];
+        memmove(at + 1, at, 3 * sizeof *at);
+        at[0] = r->now;
+    }
     rd_call_report xc = mc;
     xc.permit_token = p.redis;
     remember_op(r, "record %s outcome %d permit %s executor '%s' latency %" PRId64, t->id,
@@ -298,8 +313,10 @@ static void op_force(run *r, const tool_case *t, uint64_t *rng)
     compare_results(r, "force", &m, &x, false);
 }
 
-/* Moves time onto (or just before) a deadline of one tool's breaker: where
- * a rule compares with < or <=, the two sides must agree at the edge. */
+/* Moves time onto (or just before) a deadline of one tool: the end of its
+ * open period, lease or hold, of a failure's quorum or call window, or the
+ * next window bucket. Where a rule compares with < or <=, the two sides
+ * must agree at the edge. */
 static bool advance_to_edge(run *r, uint64_t *rng)
 {
     const tool_case *t = &tools[below(rng, N_TOOLS)];
@@ -307,17 +324,25 @@ static bool advance_to_edge(run *r, uint64_t *rng)
     bool found;
     rd_status st = {0};
     must_ok(r, r->mem->ops->get(r->mem, t->id, r->now, &b, &found, &st), &st, "C");
-    int64_t edges[3] = {b.open_until_ms, b.probe_lease_until_ms, b.forced_until_ms}, next = 0;
-    for (int i = 0; i < 3; i++)
-        if (edges[i] > r->now && (next == 0 || edges[i] < next))
-            next = edges[i];
-    if (next == 0)
+    const int64_t *at = r->failures_at[t - tools];
+    int64_t qw = t->policy.quorum_window_ms, cw = t->policy.window_ms;
+    int64_t edges[] = {b.open_until_ms, b.probe_lease_until_ms, b.forced_until_ms,
+                       at[0] + qw, at[1] + qw, at[2] + qw, at[3] + qw,
+                       at[0] + cw, cw > 10 ? (r->now / (cw / 10) + 1) * (cw / 10) : 0};
+    int64_t ahead[sizeof edges / sizeof *edges];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+        if (edges[i] > r->now)
+            ahead[n++] = edges[i];
+    if (n == 0)
         return false;
+    int64_t next = ahead[below(rng, n)];
     int64_t to = next - (int64_t)below(rng, 2);
     if (to <= r->now)
         to = next;
     remember_op(r, "advance %" PRId64 " ms to an edge of %s", to - r->now, t->id);
     r->now = to;
+    r->focus = t;
     return true;
 }
 
@@ -394,7 +419,11 @@ static void run_sequence(uint64_t seed, long steps)
     print_message("seed %" PRIu64 ", %ld steps\n", seed, steps);
     uint64_t rng = seed;
     for (r->step = 0; r->step < steps; r->step++) {
+        /* mostly the tool at whose edge time now stands, if any */
         const tool_case *t = &tools[below(&rng, N_TOOLS)];
+        if (r->focus && below(&rng, 4) != 0)
+            t = r->focus;
+        r->focus = NULL;
         uint64_t kind = below(&rng, 100);
         if (kind < 30)
             op_admit(r, t, &rng);
