@@ -13,20 +13,12 @@ else
   load_probe(KEYS[2], b)
 end
 b.ls = now
-local adm, tr = 3, 0
-if hold_live(b, now) then
-  if b.fo == 1 then adm = 1 end
-elseif b.st ~= 2 then
-  adm = 1
-elseif now >= b.ou and not probe_live(b, now) and ARGV[7] ~= '0' then
-  local lease = ARGV[6] + 0
-  if lease <= 0 then lease = 1 end
-  b.tok = ARGV[7]; b.plu = sat_add(now, lease)
+local adm, tr = admit_rule(b, now, ARGV[6] + 0, ARGV[7])
+if tr == 3 then
   -- Inside the script this SET is the lease's SET NX: nothing else runs
-  -- between the liveness check above and it.
+  -- between the liveness check of admit_rule and it.
   redis.call('SET', KEYS[2], b.tok .. ' ' .. str(b.gen) .. ' ' .. str(b.plu),
-             'PX', str(real_ttl(lease, caller)))
-  adm, tr = 2, 3
+             'PX', str(real_ttl(b.plu - now, caller)))
 end
 save(KEYS[1], b, now, idle, caller)
 return reply(0, adm, tr, b, now)

@@ -4,25 +4,16 @@
 -- channel. Reply as admit.
 local now, caller = clock(ARGV[1])
 local mode = tonumber(ARGV[6])
-local ttl = tonumber(ARGV[7])
 local b = load(KEYS[1], true)
 if not b then
   if ARGV[9] ~= '1' then return {1} end
   b = fresh(now)
 end
-local function hold(status)
-  b.fo = status
-  if ttl > 0 then b.fu = sat_add(now, ttl) else b.fu = 0 end
-end
-if mode == 1 then hold(2)
-elseif mode == 2 then hold(1)
-elseif mode == 3 then
-  local opens, gen, ver = b.ot, b.gen, b.ver
-  b = fresh(now); b.gen = gen + 1; b.ot = opens; b.ver = ver
-else b.fo = 0; b.fu = 0 end
--- every command drops the probe in flight (reset: its epoch is over)
-if mode ~= 4 then redis.call('DEL', KEYS[2]) else load_probe(KEYS[2], b) end
-b.ls = now
+-- release keeps the probe in flight; every other command drops the probe
+-- key, whatever epoch it is of
+if mode == 4 then load_probe(KEYS[2], b) end
+force_rule(b, mode, now, tonumber(ARGV[7]))
+if mode ~= 4 then redis.call('DEL', KEYS[2]) end
 b.ver = b.ver + 1
 save(KEYS[1], b, now, tonumber(ARGV[8]), caller, true)
 publish(ARGV[10], b, ARGV[2])

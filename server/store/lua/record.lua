@@ -14,8 +14,7 @@
 local function inc32(v) if v >= 4294967295 then return v end return v + 1 end
 local function at_least_one(v) if v == 0 then return 1 end return v end
 local now, caller = clock(ARGV[1])
-local fthr = at_least_one(ARGV[3] + 0)
-local sthr = at_least_one(ARGV[4] + 0)
+local fthr, sthr = ARGV[3] + 0, ARGV[4] + 0
 local timeout = ARGV[5] + 0
 local outcome = ARGV[6] + 0
 local tok = ARGV[7]
@@ -36,16 +35,10 @@ if run > 0 and (b.gen ~= tonumber(ARGV[26]) or b.st == 2 or hold_live(b, now)) t
   return {1}
 end
 b.ls = now
-local function clear_probe() b.tok = '0'; b.plu = 0; redis.call('DEL', KEYS[2]) end
-local function open_now()
-  b.st = 2; b.oa = now; b.ou = sat_add(now, timeout); b.gen = b.gen + 1
-  b.ot = b.ot + 1; b.cs = 0; clear_probe()
-end
--- the windows: counted only while CLOSED and not held
-local counts = not hold_live(b, now) and b.st ~= 2
+local counts = counts_calls(b, now)
 local transient = 0
 if outcome == 2 then transient = 1 end
-local ev, execs, held = {0, 0, 0}, 0, 0
+local ev, execs = {0, 0, 0}, 0
 if wms > 0 then
   local slow = 0
   if slowms > 0 and latency >= slowms then slow = 1 end
@@ -63,12 +56,7 @@ if qk > 1 then
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', str(now - qwin))
   execs = redis.call('ZCARD', KEYS[4])
 end
-local function rate_tripped()
-  if ev[1] == 0 or ev[1] < mincalls then return false end
-  if rthr > 0 and ev[2] * 100 >= rthr * ev[1] then return true end
-  return slowms > 0 and slowthr > 0 and ev[3] * 100 >= slowthr * ev[1]
-end
-local tr = 0
+local tr, held = 0, 0
 if hold_live(b, now) then
   tr = 0 -- the operator decides during a hold
 elseif b.st ~= 2 then
@@ -76,26 +64,19 @@ elseif b.st ~= 2 then
   if run > 0 then -- consecutive mode only: the streak after the run
     local trailing = tonumber(ARGV[24])
     if ARGV[25] == '1' then b.cf = 0 end
-    b.cf = math.min(b.cf + trailing, 4294967295)
-    trip = trailing > 0 and b.cf >= fthr
+    b.cf = math.min(b.cf + trailing, U32)
+    trip = trailing > 0 and b.cf >= at_least_one(fthr)
   else
-    if outcome == 2 then b.cf = inc32(b.cf) else b.cf = 0 end
-    if mode == 1 then trip = rate_tripped() else trip = outcome == 2 and b.cf >= fthr end
+    local rate
+    if mode == 1 then rate = rate_tripped(ev, rthr, mincalls, slowms, slowthr) end
+    trip = closed_outcome(b, outcome, fthr, rate)
   end
-  if trip then
-    if qk > 1 and execs < qk then held = 1 else open_now(); tr = 1 end
-  end
--- compare-and-delete: only the live probe's token releases the lease
-elseif now >= b.ou and tok ~= '0' and tok == b.tok and probe_live(b, now) then
-  if outcome == 1 then
-    clear_probe(); b.cs = inc32(b.cs)
-    if b.cs >= sthr then b.st = 1; b.cf = 0; b.cs = 0; tr = 4 end
-  elseif outcome == 2 then
-    b.cf = inc32(b.cf); open_now(); tr = 2
-  else
-    b.cf = 0; clear_probe()
-  end
+  tr, held = closed_verdict(b, now, timeout, trip, qk <= 1 or execs >= qk)
+elseif probe_speaks(b, now, tok) then
+  tr = probe_outcome(b, now, outcome, sthr, timeout)
 end
+-- the probe key goes with the probe: only its holder or a new epoch clears it
+if b.cleared then redis.call('DEL', KEYS[2]) end
 -- a new period judges only its own calls
 if tr ~= 0 then b.ver = b.ver + 1; redis.call('DEL', KEYS[3], KEYS[4]) end
 save(KEYS[1], b, now, ARGV[8] + 0, caller)

@@ -1,9 +1,5 @@
 -- Writing the breaker record back, and its key's expiry (docs/REDIS.md,
 -- "Eviction"). After breaker_rules.lua.
-local function fresh(now)
-  return {st=1, cf=0, cs=0, oa=0, ou=0, gen=0, ot=0, ls=now, ver=0, fo=0, fu=0,
-          tok='0', plu=0}
-end
 -- The key's expiry for record b last seen at ls, judged at now: kind 0 no
 -- TTL, 1 pristine, 2 OPEN or held; and the time it ends. Pristine:
 -- forgotten after the idle TTL. OPEN: after its open period, any lease and
