@@ -95,8 +95,8 @@ typedef struct run {
     long quorum_holds, stale_permits;
     /* Times of each tool's latest transient failures: their quorum and call
      * windows end at edges too. */
-    int64_t failures_at[8][4];
-    const tool_case *focus;        /* the tool whose edge time just reached */
+    int64_t failures_at[N_TOOLS][4];
+    const tool_case *focus;        /* the tool whose deadline time just moved onto */
 } run;
 
 static void remember_op(run *r, const char *fmt, ...)
