@@ -1371,7 +1371,6 @@ static int init_store(redis_store *r, const rd_redis_options *opt, rd_status *st
     rc = init_pool(r, opt->pool_size ? opt->pool_size : RD_REDIS_DEFAULT_POOL_SIZE, st);
     if (rc != RD_OK)
         return rc;
-    (void)rd_redis_scripts(); /* SHA-1 of every script, once per process */
     /* The subscriber thread also watches the sentinels for a failover. */
     if (r->local_cache || r->target.n_sentinels)
         rc = rd_redis_subscriber_start(r, st);

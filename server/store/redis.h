@@ -2,10 +2,11 @@
  * replica of the service (docs/REDIS.md has the key layout, the scripts'
  * contracts and the consistency bounds).
  *
- * Every breaker change is one Lua script run with EVALSHA (reloaded on
- * NOSCRIPT), so it is atomic across replicas; the transition rules are
- * those of core/breaker.c, mirrored in the script. Time comes from Redis
- * (TIME) unless use_caller_time is set (tests only).
+ * Every breaker change is one Lua script (server/store/lua) run with
+ * EVALSHA, so it is atomic across replicas; the transition rules are those
+ * of core/breaker.c, restated in Lua and checked against them by
+ * tests/unit/test_breaker_differential.c. Time comes from Redis (TIME)
+ * unless use_caller_time is set (tests only).
  *
  * Threads: every operation may be called from many threads at once; each
  * takes one connection of a small pool for the length of its commands.

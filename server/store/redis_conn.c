@@ -10,6 +10,10 @@
  * dropped, and the next use discovers the master again: that is how a
  * failover is followed.
  *
+ * Every new connection loads the scripts with SCRIPT LOAD and runs them by
+ * the names Redis gives back; a NOSCRIPT (SCRIPT FLUSH, a restart behind
+ * the same connection) loads them again.
+ *
  * The password is sent with AUTH and appears in no message. */
 #include <errno.h>
 #include <stdio.h>
@@ -299,6 +303,32 @@ void rd_redis_note_connect(redis_store *r, const char *error)
     pthread_mutex_unlock(&r->error_lock);
 }
 
+/* Loads every script with SCRIPT LOAD, in one round trip, and keeps the
+ * name Redis gives each: what EVALSHA must send is whatever Redis says, so
+ * nothing here computes it. A script Redis refuses keeps "" and goes with
+ * EVAL. False when the connection failed (it is unusable then). */
+static bool load_scripts(conn_slot *slot)
+{
+    const rd_script *sc = rd_redis_scripts();
+    for (size_t i = 0; i < RD_SCRIPT_COUNT; i++) {
+        const char *argv[] = {"SCRIPT", "LOAD", sc[i].source};
+        const size_t lens[] = {6, 4, sc[i].len};
+        slot->sha[i][0] = '\0';
+        if (redisAppendCommandArgv(slot->ctx, 3, argv, lens) != REDIS_OK)
+            return false;
+    }
+    for (size_t i = 0; i < RD_SCRIPT_COUNT; i++) {
+        void *reply = NULL;
+        if (redisGetReply(slot->ctx, &reply) != REDIS_OK)
+            return false;
+        const redisReply *rep = reply;
+        if (rep->type == REDIS_REPLY_STRING && rep->len == 40)
+            memcpy(slot->sha[i], rep->str, 41);
+        freeReplyObject(reply);
+    }
+    return true;
+}
+
 int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
 {
     unsigned epoch = atomic_load(&r->master_epoch);
@@ -317,6 +347,10 @@ int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
         return RD_ERR_UNAVAILABLE;
     }
     atomic_fetch_add(&r->connects, 1);
+    /* A new server, or one restarted empty, may not know our scripts. */
+    atomic_fetch_add(&r->commands, 1);
+    if (!load_scripts(slot))
+        return rd_redis_fail(r, slot, NULL, "SCRIPT LOAD", st);
     /* We may have missed events while we were away: start the cache over. */
     rd_redis_cache_clear(&r->cache);
     return RD_OK;
@@ -373,23 +407,28 @@ int rd_redis_fail(redis_store *r, conn_slot *slot, const redisReply *reply, cons
 
 #define RD_EVAL_MAX_ARGS 64
 
-static redisReply *send_script(redisContext *c, const rd_script *sc, bool by_sha, int nkeys,
+/* EVALSHA with the name this connection loaded the script under, or EVAL
+ * with its text when it has none (or `text`). */
+static redisReply *send_script(conn_slot *slot, rd_script_id id, bool text, int nkeys,
                                int nargs, const char **argv, const size_t *lens)
 {
+    const rd_script *sc = &rd_redis_scripts()[id];
+    bool by_sha = !text && slot->sha[id][0] != '\0';
     const char *full[RD_EVAL_MAX_ARGS + 3];
     size_t full_lens[RD_EVAL_MAX_ARGS + 3];
     char nkeys_text[16];
     snprintf(nkeys_text, sizeof nkeys_text, "%d", nkeys);
     full[0] = by_sha ? "EVALSHA" : "EVAL";
-    full[1] = by_sha ? sc->sha : sc->source;
+    full[1] = by_sha ? slot->sha[id] : sc->source;
     full[2] = nkeys_text;
-    for (int i = 0; i < 3; i++)
-        full_lens[i] = strlen(full[i]);
+    full_lens[0] = strlen(full[0]);
+    full_lens[1] = by_sha ? 40 : sc->len;
+    full_lens[2] = strlen(full[2]);
     for (int i = 0; i < nargs; i++) {
         full[3 + i] = argv[i];
         full_lens[3 + i] = lens ? lens[i] : strlen(argv[i]);
     }
-    return redisCommandArgv(c, 3 + nargs, full, full_lens);
+    return redisCommandArgv(slot->ctx, 3 + nargs, full, full_lens);
 }
 
 static bool is_noscript(const redisReply *reply)
@@ -406,18 +445,27 @@ redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int 
     }
     if (rd_redis_slot_ready(r, slot, st) != RD_OK)
         return NULL;
-    const rd_script *sc = &rd_redis_scripts()[id];
+    const char *name = rd_redis_scripts()[id].name;
     atomic_fetch_add(&r->commands, 1);
-    redisReply *reply = send_script(slot->ctx, sc, true, nkeys, nargs, argv, lens);
+    redisReply *reply = send_script(slot, id, false, nkeys, nargs, argv, lens);
     if (is_noscript(reply)) {
-        /* Redis restarted or SCRIPT FLUSH: EVAL runs it and caches it again. */
+        /* SCRIPT FLUSH, or a restarted server behind the same connection:
+         * load them all again (the other scripts are gone too) and run. */
         freeReplyObject(reply);
         atomic_fetch_add(&r->script_reloads, 1);
-        reply = send_script(slot->ctx, sc, false, nkeys, nargs, argv, lens);
+        if (!load_scripts(slot)) {
+            rd_redis_fail(r, slot, NULL, "SCRIPT LOAD", st);
+            return NULL;
+        }
+        reply = send_script(slot, id, false, nkeys, nargs, argv, lens);
+        if (is_noscript(reply)) { /* flushed again in between: send the text */
+            freeReplyObject(reply);
+            reply = send_script(slot, id, true, nkeys, nargs, argv, lens);
+        }
     }
     if (reply && reply->type != REDIS_REPLY_ERROR)
         return reply;
-    rd_redis_fail(r, slot, reply, sc->name, st);
+    rd_redis_fail(r, slot, reply, name, st);
     if (reply)
         freeReplyObject(reply);
     return NULL;

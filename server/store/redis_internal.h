@@ -16,7 +16,7 @@
 typedef struct rd_script {
     const char *name;
     const char *source;      /* the full Lua text sent with EVAL / SCRIPT LOAD */
-    char sha[41];            /* SHA-1 of source, hex */
+    size_t len;              /* of source */
 } rd_script;
 
 typedef enum {
@@ -39,11 +39,8 @@ typedef enum {
     RD_SCRIPT_COUNT
 } rd_script_id;
 
-/* The scripts with their SHA-1 filled in; built once, read-only after. */
+/* The embedded scripts, indexed by rd_script_id; read-only. */
 const rd_script *rd_redis_scripts(void);
-
-/* SHA-1 of len bytes as 40 hex digits plus NUL. */
-void rd_sha1_hex(const void *data, size_t len, char out[41]);
 
 /* ---- connections (redis_conn.c) ---- */
 
@@ -85,6 +82,9 @@ typedef struct conn_slot {
     redisContext *ctx;       /* NULL until first use or after a failure */
     unsigned master_epoch;   /* r->master_epoch when ctx was connected */
     rd_rng rng;              /* probe tokens; used under lock */
+    /* The name SCRIPT LOAD gave each script on this connection; "" = not
+     * known (the load failed), so the script goes with EVAL. */
+    char sha[RD_SCRIPT_COUNT][41];
 } conn_slot;
 
 /* A slot answers for tool_id while `valid`. After an event invalidates

@@ -9,7 +9,8 @@
  *
  * Nothing is persisted (--save "" --appendonly no). A process is killed
  * with SIGKILL on stop, so a test can also use stop/restart to play an
- * outage. Header-only: static functions for one test program. */
+ * outage. Header-only: static functions for one test program (inline
+ * where a program may leave them unused). */
 #ifndef RD_TESTS_REDIS_HARNESS_H
 #define RD_TESTS_REDIS_HARNESS_H
 
@@ -97,7 +98,7 @@ static redisReply *rd_harness_cmd(int port, const char *fmt, ...)
 }
 
 /* True when the reply is a status/string equal to want. */
-static bool rd_harness_cmd_is(int port, const char *want, const char *fmt, ...)
+static inline bool rd_harness_cmd_is(int port, const char *want, const char *fmt, ...)
 {
     struct timeval tv = {.tv_sec = 1};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
@@ -187,7 +188,7 @@ static int rd_redis_proc_start(rd_redis_proc *p, int port, const char *const *ex
 }
 
 /* A sentinel watching master_port as "mymaster" with quorum 2. */
-static int rd_sentinel_proc_start(rd_redis_proc *p, int master_port)
+static inline int rd_sentinel_proc_start(rd_redis_proc *p, int master_port)
 {
     memset(p, 0, sizeof *p);
     p->port = rd_harness_free_port();
@@ -224,7 +225,7 @@ static void rd_redis_proc_kill(rd_redis_proc *p)
     p->pid = 0;
 }
 
-static int rd_redis_proc_restart(rd_redis_proc *p)
+static inline int rd_redis_proc_restart(rd_redis_proc *p)
 {
     rd_redis_proc_kill(p);
     rd_harness_spawn(p);

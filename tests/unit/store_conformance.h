@@ -934,6 +934,8 @@ static void conf_learning_links_and_records(void **state)
     rd_store_destroy(s);
 }
 
+#include "store_conformance_probe.h"
+
 #define RD_STORE_CONFORMANCE_TESTS(ctx)                                  \
     cmocka_unit_test_prestate(conf_budget_counts_and_slides, ctx),      \
     cmocka_unit_test_prestate(conf_failure_rate_window, ctx),           \
@@ -942,6 +944,7 @@ static void conf_learning_links_and_records(void **state)
     cmocka_unit_test_prestate(conf_admit_record_transitions, ctx),       \
     cmocka_unit_test_prestate(conf_failed_probe_and_fresh_tokens, ctx),  \
     cmocka_unit_test_prestate(conf_permanent_errors_reset_streak, ctx),  \
+    cmocka_unit_test_prestate(conf_half_open_probe_rules, ctx),          \
     cmocka_unit_test_prestate(conf_get_does_not_create, ctx),            \
     cmocka_unit_test_prestate(conf_list_sees_all, ctx),                  \
     cmocka_unit_test_prestate(conf_rejects_bad_ids, ctx),                \
@@ -960,6 +963,7 @@ static void conf_learning_links_and_records(void **state)
     cmocka_unit_test_prestate(conf_force_closed_admits_and_ignores_failures, ctx), \
     cmocka_unit_test_prestate(conf_force_ttl_expires, ctx),             \
     cmocka_unit_test_prestate(conf_force_reset_starts_a_new_epoch, ctx), \
+    cmocka_unit_test_prestate(conf_force_release_keeps_the_probe, ctx), \
     cmocka_unit_test_prestate(conf_force_rejects_bad_input, ctx),       \
     cmocka_unit_test_prestate(conf_forced_breaker_is_not_evicted, ctx)
 

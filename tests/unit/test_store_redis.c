@@ -89,21 +89,6 @@ static rd_store_conformance redis_backend = {.make = conformance_make};
 
 /* ---- scripts ---- */
 
-/* EVALSHA only works if our SHA-1 names the script as Redis does. */
-static void test_script_shas_match_redis(void **state)
-{
-    skip_without_redis();
-    const rd_script *sc = rd_redis_scripts();
-    for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
-        redisReply *r = rd_harness_cmd(shared_redis.port, "SCRIPT LOAD %s", sc[i].source);
-        assert_non_null(r);
-        if (r->type != REDIS_REPLY_STRING)
-            fail_msg("script %s does not load: %s", sc[i].name, r->str ? r->str : "?");
-        assert_string_equal(r->str, sc[i].sha);
-        freeReplyObject(r);
-    }
-}
-
 static const rd_breaker_policy three_strikes = {
     .failure_threshold = 3, .success_threshold = 1, .open_timeout_ms = 60000};
 
@@ -129,6 +114,41 @@ static rd_store_result must_admit(rd_store *s, const char *tool, const rd_breake
     return r;
 }
 
+/* Every embedded script compiles, and a store's connection runs each by
+ * the name SCRIPT LOAD gave it. */
+static void test_scripts_load_and_are_known_by_redis_name(void **state)
+{
+    skip_without_redis();
+    const rd_script *sc = rd_redis_scripts();
+    char sha[RD_SCRIPT_COUNT][41];
+    for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
+        assert_non_null(sc[i].name);
+        assert_int_equal(strlen(sc[i].source), sc[i].len);
+        redisReply *r = rd_harness_cmd(shared_redis.port, "SCRIPT LOAD %b", sc[i].source,
+                                       sc[i].len);
+        assert_non_null(r);
+        if (r->type != REDIS_REPLY_STRING)
+            fail_msg("script %s does not load: %s", sc[i].name, r->str ? r->str : "?");
+        snprintf(sha[i], sizeof sha[i], "%s", r->str);
+        freeReplyObject(r);
+    }
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "load");
+    rd_store *s = redis_store_at(shared_redis.port, prefix);
+    must_admit(s, "x", &three_strikes, 100);
+    const redis_store *rs = (const redis_store *)s;
+    size_t connected = 0;
+    for (size_t k = 0; k < rs->pool_size; k++) {
+        if (!rs->pool[k].ctx)
+            continue;
+        connected++;
+        for (int i = 0; i < RD_SCRIPT_COUNT; i++)
+            assert_string_equal(rs->pool[k].sha[i], sha[i]);
+    }
+    assert_true(connected >= 1);
+    rd_store_destroy(s);
+}
+
 static void test_noscript_after_script_flush(void **state)
 {
     skip_without_redis();
@@ -145,6 +165,25 @@ static void test_noscript_after_script_flush(void **state)
     /* Redis time was used and reported */
     assert_true(r.now_ms > 1600000000000LL);
     rd_store_destroy(s);
+}
+
+/* A server that refuses SCRIPT LOAD (the command renamed away) still runs
+ * every script: a connection without a name for one sends its text. */
+static void test_scripts_run_by_text_without_script_load(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    const char *const extra[] = {"--rename-command", "SCRIPT", "", NULL};
+    assert_int_equal(rd_redis_proc_start(&p, 0, extra), 0);
+    rd_store *s = redis_store_at(p.port, "noload:");
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    const redis_store *rs = (const redis_store *)s;
+    for (size_t k = 0; k < rs->pool_size; k++)
+        assert_string_equal(rs->pool[k].sha[RD_SCRIPT_RECORD], "");
+    rd_store_destroy(s);
+    rd_redis_proc_stop(&p);
 }
 
 /* ---- Redis restarted on the same port ---- */
@@ -1360,8 +1399,9 @@ int main(void)
     signal(SIGPIPE, SIG_IGN); /* a write to a killed Redis is an error, not death */
     const struct CMUnitTest tests[] = {
         RD_STORE_CONFORMANCE_TESTS(&redis_backend),
-        cmocka_unit_test(test_script_shas_match_redis),
+        cmocka_unit_test(test_scripts_load_and_are_known_by_redis_name),
         cmocka_unit_test(test_noscript_after_script_flush),
+        cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),
         cmocka_unit_test(test_replicas_share_breaker),
         cmocka_unit_test(test_one_probe_across_replicas),

@@ -1,0 +1,67 @@
+-- Writing the breaker record back, and its key's expiry (docs/REDIS.md,
+-- "Eviction"). After breaker_rules.lua.
+-- The key's expiry for record b last seen at ls, judged at now: kind 0 no
+-- TTL, 1 pristine, 2 OPEN or held; and the time it ends. Pristine:
+-- forgotten after the idle TTL. OPEN: after its open period, any lease and
+-- the idle TTL. A failure streak or an endless hold: kept (like the memory
+-- store; max_tools bounds how many).
+local function expiry(b, ls, now, idle)
+  if idle <= 0 then return 0, 0 end
+  local held = hold_live(b, now)
+  if held and b.fu == 0 then return 0, 0 end
+  if pristine(b, now) then return 1, sat_add(ls, idle) end
+  if b.st == 2 or held then return 2, sat_add(math.max(b.ou, ls, b.plu, b.fu), idle) end
+  return 0, 0
+end
+local function expire(bkey, b, now, idle, caller)
+  local kind = expiry(b, b.ls, now, idle)
+  if kind == 0 then
+    redis.call('PERSIST', bkey)
+  elseif kind == 1 then
+    redis.call('PEXPIRE', bkey, str(real_ttl(idle, caller)))
+  else
+    local base = math.max(b.ou, b.ls, b.plu, b.fu)
+    redis.call('PEXPIRE', bkey, str(real_ttl(sat_add(base - now, idle), caller)))
+  end
+end
+-- Writes b (b.ls = now), after load(key, true) or for a new record.
+-- Invariant: the key's TTL is the one expire() gives the stored record at
+-- its stored ls. So when nothing but the time changed and the stored ls is
+-- younger than the slack (idle / 16, at least 1 s), nothing is written,
+-- unless the kind of expiry changed meanwhile (a timed hold ran out):
+-- last_seen and a sliding TTL lag by less than the slack. Otherwise the
+-- changed fields and ls go in one HSET, and the expiry is set only when it
+-- differs from the stored one. `always` (force), or a field missing from
+-- the hash, writes every field and sets the expiry.
+local function save(bkey, b, now, idle, caller, always)
+  local s = stored
+  if always or partial then s = nil end
+  if s and idle > 0 and b.st == s[1] and b.cf == s[2] and b.cs == s[3] and
+     b.oa == s[4] and b.ou == s[5] and b.gen == s[6] and b.ot == s[7] and
+     b.ver == s[9] and b.fo == s[10] and b.fu == s[11] and b.tok == s[12] and
+     b.plu == s[13] then
+    -- the kind of expiry changes with time only where a timed hold ends
+    local seen, slack = s[8], math.floor(idle / 16)
+    if slack < 1000 then slack = 1000 end
+    if now >= seen and now - seen < slack and
+       not ((b.fo == 1 or b.fo == 2) and b.fu > seen and b.fu <= now) then
+      return
+    end
+  end
+  local names = {'st', 'cf', 'cs', 'oa', 'ou', 'gen', 'ot', 'ls', 'ver', 'fo', 'fu'}
+  local args, n = {}, 0
+  for i = 1, 11 do
+    local x = b[names[i]]
+    if not s or x ~= s[i] then
+      args[n + 1] = names[i]; args[n + 2] = str(x); n = n + 2
+    end
+  end
+  if n > 0 then redis.call('HSET', bkey, unpack(args)) end
+  if s and idle > 0 then
+    local old = {st=s[1], cf=s[2], ou=s[5], fo=s[10], fu=s[11], tok=s[12], plu=s[13]}
+    local k0, d0 = expiry(old, s[8], s[8], idle)
+    local k1, d1 = expiry(b, b.ls, now, idle)
+    if k0 == k1 and d0 == d1 then return end
+  end
+  expire(bkey, b, now, idle, caller)
+end

@@ -1,0 +1,86 @@
+-- uses: prelude breaker_read breaker_rules breaker_write publish window
+-- rd_breaker_record_evidence and the memory store's counting.
+-- KEYS: breaker, probe, calls (window hash), quorum (sorted set of executor
+-- ids by last transient failure). ARGV: now, tool, failure_threshold,
+-- success_threshold, open_timeout, outcome, token, idle_ttl, create,
+-- channel, mode (0 consecutive, 1 failure rate), failure_rate_threshold,
+-- minimum_calls, window_ms, slow_call_ms, slow_call_rate_threshold,
+-- quorum_min_executors, quorum_window_ms, executor, latency_ms (-1 = not
+-- measured), then a batched run (redis_batch.c; calls 0 = one outcome, as
+-- ARGV[6]): calls, transient failures, slow calls, trailing failures, reset
+-- (1 = the run ends the streak first), the epoch it was counted in.
+-- Reply as admit, then calls, failures, slow, failing executors, held by
+-- quorum.
+local function inc32(v) if v >= 4294967295 then return v end return v + 1 end
+local function at_least_one(v) if v == 0 then return 1 end return v end
+local now, caller = clock(ARGV[1])
+local fthr, sthr = ARGV[3] + 0, ARGV[4] + 0
+local timeout = ARGV[5] + 0
+local outcome = ARGV[6] + 0
+local tok = ARGV[7]
+local mode, rthr, mincalls = ARGV[11] + 0, ARGV[12] + 0, ARGV[13] + 0
+local wms, slowms, slowthr = ARGV[14] + 0, ARGV[15] + 0, ARGV[16] + 0
+local qk, qwin = ARGV[17] + 0, ARGV[18] + 0
+local latency = ARGV[20] + 0
+local run = tonumber(ARGV[21]) or 0
+local b = load(KEYS[1], true)
+if not b then
+  if ARGV[9] ~= '1' then return {1} end
+  b = fresh(now)
+else
+  load_probe(KEYS[2], b)
+end
+-- a run counted on a CLOSED breaker is void once its period is over
+if run > 0 and (b.gen ~= tonumber(ARGV[26]) or b.st == 2 or hold_live(b, now)) then
+  return {1}
+end
+b.ls = now
+local counts = counts_calls(b, now)
+local transient = 0
+if outcome == 2 then transient = 1 end
+local ev, execs = {0, 0, 0}, 0
+if wms > 0 then
+  local slow = 0
+  if slowms > 0 and latency >= slowms then slow = 1 end
+  local m, sb = win_load(KEYS[3])
+  local add = {1, transient, slow}
+  if run > 0 then add = {run, tonumber(ARGV[22]), tonumber(ARGV[23])} end
+  if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end
+  ev = win_total(m, sb, wms, now)
+end
+if qk > 1 then
+  if counts and transient == 1 then
+    redis.call('ZADD', KEYS[4], str(now), ARGV[19])
+    redis.call('PEXPIRE', KEYS[4], str(real_ttl(qwin, caller)))
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', str(now - qwin))
+  execs = redis.call('ZCARD', KEYS[4])
+end
+local tr, held = 0, 0
+if hold_live(b, now) then
+  tr = 0 -- the operator decides during a hold
+elseif b.st ~= 2 then
+  local trip
+  if run > 0 then -- consecutive mode only: the streak after the run
+    local trailing = tonumber(ARGV[24])
+    if ARGV[25] == '1' then b.cf = 0 end
+    b.cf = math.min(b.cf + trailing, U32)
+    trip = trailing > 0 and b.cf >= at_least_one(fthr)
+  else
+    local rate
+    if mode == 1 then rate = rate_tripped(ev, rthr, mincalls, slowms, slowthr) end
+    trip = closed_outcome(b, outcome, fthr, rate)
+  end
+  tr, held = closed_verdict(b, now, timeout, trip, qk <= 1 or execs >= qk)
+elseif probe_speaks(b, now, tok) then
+  tr = probe_outcome(b, now, outcome, sthr, timeout)
+end
+-- the probe key goes with the probe: only its holder or a new epoch clears it
+if b.cleared then redis.call('DEL', KEYS[2]) end
+-- a new period judges only its own calls
+if tr ~= 0 then b.ver = b.ver + 1; redis.call('DEL', KEYS[3], KEYS[4]) end
+save(KEYS[1], b, now, ARGV[8] + 0, caller)
+if tr ~= 0 then publish(ARGV[10], b, ARGV[2]) end
+local out = reply(0, 0, tr, b, now)
+out[18], out[19], out[20], out[21], out[22] = ev[1], ev[2], ev[3], execs, held
+return out
