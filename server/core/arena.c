@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/copy.h"
 
 struct rd_arena_chunk {
     rd_arena_chunk *next;
@@ -65,7 +64,7 @@ char *rd_arena_strndup(rd_arena *a, const char *s, size_t n)
 {
     char *p = rd_arena_alloc_uninit(a, n + 1);
     if (p) {
-        rd_copy(p, s, n);
+        memcpy(p, s, n);
         p[n] = '\0';
     }
     return p;

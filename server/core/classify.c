@@ -9,7 +9,6 @@
 
 #include <string.h>
 
-#include "core/copy.h"
 #include "core/matcher.h"
 #include "core/trace.h"
 
@@ -499,7 +498,7 @@ static void put_ascii(text_out *o, const char *s)
         n = room;
         o->full = true;
     }
-    rd_copy(o->buf + o->len, s, n);
+    memcpy(o->buf + o->len, s, n);
     o->len += n;
 }
 
@@ -511,7 +510,7 @@ static void put_ascii(text_out *o, const char *s)
 
 static char *put_bytes(char *p, const char *s, size_t n)
 {
-    rd_copy(p, s, n);
+    memcpy(p, s, n);
     return p + n;
 }
 

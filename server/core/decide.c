@@ -14,7 +14,6 @@
 #include "core/budget.h"
 #include "core/cascade.h"
 #include "core/classify.h"
-#include "core/copy.h"
 #include "core/hash.h"
 #include "core/refusal.h"
 #include "core/signature.h"
@@ -346,7 +345,7 @@ static inline __attribute__((always_inline)) size_t put_pieces(char *buf, const 
     size_t len = 0;
 #pragma GCC unroll 12
     for (size_t i = 0; i < n_pieces; i++) {
-        rd_copy(buf + len, pieces[i].s, pieces[i].n);
+        memcpy(buf + len, pieces[i].s, pieces[i].n);
         len += pieces[i].n;
     }
     buf[len] = '\0';
@@ -372,7 +371,7 @@ static size_t put_pieces_cut(char *buf, size_t cap, const piece *pieces, size_t 
         size_t n = pieces[i].n;
         if (n > cap - 1 - len)
             n = cap - 1 - len;
-        rd_copy(buf + len, pieces[i].s, n);
+        memcpy(buf + len, pieces[i].s, n);
         len += n;
     }
     buf[len] = '\0';

@@ -2,7 +2,6 @@
 #include "core/trace.h"
 
 #include "core/cascade.h"
-#include "core/copy.h"
 #include "core/err.h"
 
 #include <stdio.h>
@@ -209,7 +208,7 @@ size_t rd_trace_copy_valid(char *dst, size_t cap, const char *src, size_t len)
         while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
             len--; /* src[len] continues a character the cut would split */
     }
-    rd_copy(dst, src, len);
+    memcpy(dst, src, len);
     dst[len] = '\0';
     return len;
 }
