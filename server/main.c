@@ -32,8 +32,8 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "core/decide.h"
-#include "core/log.h"
+#include "engine/decide.h"
+#include "domain/log.h"
 #include "ops/breaker_snapshot.h"
 #include "ops/health.h"
 #include "ops/heap.h"
@@ -46,7 +46,7 @@
 #include "store/redis.h"
 #include "store/resilient.h"
 #include "transport/server.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
 #define VERSION "0.1.0"
 #define RD_WATCH_QUEUE 256 /* changes a slow watch stream may fall behind */

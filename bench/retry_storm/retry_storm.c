@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/decide.h"
-#include "store/store.h"
+#include "domain/arena.h"
+#include "engine/decide.h"
+#include "domain/store.h"
 
 #define STEP_MS 10
 #define REQUEST_EVERY_MS 1000       /* each client starts a request this often */

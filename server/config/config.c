@@ -17,7 +17,7 @@
 #include "config/config_refs.h"
 #include "config/rules_parse.h"
 #include "config/yaml_util.h"
-#include "core/err.h"
+#include "domain/err.h"
 
 #define DAY_MS 86400000LL
 #define MAX_WORKERS 64

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/budget.h"
-#include "core/signature.h"
-#include "core/types.h"
+#include "domain/budget.h"
+#include "domain/signature.h"
+#include "domain/types.h"
 
 #define RD_CONFIG_ERR_MAX 1024
 
@@ -58,7 +58,7 @@ typedef struct rd_rule {
     rd_error_kind kind;          /* UNSPECIFIED = keep the given kind */
     char *suggestion;            /* NULL = the category's default suggestion */
     /* No message patterns: decided from the error's fields alone, the
-     * message never read. Rules are evaluated in two passes (core/matcher.h):
+     * message never read. Rules are evaluated in two passes (domain/matcher.h):
      * the structured pass takes these rules AND "mixed" rules, which have a
      * structured condition (http_status, grpc_code, code, exception_type,
      * kind) besides patterns (structured == false); a mixed rule's patterns
@@ -75,7 +75,7 @@ typedef struct rd_ruleset {
     size_t n_rules;
     char *category_suggestion[RD_CAT_COUNT]; /* by rd_category; never NULL after load */
     rd_retryability unknown_retryability;    /* for errors no rule matches */
-    /* The rules compiled for rd_classify (core/matcher.h), built by the
+    /* The rules compiled for rd_classify (domain/matcher.h), built by the
      * loader and freed with the ruleset; NULL (hand-built rulesets) means
      * the rules are evaluated one by one, with the same result. */
     struct rd_matcher *matcher;
@@ -205,7 +205,7 @@ typedef struct rd_store_config {
 } rd_store_config;
 
 typedef enum {
-    RD_CONFIG_LOG_DEBUG = 0,     /* same order as core/log.h's levels */
+    RD_CONFIG_LOG_DEBUG = 0,     /* same order as domain/log.h's levels */
     RD_CONFIG_LOG_INFO,
     RD_CONFIG_LOG_WARN,
     RD_CONFIG_LOG_ERROR,

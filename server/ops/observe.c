@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/log.h"
-#include "core/trace.h"
+#include "domain/log.h"
+#include "domain/trace.h"
 
 /* Debug only: the fields are built after the level check, because this
  * runs on every Decide and RecordOutcome and the level is usually info. */

@@ -8,8 +8,8 @@
 
 #include "ops/live_config.h"
 #include "ops/watch.h"
-#include "core/clock.h"
-#include "core/hash.h"
+#include "platform/clock.h"
+#include "domain/hash.h"
 
 /* The last state published per tool, to name the change. Direct-mapped: a
  * collision only costs a less precise cause ("changed"). */

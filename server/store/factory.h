@@ -5,7 +5,7 @@
 #define RD_STORE_FACTORY_H
 
 #include "config/config.h"
-#include "store/store.h"
+#include "domain/store.h"
 
 rd_store *rd_store_from_config(const rd_config *cfg, rd_status *st);
 

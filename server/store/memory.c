@@ -6,7 +6,7 @@
  * different tools rarely meet. Within a shard, entries hang in hash chains
  * and also in an age list (oldest first) that caps and eviction use.
  *
- * Breaker transitions run under the shard lock through core/breaker.c; this
+ * Breaker transitions run under the shard lock through domain/breaker.c; this
  * file never decides a transition itself.
  *
  * Locking: an operation holds at most one shard lock at a time. Work that
@@ -31,7 +31,7 @@
  * Ages: an outcome id older than outcome_ttl_ms and a turn untouched for
  * turn_ttl_ms count as absent even before evict() frees them, so answers do
  * not depend on when eviction last ran. A TTL <= 0 means "no expiry". */
-#include "store/store.h"
+#include "domain/store.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -40,9 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hash.h"
-#include "core/retry.h"
-#include "core/window.h"
+#include "domain/hash.h"
+#include "domain/retry.h"
+#include "domain/window.h"
 
 #define RD_MEM_SHARDS 64          /* a power of two */
 #define RD_MEM_SHARD_BITS 6
@@ -253,7 +253,7 @@ static void node_free(const node_kind *kind, node *n)
     free(n);
 }
 
-/* The top bits pick a shard, the low bits a bucket (core/hash.h mixes
+/* The top bits pick a shard, the low bits a bucket (domain/hash.h mixes
  * both); the per-store seed keeps placement unpredictable from outside. */
 static uint64_t hash_key(const memory_store *m, const char *key)
 {

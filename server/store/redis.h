@@ -4,7 +4,7 @@
  *
  * Every breaker change is one Lua script run with EVALSHA (reloaded on
  * NOSCRIPT), so it is atomic across replicas; the transition rules are
- * those of core/breaker.c, mirrored in the script. Time comes from Redis
+ * those of domain/breaker.c, mirrored in the script. Time comes from Redis
  * (TIME) unless use_caller_time is set (tests only).
  *
  * Threads: every operation may be called from many threads at once; each
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/store.h"
+#include "domain/store.h"
 
 #define RD_REDIS_DEFAULT_PORT 6379
 #define RD_REDIS_DEFAULT_PREFIX "rd:"

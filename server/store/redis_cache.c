@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hash.h"
+#include "domain/hash.h"
 #include "store/redis_internal.h"
 
 uint64_t rd_redis_tool_hash(const char *tool_id)

@@ -7,9 +7,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "core/retry.h"
+#include "domain/retry.h"
 #include "store/redis.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
 /* ---- scripts (redis_scripts.c) ---- */
 
@@ -233,7 +233,7 @@ void rd_redis_batch_stop(redis_store *r);
 
 /* ---- local cache and event subscriber (redis_cache.c) ---- */
 
-/* The hash of a tool id (core/hash.h): the slot of the cache and batch tables. */
+/* The hash of a tool id (domain/hash.h): the slot of the cache and batch tables. */
 uint64_t rd_redis_tool_hash(const char *tool_id);
 
 void rd_redis_cache_init(redis_cache *c);

@@ -2,7 +2,7 @@
  * service's own around the primary store, the fallback answering while it
  * is open, and a health-check thread that closes it again. */
 #include "store/resilient.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "store/store.h"
+#include "domain/store.h"
 
 typedef struct rd_resilience_options {
     uint32_t failure_threshold;  /* consecutive failures that trip it; default 2 */

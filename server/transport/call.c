@@ -21,13 +21,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 #include "store/resilient.h"
 #include "transport/auth.h"
 #include "transport/call_bytes.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
 typedef enum { TAG_REQUEST, TAG_SEND, TAG_RECV, TAG_CLOSE, TAG_STATUS, TAG_COUNT } tag_kind;
 

@@ -12,7 +12,7 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 
-#include "core/decide.h"
+#include "engine/decide.h"
 #include "ops/health.h"
 #include "ops/live_config.h"
 #include "ops/metrics.h"

@@ -29,9 +29,9 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/retry.h"
-#include "core/trace.h"
+#include "domain/arena.h"
+#include "domain/retry.h"
+#include "domain/trace.h"
 #include "fuzz_support.h"
 #include "store/factory.h"
 #include "transport/codec.h"

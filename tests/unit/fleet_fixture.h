@@ -17,10 +17,10 @@
 #include <cmocka.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/decide.h"
-#include "core/err.h"
-#include "store/store.h"
+#include "domain/arena.h"
+#include "engine/decide.h"
+#include "domain/err.h"
+#include "domain/store.h"
 
 #define FLEET_FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/decide/recovery.yaml"
 #define FLEET_T0 1762338645000
