@@ -267,7 +267,7 @@ static rd_server_options server_options(const rd_config *cfg, const char *listen
 static int services_create(rd_services *svc, rd_config *cfg, rd_status *st)
 {
     *svc = (rd_services){0};
-    svc->store = rd_store_from_config(cfg, st);
+    svc->store = rd_store_from_config(&cfg->store, &cfg->learning, cfg->server.workers, st);
     svc->metrics = rd_metrics_new(cfg->metrics.max_tools);
     svc->health = rd_health_new();
     svc->watch = rd_watch_bus_new(RD_WATCH_QUEUE);

@@ -969,20 +969,12 @@ void rd_config_free(rd_config *cfg)
     free(cfg);
 }
 
-static int compare_id_to_tool(const void *key, const void *elem)
-{
-    return strcmp((const char *)key, ((const rd_tool_config *)elem)->id);
-}
-
 const rd_tool_config *rd_config_find_tool(const rd_config *cfg, const char *tool_id)
 {
-    if (!cfg || !tool_id || cfg->n_tools == 0)
-        return NULL;
-    return bsearch(tool_id, cfg->tools, cfg->n_tools, sizeof *cfg->tools, compare_id_to_tool);
+    return cfg ? rd_policy_find_tool(&cfg->policy, tool_id) : NULL;
 }
 
 const rd_tool_config *rd_config_tool_or_defaults(const rd_config *cfg, const char *tool_id)
 {
-    const rd_tool_config *t = rd_config_find_tool(cfg, tool_id);
-    return t ? t : &cfg->defaults;
+    return rd_policy_tool_or_defaults(&cfg->policy, tool_id);
 }

@@ -18,7 +18,7 @@
 #ifndef RD_DOMAIN_CLASSIFY_H
 #define RD_DOMAIN_CLASSIFY_H
 
-#include "config/config.h"
+#include "domain/model.h"
 #include "domain/types.h"
 
 /* tool may be NULL (no manifest). Strings in *out borrow from rules/tool. */

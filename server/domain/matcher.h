@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config/config.h"
+#include "domain/model.h"
 #include "domain/types.h"
 
 typedef struct rd_matcher rd_matcher;

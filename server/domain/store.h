@@ -24,6 +24,41 @@
 
 typedef struct rd_store rd_store;
 
+/* ---- the store's settings (store: in recovery.yaml) ---- */
+
+typedef enum { RD_STORE_MEMORY = 1, RD_STORE_REDIS = 2 } rd_store_backend;
+
+/* The shared store of issue 5 (used with backend: redis). */
+typedef struct rd_redis_config {
+    char *address;               /* "host:port" or "unix:/path" */
+    char *password;              /* resolved secret; NULL = none; never logged */
+    int db;                      /* 0..15 */
+    char *key_prefix;
+    int64_t command_timeout_ms;
+    int64_t connect_timeout_ms;
+    char **sentinels;            /* "host:port" each */
+    size_t n_sentinels;
+    char *master_name;           /* NULL unless sentinels are given */
+    int64_t probe_interval_ms;
+    int64_t closed_cache_ms;     /* 0 = every admission check asks Redis */
+    int64_t outcome_batch_ms;    /* 0 = every success is recorded at once */
+    int64_t read_cache_ms;       /* 0 = every read of a named tool asks Redis */
+} rd_redis_config;
+
+typedef struct rd_store_config {
+    rd_store_backend backend;
+    size_t max_tools;
+    int64_t tool_idle_ttl_ms;
+    int64_t turn_ttl_ms;
+    size_t max_turns;
+    size_t max_events_per_turn;
+    int64_t outcome_ttl_ms;
+    size_t max_outcomes;
+    int64_t evict_interval_ms;
+    rd_redis_config redis;
+} rd_store_config;
+
+
 typedef struct rd_store_limits {
     size_t max_tools;            /* tracked breakers; 0 = unlimited */
     int64_t tool_idle_ttl_ms;    /* a breaker unseen this long is evicted (if CLOSED and clean) */

@@ -94,7 +94,7 @@ static int check_tool(const rd_engine *e, const char *tool_id, size_t *len, rd_s
     int rc = measure_id("tool_id", tool_id, true, len, st);
     if (rc != RD_OK)
         return rc;
-    if (e->config->reject_unknown_tools && !rd_config_find_tool(e->config, tool_id))
+    if (e->policy->reject_unknown_tools && !rd_policy_find_tool(e->policy, tool_id))
         return rd_status_set(st, RD_ERR_NOT_FOUND, "tool_id: unknown tool '%s'", tool_id);
     return RD_OK;
 }
@@ -194,7 +194,7 @@ static int apply_learning(const rd_engine *e, const char *tool_id, const rd_sign
     if (rc != RD_OK)
         return rc;
     rd_retryability verdict =
-        rd_learned_retryability(&e->config->learning, stats.successes, stats.failures);
+        rd_learned_retryability(&e->policy->learning, stats.successes, stats.failures);
     if (verdict == RD_RETRYABILITY_UNSPECIFIED)
         return RD_OK;
     const char *rule_id = rd_arena_printf(a, "learned:%s", sig->id);
@@ -216,14 +216,14 @@ static int apply_learning(const rd_engine *e, const char *tool_id, const rd_sign
  * no override) decided. */
 static bool learnable(const rd_engine *e, const rd_classification *c)
 {
-    return e->config->learning.enabled && !c->overridden && strcmp(c->rule_id, "unknown") == 0;
+    return e->policy->learning.enabled && !c->overridden && strcmp(c->rule_id, "unknown") == 0;
 }
 
 /* The tool's manifest, or NULL, from its settings (a manifest's own or the
  * defaults): the caller has looked the tool up once already. */
 static const rd_tool_config *manifest_of(const rd_engine *e, const rd_tool_config *settings)
 {
-    return settings == &e->config->defaults ? NULL : settings;
+    return settings == &e->policy->defaults ? NULL : settings;
 }
 
 /* Classifies err (manifest: the tool's, or NULL) into *c; *sig (when not
@@ -245,7 +245,7 @@ static int classify_error(const rd_engine *e, const rd_tool_config *manifest, co
             return rd_status_set(st, RD_ERR_NOMEM, "classification: out of memory");
         err = &bounded;
     }
-    rd_classify(&e->config->rules, manifest, tool_id, err, c);
+    rd_classify(&e->policy->rules, manifest, tool_id, err, c);
     bool learn = learnable(e, c);
     if (tracked)
         *tracked = learn && sig;
@@ -270,7 +270,7 @@ static int add_llm_message(rd_text tool, const rd_tool_error *err, const rd_call
 }
 
 /* A failure reported without any error detail. */
-static void unspecified_failure(const rd_config *cfg, rd_classification *c)
+static void unspecified_failure(const rd_policy *cfg, rd_classification *c)
 {
     const char *suggestion = cfg->rules.category_suggestion[RD_CAT_UNKNOWN];
     *c = (rd_classification){
@@ -292,7 +292,7 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
         return rc;
     if (!err)
         return rd_status_set(st, RD_ERR_INVALID, "error: required");
-    rc = classify_error(e, rd_config_find_tool(e->config, tool_id), tool_id, err, ctx,
+    rc = classify_error(e, rd_policy_find_tool(e->policy, tool_id), tool_id, err, ctx,
                         &out->classification, NULL, NULL, st);
     return rc != RD_OK ? rc : add_llm_message(tool, err, ctx, out, st);
 }
@@ -580,7 +580,7 @@ static int turn_budget_get(const rd_engine *e, const rd_decide_input *in, int64_
     if (rc != RD_OK)
         return rc;
     out->known = true;
-    out->remaining_ms = e->config->turn_timeout_ms - (now_ms - started_at_ms);
+    out->remaining_ms = e->policy->turn_timeout_ms - (now_ms - started_at_ms);
     return RD_OK;
 }
 
@@ -694,7 +694,7 @@ static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
         if (c->cfg->alternatives_ranking != RD_RANKING_LIVE || n < 2)
             continue;
         const char *alt = c->cfg->alternatives[i];
-        const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
+        const rd_tool_config *alt_cfg = rd_policy_tool_or_defaults(c->e->policy, alt);
         rd_breaker b;
         rd_breaker_evidence ev;
         bool found;
@@ -721,7 +721,7 @@ static int offer_alternative(decide_call *c, const char *why, const char *alt, b
     *found = false;
     if (strcmp(alt, c->in->tool_id) == 0)
         return RD_OK;
-    const rd_tool_config *alt_cfg = rd_config_tool_or_defaults(c->e->config, alt);
+    const rd_tool_config *alt_cfg = rd_policy_tool_or_defaults(c->e->policy, alt);
     rd_store_result res;
     int rc = admit(c, alt, alt_cfg, &res);
     if (rc != RD_OK || res.admission == RD_ADMIT_NO)
@@ -755,7 +755,7 @@ static int try_alternative(decide_call *c, const char *why, bool *found)
     for (size_t k = 0; rc == RD_OK && !*found && k < n_order; k++)
         rc = offer_alternative(c, why, c->cfg->alternatives[order[k]], found);
     const char *next[RD_STEP_SUCCESSORS_MAX];
-    size_t n_next = rc == RD_OK && !*found ? rd_step_successors(c->e->config, c->in->tool_id,
+    size_t n_next = rc == RD_OK && !*found ? rd_step_successors(c->e->policy, c->in->tool_id,
                                                                 next, RD_STEP_SUCCESSORS_MAX)
                                            : 0;
     for (size_t k = 0; rc == RD_OK && !*found && k < n_next; k++)
@@ -893,7 +893,7 @@ static bool tool_ends_failed(rd_action a)
 
 /* Every configured tool as a plan step (config->tools is immutable, so the
  * strings are borrowed from it). */
-static rd_plan_step *manifest_plan(const rd_config *cfg, rd_arena *a, size_t *n)
+static rd_plan_step *manifest_plan(const rd_policy *cfg, rd_arena *a, size_t *n)
 {
     *n = 0;
     if (cfg->n_tools == 0)
@@ -942,11 +942,11 @@ static int add_cascade(decide_call *c)
     const rd_plan_step *plan = c->in->plan;
     size_t n_plan = c->in->n_plan;
     if (n_plan == 0) {
-        plan = manifest_plan(c->e->config, c->ctx->arena, &n_plan);
-        if (!plan && c->e->config->n_tools > 0)
+        plan = manifest_plan(c->e->policy, c->ctx->arena, &n_plan);
+        if (!plan && c->e->policy->n_tools > 0)
             return rd_status_set(c->st, RD_ERR_NOMEM, "cascade: out of memory");
     }
-    int rc = rd_step_cascade(c->e->config, plan, n_plan, c->in->tool_id, c->ctx->arena,
+    int rc = rd_step_cascade(c->e->policy, plan, n_plan, c->in->tool_id, c->ctx->arena,
                              &c->out->cascade, &c->out->n_cascade);
     if (rc != RD_OK)
         return rd_status_set(c->st, rc, "cascade: out of memory");
@@ -967,7 +967,7 @@ static int admission_cascade(decide_call *c, bool *cascaded)
         return RD_OK;
     rd_plan_step own;
     const rd_plan_step *step =
-        rd_step_of_tool(c->e->config, c->in->plan, c->in->n_plan, c->in->tool_id, &own);
+        rd_step_of_tool(c->e->policy, c->in->plan, c->in->n_plan, c->in->tool_id, &own);
     if (!step || step->n_depends_on == 0)
         return RD_OK;
     rd_cascade_step *out = rd_arena_alloc(c->ctx->arena, sizeof *out);
@@ -1258,7 +1258,7 @@ static int learn_after_failure(decide_call *c)
 {
     const rd_engine *e = c->e;
     const char *link = learning_link(c->in->turn_id, c->in->executor_id);
-    if (!e->config->learning.enabled || !link[0] || c->out->duplicate)
+    if (!e->policy->learning.enabled || !link[0] || c->out->duplicate)
         return RD_OK;
     rd_learn_settle settle = c->attempt > 1 ? RD_LEARN_FAILED : RD_LEARN_KEEP;
     bool follow = c->signature_tracked && c->out->action == RD_ACTION_RETRY;
@@ -1286,7 +1286,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
         rc = parse_permit(in->permit_id, &c.permit_token, st);
     if (rc != RD_OK)
         return rc;
-    c.cfg = rd_config_tool_or_defaults(e->config, in->tool_id);
+    c.cfg = rd_policy_tool_or_defaults(e->policy, in->tool_id);
     rd_breaker_init(&c.breaker, ctx->now_ms);
     out->timeout_ms = c.cfg->timeout_ms;
 
@@ -1382,10 +1382,10 @@ static int classify_outcome(const rd_engine *e, const rd_outcome_input *in,
         return RD_OK;
     }
     if (!in->error) {
-        unspecified_failure(e->config, cl);
+        unspecified_failure(e->policy, cl);
         return RD_OK;
     }
-    return classify_error(e, rd_config_find_tool(e->config, in->tool_id), in->tool_id, in->error,
+    return classify_error(e, rd_policy_find_tool(e->policy, in->tool_id), in->tool_id, in->error,
                           ctx, cl, NULL, NULL, st);
 }
 
@@ -1428,7 +1428,7 @@ static int learn_after_outcome(const rd_engine *e, const rd_outcome_input *in, i
                                rd_status *st)
 {
     const char *link = learning_link(in->turn_id, in->executor_id);
-    if (!e->config->learning.enabled || !link[0] || in->attempt <= 1)
+    if (!e->policy->learning.enabled || !link[0] || in->attempt <= 1)
         return RD_OK;
     rd_learn_settle settle = in->success ? RD_LEARN_SUCCEEDED : RD_LEARN_FAILED;
     return e->store->ops->learn_link(e->store, in->tool_id, link, "", settle, now_ms, st);
@@ -1444,7 +1444,7 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
         rc = parse_permit(in->permit_id, &token, st);
     if (rc != RD_OK)
         return rc;
-    const rd_tool_config *cfg = rd_config_tool_or_defaults(e->config, in->tool_id);
+    const rd_tool_config *cfg = rd_policy_tool_or_defaults(e->policy, in->tool_id);
     rd_store *s = e->store;
     int64_t now = ctx->now_ms;
 
@@ -1508,7 +1508,7 @@ static bool view_push(view_list *l, const char *tool_id, const rd_breaker *b)
         l->out_of_memory = true;
         return false;
     }
-    fill_view(v, id, b, rd_config_tool_or_defaults(l->e->config, id), l->ctx->now_ms);
+    fill_view(v, id, b, rd_policy_tool_or_defaults(l->e->policy, id), l->ctx->now_ms);
     return true;
 }
 
@@ -1572,7 +1572,7 @@ int rd_engine_force(const rd_engine *e, const char *tool_id, rd_force_mode mode,
     rc = e->store->ops->force(e->store, tool_id, mode, ctx->now_ms, ttl_ms, &res, st);
     if (rc != RD_OK)
         return rc;
-    fill_view(out, tool_id, &res.breaker, rd_config_tool_or_defaults(e->config, tool_id),
+    fill_view(out, tool_id, &res.breaker, rd_policy_tool_or_defaults(e->policy, tool_id),
               ctx->now_ms);
     return RD_OK;
 }

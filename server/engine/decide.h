@@ -1,6 +1,6 @@
 /* The decision engine: what the five RPCs do, in plain C.
  *
- * An rd_engine holds the loaded configuration and the store. The transport
+ * An rd_engine holds the policy of the loaded configuration and the store. The transport
  * validates and converts a request into the input structs below, calls one
  * function with the current time, and converts the result back. Results
  * live in the caller's arena (reset after the response is sent).
@@ -11,7 +11,7 @@
 #ifndef RD_ENGINE_DECIDE_H
 #define RD_ENGINE_DECIDE_H
 
-#include "config/config.h"
+#include "domain/model.h"
 #include "domain/arena.h"
 #include "domain/breaker.h"
 #include "domain/err.h"
@@ -21,7 +21,7 @@
 #include "domain/store.h"
 
 typedef struct rd_engine {
-    const rd_config *config;     /* borrowed; outlives the engine */
+    const rd_policy *policy;     /* borrowed (the loaded config's); outlives the engine */
     rd_store *store;             /* borrowed */
 } rd_engine;
 

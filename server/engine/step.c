@@ -12,7 +12,7 @@
  * are followed for one failed tool. */
 #define PRIMARIES_MAX 16
 
-static size_t primaries_of(const rd_config *cfg, const char *tool_id, const char **out)
+static size_t primaries_of(const rd_policy *cfg, const char *tool_id, const char **out)
 {
     size_t n = 0;
     for (size_t i = 0; i < cfg->n_tools && n < PRIMARIES_MAX; i++) {
@@ -34,7 +34,7 @@ static bool in_steps(const rd_cascade_step *steps, size_t n, const char *tool_id
     return false;
 }
 
-int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_plan,
+int rd_step_cascade(const rd_policy *cfg, const rd_plan_step *plan, size_t n_plan,
                     const char *failed_tool_id, rd_arena *arena, rd_cascade_step **steps,
                     size_t *n_steps)
 {
@@ -63,7 +63,7 @@ int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_pla
     return rc;
 }
 
-size_t rd_step_successors(const rd_config *cfg, const char *tool_id, const char **out,
+size_t rd_step_successors(const rd_policy *cfg, const char *tool_id, const char **out,
                           size_t max)
 {
     size_t n = 0;
@@ -88,12 +88,12 @@ const rd_plan_step *rd_plan_step_of(const rd_plan_step *plan, size_t n_plan,
     return NULL;
 }
 
-const rd_plan_step *rd_step_of_tool(const rd_config *cfg, const rd_plan_step *plan,
+const rd_plan_step *rd_step_of_tool(const rd_policy *cfg, const rd_plan_step *plan,
                                     size_t n_plan, const char *tool_id, rd_plan_step *own)
 {
     if (n_plan > 0)
         return rd_plan_step_of(plan, n_plan, tool_id);
-    const rd_tool_config *t = rd_config_find_tool(cfg, tool_id);
+    const rd_tool_config *t = rd_policy_find_tool(cfg, tool_id);
     if (!t)
         return NULL;
     *own = (rd_plan_step){.tool_id = t->id, .depends_on = (const char *const *)t->depends_on,

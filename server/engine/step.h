@@ -12,7 +12,7 @@
 #ifndef RD_ENGINE_STEP_H
 #define RD_ENGINE_STEP_H
 
-#include "config/config.h"
+#include "domain/model.h"
 #include "domain/arena.h"
 #include "domain/types.h"
 #include "domain/store.h"
@@ -21,14 +21,14 @@
  * is an alternative of, over `plan`, each dependent once (the first cascade
  * that reaches it wins; the tools of the failed step are not among them).
  * Results live in the arena. RD_OK or RD_ERR_NOMEM. */
-int rd_step_cascade(const rd_config *cfg, const rd_plan_step *plan, size_t n_plan,
+int rd_step_cascade(const rd_policy *cfg, const rd_plan_step *plan, size_t n_plan,
                     const char *failed_tool_id, rd_arena *arena, rd_cascade_step **steps,
                     size_t *n_steps);
 
 /* tool_id's step: from the executor's plan when one was sent (NULL when
  * the tool is not in it), else from its manifest, written into *own (NULL
  * without a manifest). Strings are borrowed from the plan or the config. */
-const rd_plan_step *rd_step_of_tool(const rd_config *cfg, const rd_plan_step *plan,
+const rd_plan_step *rd_step_of_tool(const rd_policy *cfg, const rd_plan_step *plan,
                                     size_t n_plan, const char *tool_id, rd_plan_step *own);
 
 /* The alternatives that follow tool_id in the lists of the tools it is an
@@ -36,7 +36,7 @@ const rd_plan_step *rd_step_of_tool(const rd_config *cfg, const rd_plan_step *pl
  * into out (borrowed from the config). When a failed over to fails too, the
  * step goes on with b before it counts as failed. Returns how many. */
 #define RD_STEP_SUCCESSORS_MAX 16
-size_t rd_step_successors(const rd_config *cfg, const char *tool_id, const char **out,
+size_t rd_step_successors(const rd_policy *cfg, const char *tool_id, const char **out,
                           size_t max);
 
 /* The plan's step for tool_id, or NULL. */

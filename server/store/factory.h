@@ -4,9 +4,12 @@
 #ifndef RD_STORE_FACTORY_H
 #define RD_STORE_FACTORY_H
 
-#include "config/config.h"
+#include "domain/signature.h"
 #include "domain/store.h"
 
-rd_store *rd_store_from_config(const rd_config *cfg, rd_status *st);
+/* `c` is the store: section; `learning` sizes the signature table; a Redis
+ * store keeps a connection per worker thread (and one more). */
+rd_store *rd_store_from_config(const rd_store_config *c, const rd_learning_policy *learning,
+                               unsigned workers, rd_status *st);
 
 #endif

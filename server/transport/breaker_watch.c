@@ -44,7 +44,7 @@ static int watch_open(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn
     int rc = rd_codec_tool_ids_in(r->tool_ids, r->n_tool_ids, WATCH_TOOLS_MAX, st);
     if (rc != RD_OK)
         return rc;
-    size_t limit = rpc->engine->config->server.max_watch_streams;
+    size_t limit = rpc->config->server.max_watch_streams;
     if (atomic_fetch_add(&open_streams, 1) >= limit) {
         atomic_fetch_sub(&open_streams, 1);
         return rd_status_set(st, RD_ERR_EXHAUSTED,

@@ -501,8 +501,8 @@ static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
     const rd_services *svc = w->server->svc;
     s->borrowed = held != NULL;
     s->snap = held ? held : rd_live_config_acquire(svc->config);
-    s->engine = (rd_engine){.config = s->snap->cfg, .store = svc->store};
-    s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine,
+    s->engine = (rd_engine){.policy = &s->snap->cfg->policy, .store = svc->store};
+    s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine, .config = s->snap->cfg,
                       .ctx = {.now_ms = w->deferring ? w->cohort_unix_ms : rd_clock_unix_ms(),
                               .arena = &w->arena, .rng = &w->rng}};
 }

@@ -36,6 +36,7 @@ typedef struct rd_services {
 typedef struct rd_rpc {
     const rd_services *svc;
     const rd_engine *engine;
+    const rd_config *config;     /* the configuration the call runs under (borrowed) */
     rd_call_ctx ctx;
     /* Where a hot answer may be written in place (the transport's memory,
      * for this call only), or NULL: it then goes to the arena. */
