@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/redis_internal.h"
+#include "store/redis_batch.h"
+#include "store/redis_subscriber.h"
 
 #define RD_KEY_MAX 640
 #define RD_PREFIX_MAX 128
@@ -434,9 +435,10 @@ static int rs_record_call(rd_store *s, const char *tool_id, const rd_breaker_pol
     return run_breaker(r, &c, out, st);
 }
 
-int rd_redis_record_batch(redis_store *r, conn_slot *slot, const char *tool_id,
-                          const rd_breaker_policy *p, const outcome_run *run,
-                          uint64_t generation, rd_status *st)
+/* The batch's rd_redis_send_run_fn: a run of outcomes as one record. */
+static int send_run(redis_store *r, conn_slot *slot, const char *tool_id,
+                    const rd_breaker_policy *p, const outcome_run *run, uint64_t generation,
+                    rd_status *st)
 {
     rd_call_report call = {.outcome = RD_OUTCOME_SUCCESS, .executor_id = "", .latency_ms = -1};
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
@@ -494,7 +496,10 @@ static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *
     if (rc != RD_OK)
         return rc;
     redis_store *r = as_redis(s);
-    if (rd_redis_cache_read(r, tool_id, now_ms, out, found)) {
+    /* The cache answers reads only while this replica has no outcome of the
+     * tool waiting in (or on its way from) the batch table. */
+    if (r->read_cache_ms > 0 && rd_redis_batch_idle(r, tool_id) &&
+        rd_redis_cache_read(r, tool_id, now_ms, out, found)) {
         rd_store_mark_local_answer();
         return RD_OK;
     }
@@ -1376,7 +1381,7 @@ static int init_store(redis_store *r, const rd_redis_options *opt, rd_status *st
     if (r->local_cache || r->target.n_sentinels)
         rc = rd_redis_subscriber_start(r, st);
     if (rc == RD_OK)
-        rc = rd_redis_batch_start(r, st);
+        rc = rd_redis_batch_start(r, send_run, st);
     return rc;
 }
 

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/redis_internal.h"
+#include "store/redis_scripts.h"
 
 #define LUA_PRELUDE                                                                      \
     "local MAXT = 9007199254740991\n"                                                   \

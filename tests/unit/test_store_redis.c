@@ -14,7 +14,8 @@
 
 #include "redis_harness.h"
 #include "store/redis.h"
-#include "store/redis_internal.h"
+#include "store/redis_batch.h"
+#include "store/redis_subscriber.h"
 #include "store/resilient.h"
 
 static rd_redis_proc shared_redis;

@@ -1,7 +1,12 @@
-/* Shared between the files of the Redis store (redis.c, redis_conn.c,
- * redis_cache.c, redis_scripts.c); nothing outside server/store includes it. */
-#ifndef RD_STORE_REDIS_INTERNAL_H
-#define RD_STORE_REDIS_INTERNAL_H
+/* The types the files of the Redis store share: the store itself, its
+ * connection pool, cache and batch tables, and the scripts' ids. Types
+ * only; each file's functions are declared in its own header, and the files
+ * stand in a line (redis_scripts.c, redis_cache.c, redis_conn.c,
+ * redis_subscriber.c, redis_batch.c, redis.c: each calls only those before
+ * it; redis_batch.c sends through a function redis.c gives it). Nothing
+ * outside server/store includes these headers. */
+#ifndef RD_STORE_REDIS_TYPES_H
+#define RD_STORE_REDIS_TYPES_H
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
@@ -9,7 +14,6 @@
 
 #include "domain/retry.h"
 #include "store/redis.h"
-#include "platform/clock.h"
 
 /* ---- scripts (redis_scripts.c) ---- */
 
@@ -39,12 +43,6 @@ typedef enum {
     RD_SCRIPT_COUNT
 } rd_script_id;
 
-/* The scripts with their SHA-1 filled in; built once, read-only after. */
-const rd_script *rd_redis_scripts(void);
-
-/* SHA-1 of len bytes as 40 hex digits plus NUL. */
-void rd_sha1_hex(const void *data, size_t len, char out[41]);
-
 /* ---- connections (redis_conn.c) ---- */
 
 typedef struct rd_redis_endpoint {
@@ -65,18 +63,6 @@ typedef struct rd_redis_target {
     size_t n_sentinels;
     char *master_name;       /* owned */
 } rd_redis_target;
-
-int rd_redis_target_init(rd_redis_target *t, const rd_redis_options *o, rd_status *st);
-void rd_redis_target_free(rd_redis_target *t);
-
-/* A connection to the master, authenticated, db selected, command timeout
- * set. Through the sentinels when there are any (and ROLE checked).
- * Returns NULL with *st set (RD_ERR_UNAVAILABLE) when none can be had. */
-redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st);
-
-/* The master's address as the first sentinel that answers gives it; *host
- * is malloc'd (caller frees). False when no sentinel answers. */
-bool rd_redis_sentinel_master(const rd_redis_target *t, char **host, int *port);
 
 /* ---- the store ---- */
 
@@ -134,17 +120,27 @@ typedef struct batch_entry {
 
 #define RD_REDIS_BATCH_SLOTS 1024 /* direct-mapped: a collision is recorded at once */
 
+typedef struct redis_store redis_store;
+/* Runs the record script once for a run of outcomes of one tool counted
+ * in breaker epoch `generation`; an epoch that is over (or a hold, or a
+ * tool Redis no longer knows) drops them. The store (redis.c) hands the
+ * batch this at rd_redis_batch_start. */
+typedef int (*rd_redis_send_run_fn)(struct redis_store *r, conn_slot *slot, const char *tool_id,
+                                    const rd_breaker_policy *p, const outcome_run *run,
+                                    uint64_t generation, rd_status *st);
+
 typedef struct redis_batch {
     pthread_mutex_t lock;
     pthread_cond_t changed;      /* a batch finished sending */
     pthread_cond_t wake;         /* the flusher should stop (CLOCK_MONOTONIC) */
     batch_entry slots[RD_REDIS_BATCH_SLOTS];
     pthread_t flusher;
+    rd_redis_send_run_fn send_run; /* set by rd_redis_batch_start */
     atomic_bool dirty;           /* something was counted since the last pass */
     bool initialized, started, stopping;
 } redis_batch;
 
-typedef struct redis_store {
+struct redis_store {
     rd_store base;           /* first, so rd_store * converts */
     rd_redis_target target;
     char *prefix;            /* owned */
@@ -176,94 +172,6 @@ typedef struct redis_store {
     pthread_mutex_t error_lock;
     char last_error[RD_STATUS_MSG_MAX];
     atomic_bool auth_refused;
-} redis_store;
-
-/* Passes a published breaker change on to the registered listener. */
-void rd_redis_notify_listener(redis_store *r, const char *tool_id);
-
-/* Runs script `id` with nkeys keys then args (argv/len pairs) on the slot's
- * connection, connecting first if needed. Returns the reply (caller frees
- * with freeReplyObject) or NULL with *st set; a Redis error reply becomes
- * RD_ERR_UNAVAILABLE (LOADING, READONLY, ...) or RD_ERR_INTERNAL. */
-redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int nkeys,
-                          int nargs, const char **argv, const size_t *lens, rd_status *st);
-
-/* Sends n prepared commands in one round trip and collects their replies
- * into replies[] (each freed by the caller). Same error rules. */
-int rd_redis_pipeline(redis_store *r, conn_slot *slot, size_t n, const int *argcs,
-                      const char ***argvs, const size_t **lens, redisReply **replies,
-                      rd_status *st);
-
-/* Makes sure slot->ctx is connected. */
-int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st);
-/* Records the outcome of a connection attempt: error NULL = it worked. */
-void rd_redis_note_connect(redis_store *r, const char *error);
-
-/* Classifies a failed reply or context; drops the connection when it can no
- * longer be trusted (I/O error, READONLY after a failover). */
-int rd_redis_fail(redis_store *r, conn_slot *slot, const redisReply *reply, const char *what,
-                  rd_status *st);
-
-conn_slot *rd_redis_slot_take(redis_store *r);
-void rd_redis_slot_give(conn_slot *slot);
-
-/* Runs the record script once for a run of outcomes of one tool counted
- * in breaker epoch `generation`; an epoch that is over (or a hold, or a
- * tool Redis no longer knows) drops them. */
-int rd_redis_record_batch(redis_store *r, conn_slot *slot, const char *tool_id,
-                          const rd_breaker_policy *p, const outcome_run *run,
-                          uint64_t generation, rd_status *st);
-
-/* ---- batched successes (redis_batch.c) ---- */
-
-/* Counts an outcome on a breaker the cache knows CLOSED, when it cannot
- * open the breaker by what this replica knows, and fills *out with the
- * breaker it leaves; false when it must be recorded at once. */
-bool rd_redis_batch_outcome(redis_store *r, const char *tool_id, const rd_breaker_policy *p,
-                            const rd_call_report *call, int64_t now_ms, rd_store_result *out);
-/* Sends the tool's pending outcomes on `slot` (waiting for a batch of it
- * in flight), so that what this replica does next comes after them. */
-int rd_redis_batch_flush_tool(redis_store *r, conn_slot *slot, const char *tool_id,
-                              rd_status *st);
-/* True when this replica holds no outcome of tool_id, pending or in flight. */
-bool rd_redis_batch_idle(redis_store *r, const char *tool_id);
-int rd_redis_batch_start(redis_store *r, rd_status *st);
-/* Stops the flusher after a last flush; safe on a batch never started. */
-void rd_redis_batch_stop(redis_store *r);
-
-/* ---- local cache and event subscriber (redis_cache.c) ---- */
-
-/* The hash of a tool id (domain/hash.h): the slot of the cache and batch tables. */
-uint64_t rd_redis_tool_hash(const char *tool_id);
-
-void rd_redis_cache_init(redis_cache *c);
-void rd_redis_cache_destroy(redis_cache *c);
-/* An answer from the cache: true and *out filled when tool_id is known OPEN
- * (refused) or, within closed_cache_ms of a reply, CLOSED (admitted). */
-bool rd_redis_cache_admit(redis_store *r, const char *tool_id, int64_t now_ms,
-                          rd_store_result *out);
-/* A read of tool_id from the cache: true and *out filled while an entry
- * noted within read_cache_ms still holds and this replica has no outcome of
- * the tool waiting in (or on its way from) the batch table. */
-bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out,
-                         bool *found);
-/* The same answer without counting it as an admission served. */
-bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
-                           rd_store_result *out);
-/* Remembers (OPEN and not yet half-open, or CLOSED) or forgets the breaker
- * seen in Redis. */
-/* seq_sent: rd_redis_cache_seq() read before the command was sent. */
-void rd_redis_cache_note(redis_store *r, const char *tool_id, const rd_breaker *b,
-                         int64_t version, int64_t redis_now_ms, int64_t mono_sent_ms,
-                         uint64_t seq_sent);
-/* A read found no breaker for tool_id: later reads may say so for
- * read_cache_ms (admission checks never use this). */
-void rd_redis_cache_note_absent(redis_store *r, const char *tool_id, int64_t redis_now_ms,
-                                int64_t mono_sent_ms, uint64_t seq_sent);
-uint64_t rd_redis_cache_seq(redis_store *r);
-void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version);
-void rd_redis_cache_clear(redis_cache *c);
-int rd_redis_subscriber_start(redis_store *r, rd_status *st);
-void rd_redis_subscriber_stop(redis_store *r);
+};
 
 #endif
