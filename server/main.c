@@ -125,27 +125,28 @@ static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, 
  * reports degraded or errors. */
 static void sync_store_health(runtime *rt)
 {
-    rd_redis_stats redis = {0};
-    if (rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis))
+    rd_store_report report;
+    rd_store_report_of(rt->svc.store, &report);
+    if (report.shared)
         rd_metrics_set_shared_store(rt->svc.metrics, &(rd_shared_store_counts){
-                                                         .cache_answers = redis.cache_hits,
-                                                         .cache_reads = redis.read_hits,
-                                                         .outcomes_batched = redis.deferred,
-                                                         .outcomes_dropped = redis.deferred_dropped,
-                                                         .auth_refused = redis.auth_refused,
+                                                         .cache_answers = report.cache_answers,
+                                                         .cache_reads = report.cache_reads,
+                                                         .outcomes_batched = report.outcomes_batched,
+                                                         .outcomes_dropped = report.outcomes_dropped,
+                                                         .auth_refused = report.auth_refused,
                                                      });
-    if (redis.auth_refused != rt->auth_refused) {
-        rt->auth_refused = redis.auth_refused;
+    if (report.auth_refused != rt->auth_refused) {
+        rt->auth_refused = report.auth_refused;
         char fields[RD_LOG_VALUE_MAX + 64] = "";
-        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
-        if (redis.auth_refused)
+        rd_log_kv(fields, sizeof fields, "reason", report.last_error);
+        if (report.auth_refused)
             rd_log(RD_LOG_ERROR, "Redis refuses the configured password (store.redis.password_*)",
                    fields);
         else
             rd_log(RD_LOG_INFO, "Redis accepts the configured password again", "");
     }
-    bool degraded = rd_store_degraded(rt->svc.store);
-    uint64_t errors = rd_store_error_count(rt->svc.store);
+    bool degraded = report.degraded;
+    uint64_t errors = report.errors;
     for (; rt->store_errors < errors; rt->store_errors++)
         rd_metrics_store_error(rt->svc.metrics);
     if (degraded == rt->degraded)
@@ -154,7 +155,7 @@ static void sync_store_health(runtime *rt)
     rd_metrics_set_degraded(rt->svc.metrics, degraded);
     if (degraded) {
         char fields[RD_LOG_VALUE_MAX + 64] = "";
-        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
+        rd_log_kv(fields, sizeof fields, "reason", report.last_error);
         rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)",
                fields);
     }
@@ -315,11 +316,12 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
         .token = mc->token,
         .serving = api_serving,
         .serving_ctx = rt->svc.health};
-    rd_redis_stats redis;
+    rd_store_report report;
+    rd_store_report_of(rt->svc.store, &report);
     rd_store *primary = rd_store_resilient_primary(rt->svc.store);
     /* Redis itself, not the degraded-mode wrapper: a listing that fails
      * keeps the previous snapshot rather than counting as an outage. */
-    if (mc->breaker_refresh_ms > 0 && rd_store_redis_stats(primary, &redis))
+    if (mc->breaker_refresh_ms > 0 && report.shared && primary)
         rt->breakers = rd_breaker_snapshot_start(primary, mc->breaker_refresh_ms);
     rt->metrics_http = rd_metrics_http_start(
         rt->svc.metrics, listen, rt->breakers ? rd_breaker_snapshot_list : list_store_breakers,

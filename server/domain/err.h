@@ -8,6 +8,7 @@
 #define RD_DOMAIN_ERR_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 typedef enum {
     RD_OK = 0,
@@ -25,6 +26,11 @@ typedef enum {
 
 typedef struct rd_status {
     rd_err code;
+    /* What the answers of store operations rested on (domain/store.h). A
+     * store sets them and never clears store_degraded, so the status of a
+     * call says whether any of its operations was answered degraded. */
+    bool store_local;            /* a backend answered from its own cache or batch */
+    bool store_degraded;         /* the degraded-mode fallback answered */
     char msg[RD_STATUS_MSG_MAX];
 } rd_status;
 
@@ -33,6 +39,8 @@ typedef struct rd_status {
 static inline void rd_status_clear(rd_status *st)
 {
     st->code = RD_OK;
+    st->store_local = false;
+    st->store_degraded = false;
     st->msg[0] = '\0';
 }
 

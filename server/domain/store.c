@@ -12,20 +12,6 @@ int rd_store_check_id(const char *field, const char *id, rd_status *st)
     return RD_OK;
 }
 
-static __thread bool local_answer;
-
-void rd_store_mark_local_answer(void)
-{
-    local_answer = true;
-}
-
-bool rd_store_take_local_answer(void)
-{
-    bool was = local_answer;
-    local_answer = false;
-    return was;
-}
-
 static atomic_uint_fast64_t displaced;
 
 void rd_store_count_displaced(uint64_t n)

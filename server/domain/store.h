@@ -16,6 +16,8 @@
 #ifndef RD_DOMAIN_STORE_H
 #define RD_DOMAIN_STORE_H
 
+#include <string.h>
+
 #include "domain/breaker.h"
 #include "domain/budget.h"
 #include "domain/err.h"
@@ -108,6 +110,20 @@ typedef struct rd_learn_stats {
     uint64_t failures;
 } rd_learn_stats;
 
+/* The store's health and counters, for the metrics and the log
+ * (rd_store_ops.report). All zero for a store only this replica uses. */
+typedef struct rd_store_report {
+    bool shared;                 /* other replicas use it too (Redis) */
+    bool degraded;               /* answering from local state: the shared store is unreachable */
+    uint64_t errors;             /* operations the shared store failed */
+    uint64_t cache_answers;      /* admission checks answered from a local cache */
+    uint64_t cache_reads;        /* reads of a named tool answered from it */
+    uint64_t outcomes_batched;   /* outcomes counted for a batch */
+    uint64_t outcomes_dropped;   /* of those, lost because the shared store failed the batch */
+    bool auth_refused;           /* the last connection attempt was refused by AUTH */
+    char last_error[RD_STATUS_MSG_MAX]; /* why the last failed attempt failed ("" = none) */
+} rd_store_report;
+
 /* Called once per tracked tool by list(); return non-zero to stop. */
 typedef int (*rd_store_visit)(void *ctx, const char *tool_id, const rd_breaker *b);
 
@@ -186,6 +202,8 @@ typedef struct rd_store_ops {
      * after that returns, fn is never called again. */
     void (*set_change_listener)(rd_store *s, rd_store_change_fn fn, void *ctx);
     void (*destroy)(rd_store *s);
+    /* Optional (NULL: nothing to report): health and counters. */
+    void (*report)(rd_store *s, rd_store_report *out);
 } rd_store_ops;
 
 struct rd_store {
@@ -205,12 +223,40 @@ void rd_store_count_displaced(uint64_t n);
 uint64_t rd_store_displaced_total(void);
 
 /* A backend that answers a call from something of its own in front of a
- * remote server (a cache, a batch still to be sent) marks that answer, per
- * thread. Such an answer says nothing about the server's health, so the
- * resilient wrapper neither takes it as a success nor as a failure. */
-void rd_store_mark_local_answer(void);
-/* Whether this thread's last store call was answered so; clears the mark. */
-bool rd_store_take_local_answer(void);
+ * remote server (a cache, a batch still to be sent) marks that answer in
+ * the operation's status. Such an answer says nothing about the server's
+ * health, so the resilient wrapper neither takes it as a success nor as a
+ * failure. */
+static inline void rd_store_mark_local_answer(rd_status *st)
+{
+    if (st)
+        st->store_local = true;
+}
+/* Clears the mark before an operation (a caller's status may hold
+ * anything). */
+static inline void rd_store_clear_local_answer(rd_status *st)
+{
+    if (st)
+        st->store_local = false;
+}
+/* Whether the operation was answered so (after rd_store_clear_local_answer);
+ * clears the mark. */
+static inline bool rd_store_take_local_answer(rd_status *st)
+{
+    bool was = st && st->store_local;
+    if (st)
+        st->store_local = false;
+    return was;
+}
+
+
+/* Fills *out (zeros when the store has nothing to report). */
+static inline void rd_store_report_of(rd_store *s, rd_store_report *out)
+{
+    memset(out, 0, sizeof *out);
+    if (s && s->ops->report)
+        s->ops->report(s, out);
+}
 
 /* The embedded default. Returns NULL when out of memory. */
 rd_store *rd_store_memory_new(const rd_store_limits *limits);

@@ -27,6 +27,8 @@
 #define RD_SCAN_COUNT "500"
 #define RD_PIPELINE_BATCH 256
 
+static void rs_report(rd_store *s, rd_store_report *out);
+
 static const rd_store_ops redis_ops;
 
 static redis_store *as_redis(rd_store *s)
@@ -390,7 +392,7 @@ static int rs_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p
     if (rc != RD_OK)
         return rc;
     if (rd_redis_cache_admit(r, tool_id, now_ms, out)) {
-        rd_store_mark_local_answer();
+        rd_store_mark_local_answer(st);
         return RD_OK;
     }
     breaker_call c = {.script = RD_SCRIPT_ADMIT, .tool = tool_id, .policy = p,
@@ -426,7 +428,7 @@ static int rs_record_call(rd_store *s, const char *tool_id, const rd_breaker_pol
         return rc;
     redis_store *r = as_redis(s);
     if (rd_redis_batch_outcome(r, tool_id, p, call, now_ms, out)) {
-        rd_store_mark_local_answer();
+        rd_store_mark_local_answer(st);
         return RD_OK;
     }
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
@@ -500,7 +502,7 @@ static int rs_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *
      * tool waiting in (or on its way from) the batch table. */
     if (r->read_cache_ms > 0 && rd_redis_batch_idle(r, tool_id) &&
         rd_redis_cache_read(r, tool_id, now_ms, out, found)) {
-        rd_store_mark_local_answer();
+        rd_store_mark_local_answer(st);
         return RD_OK;
     }
     conn_slot *slot = rd_redis_slot_take(r);
@@ -1330,6 +1332,7 @@ static const rd_store_ops redis_ops = {
     .evict = rs_evict,
     .destroy = rs_destroy,
     .set_change_listener = rs_set_change_listener,
+    .report = rs_report,
 };
 
 static int check_prefix(const char *prefix, rd_status *st)
@@ -1452,4 +1455,19 @@ bool rd_store_redis_stats(rd_store *s, rd_redis_stats *out)
     snprintf(out->last_error, sizeof out->last_error, "%s", r->last_error);
     pthread_mutex_unlock(&r->error_lock);
     return true;
+}
+
+static void rs_report(rd_store *s, rd_store_report *out)
+{
+    rd_redis_stats r;
+    if (!rd_store_redis_stats(s, &r))
+        return;
+    out->shared = true;
+    out->errors = r.errors;
+    out->cache_answers = r.cache_hits;
+    out->cache_reads = r.read_hits;
+    out->outcomes_batched = r.deferred;
+    out->outcomes_dropped = r.deferred_dropped;
+    out->auth_refused = r.auth_refused;
+    snprintf(out->last_error, sizeof out->last_error, "%s", r.last_error);
 }

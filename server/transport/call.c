@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "domain/log.h"
-#include "store/resilient.h"
 #include "transport/auth.h"
 #include "transport/call_bytes.h"
 #include "transport/server_internal.h"
@@ -59,6 +58,7 @@ struct rd_call {
     void *source;                /* server streaming: the source's state */
     int64_t started_us;
     bool metrics_owed;           /* recorded when the deferred reply is handed over */
+    bool store_degraded;         /* the handler's store operations were answered degraded */
     grpc_status_code final_code;
     bool wake_queued;
     rd_call *wake_next;
@@ -420,7 +420,7 @@ static void finish(rd_call *c, grpc_status_code code, const char *details,
     size_t n = 0;
     bool first_batch = c->state == CALL_REQUESTED;
     if (first_batch) {
-        if (rd_store_last_call_degraded()) {
+        if (c->store_degraded) {
             ops[n].data.send_initial_metadata.count = 1;
             ops[n].data.send_initial_metadata.metadata = degraded_metadata();
         }
@@ -542,10 +542,10 @@ static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
     scope_open(&s, c, snap);
     rd_worker_open_answer_room(c->worker, &s.rpc);
     rd_reply reply = {NULL, NULL, 0};
-    rd_store_last_call_reset();
     int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
                                                 "deadline passed before the call was handled")
                                 : handle_unary(c, &s.rpc, m, c->request, &reply, &st);
+    c->store_degraded = st.store_degraded;
     grpc_byte_buffer *out = rc == RD_OK ? rd_worker_encode_reply(c->worker, &reply) : NULL;
     scope_close(&s, c);
     if (out && !answer_admit(c, out)) {
@@ -564,6 +564,7 @@ static void run_server_stream(rd_call *c, const rd_method *m)
     scope_open(&s, c, NULL);
     ProtobufCMessage *req = decode(c, m, c->request, &st);
     int rc = req ? m->stream->open(&s.rpc, req, call_wake, c, &c->source, &st) : st.code;
+    c->store_degraded = st.store_degraded;
     scope_close(&s, c);
     if (rc != RD_OK) {
         finish(c, rd_status_to_grpc((rd_err)rc), st.msg, NULL);
