@@ -43,8 +43,6 @@
 #include "ops/store_follow.h"
 #include "ops/watch.h"
 #include "store/factory.h"
-#include "store/redis.h"
-#include "store/resilient.h"
 #include "transport/server.h"
 #include "platform/clock.h"
 
@@ -102,6 +100,7 @@ typedef struct runtime {
     rd_services svc;
     rd_server *server;
     rd_metrics_http *metrics_http;
+    rd_store *shared_store;      /* the backend replicas share (borrowed from svc.store), or NULL */
     rd_breaker_snapshot *breakers; /* shared store: what /metrics lists */
     rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
     const char *config_path;
@@ -265,10 +264,11 @@ static rd_server_options server_options(const rd_config *cfg, const char *listen
 
 /* Store, metrics, health, watch bus and the live config: everything the
  * server borrows. Takes ownership of cfg (even on failure). */
-static int services_create(rd_services *svc, rd_config *cfg, rd_status *st)
+static int services_create(rd_services *svc, rd_store **shared, rd_config *cfg, rd_status *st)
 {
     *svc = (rd_services){0};
-    svc->store = rd_store_from_config(&cfg->store, &cfg->learning, cfg->server.workers, st);
+    svc->store = rd_store_from_config(&cfg->store, &cfg->learning, cfg->server.workers, shared,
+                                      st);
     svc->metrics = rd_metrics_new(cfg->metrics.max_tools);
     svc->health = rd_health_new();
     svc->watch = rd_watch_bus_new(RD_WATCH_QUEUE);
@@ -316,13 +316,10 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
         .token = mc->token,
         .serving = api_serving,
         .serving_ctx = rt->svc.health};
-    rd_store_report report;
-    rd_store_report_of(rt->svc.store, &report);
-    rd_store *primary = rd_store_resilient_primary(rt->svc.store);
     /* Redis itself, not the degraded-mode wrapper: a listing that fails
      * keeps the previous snapshot rather than counting as an outage. */
-    if (mc->breaker_refresh_ms > 0 && report.shared && primary)
-        rt->breakers = rd_breaker_snapshot_start(primary, mc->breaker_refresh_ms);
+    if (mc->breaker_refresh_ms > 0 && rt->shared_store)
+        rt->breakers = rd_breaker_snapshot_start(rt->shared_store, mc->breaker_refresh_ms);
     rt->metrics_http = rd_metrics_http_start(
         rt->svc.metrics, listen, rt->breakers ? rd_breaker_snapshot_list : list_store_breakers,
         rt->breakers ? (void *)rt->breakers : (void *)rt->svc.store, &limits, &st);
@@ -392,7 +389,8 @@ static int serve(rd_config *cfg, const char *listen)
     rt.watch = cfg->reload_watch ? rd_config_watch_new(cfg) : NULL;
     gpr_set_log_function(log_from_grpc);
     grpc_init();
-    int rc = services_create(&rt.svc, cfg, &st); /* cfg belongs to rt.svc.config now */
+    /* cfg belongs to rt.svc.config now */
+    int rc = services_create(&rt.svc, &rt.shared_store, cfg, &st);
     if (rc == RD_OK && !(rt.server = rd_server_start(&opt, &rt.svc, &st)))
         rc = st.code;
     if (rc == RD_OK)

@@ -55,7 +55,7 @@ static int split_address(const char *address, char *buf, size_t cap, rd_redis_op
 /* Redis shared by every replica, wrapped so a Redis outage degrades to the
  * local memory store instead of failing calls (docs/REDIS.md). */
 static rd_store *redis_store(const rd_redis_config *r, unsigned workers,
-                             const rd_store_limits *limits, rd_status *st)
+                             const rd_store_limits *limits, rd_store **shared_out, rd_status *st)
 {
     char host[256];
     rd_redis_options o = {
@@ -88,18 +88,22 @@ static rd_store *redis_store(const rd_redis_config *r, unsigned workers,
             rd_status_set(st, RD_ERR_NOMEM, "store: cannot start the degraded-mode wrapper");
         return NULL;
     }
+    if (shared_out)
+        *shared_out = shared;
     return wrapped;
 }
 
 rd_store *rd_store_from_config(const rd_store_config *c, const rd_learning_policy *learning,
-                               unsigned workers, rd_status *st)
+                               unsigned workers, rd_store **shared, rd_status *st)
 {
     rd_store_limits limits = limits_from_config(c, learning);
+    if (shared)
+        *shared = NULL;
     switch (c->backend) {
     case RD_STORE_MEMORY:
         return memory_store(&limits, st);
     case RD_STORE_REDIS:
-        return redis_store(&c->redis, workers, &limits, st);
+        return redis_store(&c->redis, workers, &limits, shared, st);
     }
     rd_status_set(st, RD_ERR_CONFIG, "store.backend: unknown backend");
     return NULL;

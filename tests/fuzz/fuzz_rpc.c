@@ -246,7 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         env_init();
     rd_status st = {.code = RD_OK, .msg = ""};
     rd_config_snap *snap = rd_live_config_acquire(env.svc.config);
-    rd_store *store = rd_store_from_config(&snap->cfg->store, &snap->cfg->learning, snap->cfg->server.workers, &st);
+    rd_store *store = rd_store_from_config(&snap->cfg->store, &snap->cfg->learning, snap->cfg->server.workers, NULL, &st);
     rd_config_snap_release(snap);
     if (!store)
         fail("cannot create the store", st.msg);
