@@ -408,11 +408,6 @@ bool rd_store_degraded(rd_store *s)
     return s && s->ops == &resilient_ops && atomic_load(&as_resilient(s)->degraded);
 }
 
-rd_store *rd_store_resilient_primary(rd_store *s)
-{
-    return s && s->ops == &resilient_ops ? as_resilient(s)->primary : NULL;
-}
-
 uint64_t rd_store_error_count(rd_store *s)
 {
     if (!s || s->ops != &resilient_ops)

@@ -39,12 +39,7 @@ rd_store *rd_store_resilient_new(rd_store *primary, rd_store *fallback,
  * not a resilient wrapper. */
 bool rd_store_degraded(rd_store *s);
 
-/* The wrapper's primary store (borrowed), or NULL for any store that is
- * not a resilient wrapper. */
-rd_store *rd_store_resilient_primary(rd_store *s);
-
 /* Failures of the primary seen so far (for the store-errors metric). */
 uint64_t rd_store_error_count(rd_store *s);
-
 
 #endif
