@@ -23,8 +23,8 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "core/classify.h"
-#include "core/matcher.h"
+#include "domain/classify.h"
+#include "domain/matcher.h"
 #include "corpus_reader.h"
 
 #ifndef RD_SOURCE_DIR

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "core/classify.h"
+#include "domain/classify.h"
 
 #ifndef RD_SOURCE_DIR
 #define RD_SOURCE_DIR "."

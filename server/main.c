@@ -32,8 +32,8 @@
 #include <time.h>
 
 #include "config/config.h"
-#include "core/decide.h"
-#include "core/log.h"
+#include "engine/decide.h"
+#include "domain/log.h"
 #include "ops/breaker_snapshot.h"
 #include "ops/health.h"
 #include "ops/heap.h"
@@ -43,10 +43,8 @@
 #include "ops/store_follow.h"
 #include "ops/watch.h"
 #include "store/factory.h"
-#include "store/redis.h"
-#include "store/resilient.h"
 #include "transport/server.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
 #define VERSION "0.1.0"
 #define RD_WATCH_QUEUE 256 /* changes a slow watch stream may fall behind */
@@ -102,6 +100,7 @@ typedef struct runtime {
     rd_services svc;
     rd_server *server;
     rd_metrics_http *metrics_http;
+    rd_store *shared_store;      /* the backend replicas share (borrowed from svc.store), or NULL */
     rd_breaker_snapshot *breakers; /* shared store: what /metrics lists */
     rd_config_watch *watch;      /* NULL: reload.watch is off or unavailable */
     const char *config_path;
@@ -125,27 +124,28 @@ static int list_store_breakers(void *ctx, int64_t now_ms, rd_store_visit visit, 
  * reports degraded or errors. */
 static void sync_store_health(runtime *rt)
 {
-    rd_redis_stats redis = {0};
-    if (rd_store_redis_stats(rd_store_resilient_primary(rt->svc.store), &redis))
+    rd_store_report report;
+    rd_store_report_of(rt->svc.store, &report);
+    if (report.shared)
         rd_metrics_set_shared_store(rt->svc.metrics, &(rd_shared_store_counts){
-                                                         .cache_answers = redis.cache_hits,
-                                                         .cache_reads = redis.read_hits,
-                                                         .outcomes_batched = redis.deferred,
-                                                         .outcomes_dropped = redis.deferred_dropped,
-                                                         .auth_refused = redis.auth_refused,
+                                                         .cache_answers = report.cache_answers,
+                                                         .cache_reads = report.cache_reads,
+                                                         .outcomes_batched = report.outcomes_batched,
+                                                         .outcomes_dropped = report.outcomes_dropped,
+                                                         .auth_refused = report.auth_refused,
                                                      });
-    if (redis.auth_refused != rt->auth_refused) {
-        rt->auth_refused = redis.auth_refused;
+    if (report.auth_refused != rt->auth_refused) {
+        rt->auth_refused = report.auth_refused;
         char fields[RD_LOG_VALUE_MAX + 64] = "";
-        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
-        if (redis.auth_refused)
+        rd_log_kv(fields, sizeof fields, "reason", report.last_error);
+        if (report.auth_refused)
             rd_log(RD_LOG_ERROR, "Redis refuses the configured password (store.redis.password_*)",
                    fields);
         else
             rd_log(RD_LOG_INFO, "Redis accepts the configured password again", "");
     }
-    bool degraded = rd_store_degraded(rt->svc.store);
-    uint64_t errors = rd_store_error_count(rt->svc.store);
+    bool degraded = report.degraded;
+    uint64_t errors = report.errors;
     for (; rt->store_errors < errors; rt->store_errors++)
         rd_metrics_store_error(rt->svc.metrics);
     if (degraded == rt->degraded)
@@ -154,7 +154,7 @@ static void sync_store_health(runtime *rt)
     rd_metrics_set_degraded(rt->svc.metrics, degraded);
     if (degraded) {
         char fields[RD_LOG_VALUE_MAX + 64] = "";
-        rd_log_kv(fields, sizeof fields, "reason", redis.last_error);
+        rd_log_kv(fields, sizeof fields, "reason", report.last_error);
         rd_log(RD_LOG_WARN, "shared store unreachable: answering from local state (degraded)",
                fields);
     }
@@ -264,10 +264,11 @@ static rd_server_options server_options(const rd_config *cfg, const char *listen
 
 /* Store, metrics, health, watch bus and the live config: everything the
  * server borrows. Takes ownership of cfg (even on failure). */
-static int services_create(rd_services *svc, rd_config *cfg, rd_status *st)
+static int services_create(rd_services *svc, rd_store **shared, rd_config *cfg, rd_status *st)
 {
     *svc = (rd_services){0};
-    svc->store = rd_store_from_config(cfg, st);
+    svc->store = rd_store_from_config(&cfg->store, &cfg->learning, cfg->server.workers, shared,
+                                      st);
     svc->metrics = rd_metrics_new(cfg->metrics.max_tools);
     svc->health = rd_health_new();
     svc->watch = rd_watch_bus_new(RD_WATCH_QUEUE);
@@ -315,12 +316,10 @@ static void start_metrics_endpoint(runtime *rt, const char *listen)
         .token = mc->token,
         .serving = api_serving,
         .serving_ctx = rt->svc.health};
-    rd_redis_stats redis;
-    rd_store *primary = rd_store_resilient_primary(rt->svc.store);
     /* Redis itself, not the degraded-mode wrapper: a listing that fails
      * keeps the previous snapshot rather than counting as an outage. */
-    if (mc->breaker_refresh_ms > 0 && rd_store_redis_stats(primary, &redis))
-        rt->breakers = rd_breaker_snapshot_start(primary, mc->breaker_refresh_ms);
+    if (mc->breaker_refresh_ms > 0 && rt->shared_store)
+        rt->breakers = rd_breaker_snapshot_start(rt->shared_store, mc->breaker_refresh_ms);
     rt->metrics_http = rd_metrics_http_start(
         rt->svc.metrics, listen, rt->breakers ? rd_breaker_snapshot_list : list_store_breakers,
         rt->breakers ? (void *)rt->breakers : (void *)rt->svc.store, &limits, &st);
@@ -390,7 +389,8 @@ static int serve(rd_config *cfg, const char *listen)
     rt.watch = cfg->reload_watch ? rd_config_watch_new(cfg) : NULL;
     gpr_set_log_function(log_from_grpc);
     grpc_init();
-    int rc = services_create(&rt.svc, cfg, &st); /* cfg belongs to rt.svc.config now */
+    /* cfg belongs to rt.svc.config now */
+    int rc = services_create(&rt.svc, &rt.shared_store, cfg, &st);
     if (rc == RD_OK && !(rt.server = rd_server_start(&opt, &rt.svc, &st)))
         rc = st.code;
     if (rc == RD_OK)

@@ -20,9 +20,9 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/decide.h"
-#include "store/store.h"
+#include "domain/arena.h"
+#include "engine/decide.h"
+#include "domain/store.h"
 
 #define STEP_MS 10
 #define REQUEST_EVERY_MS 1000       /* each client starts a request this often */
@@ -192,7 +192,7 @@ static void simulate(const rd_config *loaded, const scenario *sc, int n_clients,
     sim s = {.n_clients = n_clients, .outage_end_ms = OUTAGE_START_MS + outage_ms,
              .capacity_per_second = n_clients * capacity_percent / 100,
              .recovered_at_ms = -1};
-    s.engine = (rd_engine){.config = &cfg, .store = rd_store_memory_new(&limits)};
+    s.engine = (rd_engine){.policy = &cfg.policy, .store = rd_store_memory_new(&limits)};
     rd_arena_init(&s.arena, 16384);
     rd_rng_seed(&s.rng, 2024);
     client *clients = calloc((size_t)n_clients, sizeof *clients);

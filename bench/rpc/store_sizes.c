@@ -1,12 +1,12 @@
 /* The memory store's own estimate of the bytes one tracked breaker costs,
- * from its private structs (so this file includes memory.c itself):
+ * from its private structs (store/memory_internal.h):
  *   the node allocation (struct tool_node + the tool id + NUL), rounded the
  *   way glibc's malloc rounds a chunk (8 bytes of header, 16-byte steps,
  *   32 at least), plus the bucket pointers, between 1 and 2 per entry since
  *   a shard's table doubles when its count reaches its bucket count.
  *
  *   store_sizes [TOOL_ID]   prints one JSON object. */
-#include "../../server/store/memory.c"
+#include "store/memory_internal.h"
 
 #include <stdio.h>
 

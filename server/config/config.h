@@ -14,114 +14,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/budget.h"
-#include "core/signature.h"
-#include "core/types.h"
+#include "domain/model.h"
+#include "domain/store.h"
 
 #define RD_CONFIG_ERR_MAX 1024
 
-/* ---- classification rules ---- */
-
-typedef struct rd_int_range {
-    int32_t lo, hi;              /* inclusive; a single value has lo == hi */
-} rd_int_range;
-
-/* A message pattern: a literal, matched case-insensitively. A boundary flag
- * means the neighbouring byte must not be a letter, digit or '_' (written
- * "\b" at that end in the rules file; implied at both ends of a pattern that
- * is all digits, so "429" never matches "4290"). */
-typedef struct rd_pattern {
-    char *text;                  /* lower-cased, without the \b markers */
-    size_t len;
-    bool boundary_start;
-    bool boundary_end;
-} rd_pattern;
-
-/* A rule's conditions. Every non-empty list must match (AND across fields);
- * within one list any entry may match (OR). An empty list matches all. */
-typedef struct rd_match {
-    rd_int_range *http_status; size_t n_http_status;
-    rd_int_range *grpc_code;   size_t n_grpc_code;
-    char **codes;              size_t n_codes;           /* exact, case-insensitive */
-    char **exception_types;    size_t n_exception_types; /* exact or as the last dotted part */
-    rd_error_kind *kinds;      size_t n_kinds;
-    rd_error_source *sources;  size_t n_sources;
-    char **tools;              size_t n_tools;           /* tool ids; "prefix*" allowed */
-    rd_pattern *patterns;      size_t n_patterns;        /* message contains any */
-} rd_match;
-
-typedef struct rd_rule {
-    char *id;
-    rd_match when;
-    rd_retryability retryability;
-    rd_category category;
-    rd_error_kind kind;          /* UNSPECIFIED = keep the given kind */
-    char *suggestion;            /* NULL = the category's default suggestion */
-    /* No message patterns: decided from the error's fields alone, the
-     * message never read. Rules are evaluated in two passes (core/matcher.h):
-     * the structured pass takes these rules AND "mixed" rules, which have a
-     * structured condition (http_status, grpc_code, code, exception_type,
-     * kind) besides patterns (structured == false); a mixed rule's patterns
-     * are only looked for once its structured conditions hold, so a message
-     * refines a structured signal. rd_match_is_structured() says which pass
-     * a rule belongs to; tool and source alone do not make a rule structured. */
-    bool structured;
-    char *file;                  /* where it was defined, for explanations */
-    int line;
-} rd_rule;
-
-typedef struct rd_ruleset {
-    rd_rule *rules;              /* in file order: the first matching rule wins */
-    size_t n_rules;
-    char *category_suggestion[RD_CAT_COUNT]; /* by rd_category; never NULL after load */
-    rd_retryability unknown_retryability;    /* for errors no rule matches */
-    /* The rules compiled for rd_classify (core/matcher.h), built by the
-     * loader and freed with the ruleset; NULL (hand-built rulesets) means
-     * the rules are evaluated one by one, with the same result. */
-    struct rd_matcher *matcher;
-} rd_ruleset;
-
-/* ---- tools ---- */
-
-/* A manifest override: when `when` matches, the listed fields replace the
- * base classification and `overridden` is set. UNSPECIFIED = keep. */
-typedef struct rd_override {
-    rd_match when;
-    rd_retryability retryability;
-    rd_category category;
-    char *suggestion;
-    int line;
-} rd_override;
-
-/* How USE_ALTERNATIVE picks among a tool's alternatives (docs/FLEET.md). */
-typedef enum {
-    RD_RANKING_LIVE = 0,         /* CLOSED before HALF_OPEN, then recent success rate,
-                                    then manifest order */
-    RD_RANKING_MANIFEST = 1,     /* the first admitted in manifest order */
-} rd_alternatives_ranking;
-
-typedef struct rd_tool_config {
-    char *id;
-    int64_t timeout_ms;          /* per-call hard timeout handed to the executor */
-    rd_retry_policy retry;
-    rd_breaker_policy breaker;
-    rd_retry_budget_policy retry_budget;
-    rd_alternatives_ranking alternatives_ranking;
-    rd_override *overrides;   size_t n_overrides;
-    char **alternatives;      size_t n_alternatives; /* in order of preference */
-    char **depends_on;        size_t n_depends_on;
-    bool optional;
-    bool has_default;
-    char *default_value;
-    char *file;                  /* manifest path; NULL for the built-in defaults */
-    int line;
-    int alternatives_line;       /* of the keys: where a reference error points */
-    int depends_on_line;
-} rd_tool_config;
-
 /* ---- the whole config ---- */
-
-typedef enum { RD_STORE_MEMORY = 1, RD_STORE_REDIS = 2 } rd_store_backend;
 
 /* TLS from files (paths resolved against the main file's directory).
  * cert_file NULL = plaintext; client_ca_file set = mutual TLS. */
@@ -174,38 +72,8 @@ typedef struct rd_metrics_config {
     char *token;                 /* bearer token for /metrics; NULL = none. Secret. */
 } rd_metrics_config;
 
-/* The shared store of issue 5 (used with backend: redis). */
-typedef struct rd_redis_config {
-    char *address;               /* "host:port" or "unix:/path" */
-    char *password;              /* resolved secret; NULL = none; never logged */
-    int db;                      /* 0..15 */
-    char *key_prefix;
-    int64_t command_timeout_ms;
-    int64_t connect_timeout_ms;
-    char **sentinels;            /* "host:port" each */
-    size_t n_sentinels;
-    char *master_name;           /* NULL unless sentinels are given */
-    int64_t probe_interval_ms;
-    int64_t closed_cache_ms;     /* 0 = every admission check asks Redis */
-    int64_t outcome_batch_ms;    /* 0 = every success is recorded at once */
-    int64_t read_cache_ms;       /* 0 = every read of a named tool asks Redis */
-} rd_redis_config;
-
-typedef struct rd_store_config {
-    rd_store_backend backend;
-    size_t max_tools;
-    int64_t tool_idle_ttl_ms;
-    int64_t turn_ttl_ms;
-    size_t max_turns;
-    size_t max_events_per_turn;
-    int64_t outcome_ttl_ms;
-    size_t max_outcomes;
-    int64_t evict_interval_ms;
-    rd_redis_config redis;
-} rd_store_config;
-
 typedef enum {
-    RD_CONFIG_LOG_DEBUG = 0,     /* same order as core/log.h's levels */
+    RD_CONFIG_LOG_DEBUG = 0,     /* same order as domain/log.h's levels */
     RD_CONFIG_LOG_INFO,
     RD_CONFIG_LOG_WARN,
     RD_CONFIG_LOG_ERROR,
@@ -219,17 +87,24 @@ typedef struct rd_config {
     rd_metrics_config metrics;
     rd_config_log_level log_level;
     bool reload_watch;           /* reload when the config directory changes */
-    rd_tool_config defaults;     /* id = "*": what a tool without a manifest gets */
-    int64_t turn_timeout_ms;     /* per-turn budget when the caller sends none */
-    bool reject_unknown_tools;   /* true: a tool without a manifest is NOT_FOUND */
     /* tools.external: tools that exist without a manifest, by id or by
      * "prefix*"; alternatives and depends_on may name only these and the
      * tools with a manifest (config_refs.h). */
     char **external_tools;       size_t n_external_tools;
-    rd_learning_policy learning; /* learning from outcomes (docs/FLEET.md) */
-    rd_ruleset rules;
-    rd_tool_config *tools;       /* sorted by id for bsearch */
-    size_t n_tools;
+    /* What the engine decides by (domain/model.h), whole as `policy`; its
+     * fields are members of rd_config as well (same storage, checked below). */
+    union {
+        rd_policy policy;
+        struct {
+            rd_tool_config defaults;
+            int64_t turn_timeout_ms;
+            bool reject_unknown_tools;
+            rd_learning_policy learning;
+            rd_ruleset rules;
+            rd_tool_config *tools;
+            size_t n_tools;
+        };
+    };
 } rd_config;
 
 /* Loads `path` and whatever it references (rules file, tools directory,
@@ -242,5 +117,18 @@ void rd_config_free(rd_config *cfg);
 const rd_tool_config *rd_config_find_tool(const rd_config *cfg, const char *tool_id);
 /* The manifest, or the defaults when there is none. Never NULL. */
 const rd_tool_config *rd_config_tool_or_defaults(const rd_config *cfg, const char *tool_id);
+
+/* rd_config's own members and its `policy` are one storage. */
+#define RD_CONFIG_SAME_(f)                                                                    \
+    _Static_assert(offsetof(rd_config, f) == offsetof(rd_config, policy) + offsetof(rd_policy, f), \
+                   "rd_config." #f " is rd_config.policy." #f)
+RD_CONFIG_SAME_(defaults);
+RD_CONFIG_SAME_(turn_timeout_ms);
+RD_CONFIG_SAME_(reject_unknown_tools);
+RD_CONFIG_SAME_(learning);
+RD_CONFIG_SAME_(rules);
+RD_CONFIG_SAME_(tools);
+RD_CONFIG_SAME_(n_tools);
+#undef RD_CONFIG_SAME_
 
 #endif

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 
 #define DAY_MS 86400000LL
 #define QUORUM_MAX_EXECUTORS 32 /* the memory store tracks this many per tool */

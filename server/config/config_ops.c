@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 
 #define DAY_MS 86400000LL
 #define PATH_TEXT_MAX 4096

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "config/rules_parse.h"
-#include "core/err.h"
+#include "domain/err.h"
 
 #define MAX_EXTERNAL 1024
 

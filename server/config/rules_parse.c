@@ -6,8 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/err.h"
-#include "core/matcher.h"
+#include "domain/err.h"
+#include "domain/matcher.h"
 
 /* ---- names ---- */
 

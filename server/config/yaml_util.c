@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 
 int rd_yerr(const rd_yctx *c, int line, const char *path, const char *fmt, ...)
 {

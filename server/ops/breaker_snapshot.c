@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/clock.h"
-#include "core/log.h"
+#include "platform/clock.h"
+#include "domain/log.h"
 
 typedef struct entry {
     char *tool_id;

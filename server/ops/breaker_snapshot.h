@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "store/store.h"
+#include "domain/store.h"
 
 typedef struct rd_breaker_snapshot rd_breaker_snapshot;
 

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/breaker.h"
-#include "core/hash.h"
+#include "domain/breaker.h"
+#include "domain/hash.h"
 #include "ops/metrics_text.h"
-#include "store/store.h"
+#include "domain/store.h"
 
 /* ---- series ---- */
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/decide.h"
+#include "engine/decide.h"
 
 typedef struct rd_metrics rd_metrics;
 

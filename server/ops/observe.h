@@ -5,14 +5,17 @@
 #ifndef RD_OPS_OBSERVE_H
 #define RD_OPS_OBSERVE_H
 
-#include "transport/methods.h"
+#include "engine/decide.h"
+#include "ops/runtime.h"
 
-void rd_observe_decision(const rd_rpc *rpc, const rd_decide_input *in, const rd_decision *d);
-void rd_observe_outcome(const rd_rpc *rpc, const rd_outcome_input *in,
+void rd_observe_decision(const rd_services *svc, int64_t now_ms, const rd_decide_input *in,
+                         const rd_decision *d);
+void rd_observe_outcome(const rd_services *svc, int64_t now_ms, const rd_outcome_input *in,
                         const rd_outcome_result *r);
 /* An operator's ForceBreaker, after it was applied. */
-void rd_observe_force(const rd_rpc *rpc, const char *tool_id, rd_force_mode mode,
-                      int64_t ttl_ms, const rd_breaker_view *v, const char *reason,
+void rd_observe_force(const rd_services *svc, int64_t now_ms, const char *tool_id,
+                      rd_force_mode mode, int64_t ttl_ms, const rd_breaker_view *v,
+                      const char *reason,
                       const char *operator_name);
 
 /* The watch-stream cause of an operator's command ("forced_open", ...). */

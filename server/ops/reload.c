@@ -9,7 +9,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 
 #define DEBOUNCE_MS 200
 #define WATCH_EVENTS (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CLOSE_WRITE)

@@ -8,8 +8,8 @@
 
 #include "ops/live_config.h"
 #include "ops/watch.h"
-#include "core/clock.h"
-#include "core/hash.h"
+#include "platform/clock.h"
+#include "domain/hash.h"
 
 /* The last state published per tool, to name the change. Direct-mapped: a
  * collision only costs a less precise cause ("changed"). */
@@ -71,7 +71,7 @@ static void on_store_change(void *ctx, const char *tool_id)
 {
     rd_store_follower *f = ctx;
     rd_config_snap *snap = rd_live_config_acquire(f->svc->config);
-    rd_engine engine = {.config = snap->cfg, .store = f->svc->store};
+    rd_engine engine = {.policy = &snap->cfg->policy, .store = f->svc->store};
     rd_call_ctx call = {.now_ms = rd_clock_unix_ms(), .arena = &f->arena, .rng = &f->rng};
     rd_breaker_view *views = NULL;
     size_t n = 0;

@@ -15,7 +15,7 @@
 #ifndef RD_OPS_STORE_FOLLOW_H
 #define RD_OPS_STORE_FOLLOW_H
 
-#include "transport/methods.h"
+#include "ops/runtime.h"
 
 typedef struct rd_store_follower rd_store_follower;
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/decide.h"
+#include "engine/decide.h"
 
 #define RD_WATCH_CAUSE_MAX 32
 

@@ -7,9 +7,9 @@
 #include "store/redis.h"
 #include "store/resilient.h"
 
-static rd_store_limits limits_from_config(const rd_config *cfg)
+static rd_store_limits limits_from_config(const rd_store_config *c,
+                                          const rd_learning_policy *learning)
 {
-    const rd_store_config *c = &cfg->store;
     return (rd_store_limits){
         .max_tools = c->max_tools,
         .tool_idle_ttl_ms = c->tool_idle_ttl_ms,
@@ -18,8 +18,8 @@ static rd_store_limits limits_from_config(const rd_config *cfg)
         .max_events_per_turn = c->max_events_per_turn,
         .outcome_ttl_ms = c->outcome_ttl_ms,
         .max_outcomes = c->max_outcomes,
-        .max_signatures = cfg->learning.max_signatures,
-        .signature_ttl_ms = cfg->learning.ttl_ms,
+        .max_signatures = learning->max_signatures,
+        .signature_ttl_ms = learning->ttl_ms,
     };
 }
 
@@ -54,9 +54,9 @@ static int split_address(const char *address, char *buf, size_t cap, rd_redis_op
 
 /* Redis shared by every replica, wrapped so a Redis outage degrades to the
  * local memory store instead of failing calls (docs/REDIS.md). */
-static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits, rd_status *st)
+static rd_store *redis_store(const rd_redis_config *r, unsigned workers,
+                             const rd_store_limits *limits, rd_store **shared_out, rd_status *st)
 {
-    const rd_redis_config *r = &cfg->store.redis;
     char host[256];
     rd_redis_options o = {
         .password = r->password,
@@ -67,7 +67,7 @@ static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits
         .sentinels = (const char *const *)r->sentinels,
         .n_sentinels = r->n_sentinels,
         .master_name = r->master_name,
-        .pool_size = cfg->server.workers + 1,
+        .pool_size = workers + 1,
         .closed_cache_ms = (int)r->closed_cache_ms,
         .outcome_batch_ms = (int)r->outcome_batch_ms,
         .read_cache_ms = (int)r->read_cache_ms,
@@ -88,17 +88,22 @@ static rd_store *redis_store(const rd_config *cfg, const rd_store_limits *limits
             rd_status_set(st, RD_ERR_NOMEM, "store: cannot start the degraded-mode wrapper");
         return NULL;
     }
+    if (shared_out)
+        *shared_out = shared;
     return wrapped;
 }
 
-rd_store *rd_store_from_config(const rd_config *cfg, rd_status *st)
+rd_store *rd_store_from_config(const rd_store_config *c, const rd_learning_policy *learning,
+                               unsigned workers, rd_store **shared, rd_status *st)
 {
-    rd_store_limits limits = limits_from_config(cfg);
-    switch (cfg->store.backend) {
+    rd_store_limits limits = limits_from_config(c, learning);
+    if (shared)
+        *shared = NULL;
+    switch (c->backend) {
     case RD_STORE_MEMORY:
         return memory_store(&limits, st);
     case RD_STORE_REDIS:
-        return redis_store(cfg, &limits, st);
+        return redis_store(&c->redis, workers, &limits, shared, st);
     }
     rd_status_set(st, RD_ERR_CONFIG, "store.backend: unknown backend");
     return NULL;

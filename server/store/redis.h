@@ -4,7 +4,7 @@
  *
  * Every breaker change is one Lua script (server/store/lua) run with
  * EVALSHA, so it is atomic across replicas; the transition rules are those
- * of core/breaker.c, restated in Lua and checked against them by
+ * of domain/breaker.c, restated in Lua and checked against them by
  * tests/unit/test_breaker_differential.c. Time comes from Redis (TIME)
  * unless use_caller_time is set (tests only).
  *
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store/store.h"
+#include "domain/store.h"
 
 #define RD_REDIS_DEFAULT_PORT 6379
 #define RD_REDIS_DEFAULT_PREFIX "rd:"

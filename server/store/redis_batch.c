@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store/redis_internal.h"
+#include "store/redis_batch.h"
 
 static size_t slot_of(const char *tool_id)
 {
@@ -155,8 +155,8 @@ static bool take(redis_batch *b, size_t i, batch_entry *taken)
 static int send_taken(redis_store *r, conn_slot *slot, size_t i, const batch_entry *taken,
                       rd_status *st)
 {
-    int rc = rd_redis_record_batch(r, slot, taken->tool_id, &taken->policy, &taken->in_flight,
-                                   taken->generation, st);
+    int rc = r->batch.send_run(r, slot, taken->tool_id, &taken->policy, &taken->in_flight,
+                               taken->generation, st);
     if (rc != RD_OK)
         atomic_fetch_add(&r->deferred_dropped, taken->in_flight.calls);
     redis_batch *b = &r->batch;
@@ -266,9 +266,10 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
-int rd_redis_batch_start(redis_store *r, rd_status *st)
+int rd_redis_batch_start(redis_store *r, rd_redis_send_run_fn send_run, rd_status *st)
 {
     redis_batch *b = &r->batch;
+    b->send_run = send_run;
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

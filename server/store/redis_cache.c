@@ -30,8 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/hash.h"
-#include "store/redis_internal.h"
+#include "domain/hash.h"
+#include "platform/clock.h"
+#include "store/redis_cache.h"
 
 uint64_t rd_redis_tool_hash(const char *tool_id)
 {
@@ -141,8 +142,7 @@ bool rd_redis_cache_lookup(redis_store *r, const char *tool_id, int64_t now_ms,
 bool rd_redis_cache_read(redis_store *r, const char *tool_id, int64_t now_ms, rd_breaker *out,
                          bool *found)
 {
-    if (r->read_cache_ms <= 0 || !atomic_load(&r->cache.usable) ||
-        !rd_redis_batch_idle(r, tool_id))
+    if (r->read_cache_ms <= 0 || !atomic_load(&r->cache.usable))
         return false;
     redis_cache *c = &r->cache;
     const cache_entry *e = &c->slots[slot_of(tool_id)];
@@ -283,152 +283,4 @@ void rd_redis_cache_forget(redis_store *r, const char *tool_id, int64_t version)
     pthread_mutex_unlock(&c->lock);
     if (dropped)
         atomic_fetch_add(&r->invalidations, 1);
-}
-
-/* ---- the subscriber thread ---- */
-
-#define RD_SUB_POLL_MS 100
-#define RD_SUB_RETRY_MS 200
-
-/* "<version> <generation> <tool_id>" */
-static void handle_event(redis_store *r, const char *payload, size_t len)
-{
-    char buf[RD_ID_MAX + 64];
-    if (len >= sizeof buf)
-        return;
-    memcpy(buf, payload, len);
-    buf[len] = '\0';
-    char *end;
-    long long version = strtoll(buf, &end, 10);
-    if (*end != ' ')
-        return;
-    char *tool = strchr(end + 1, ' ');
-    if (!tool)
-        return;
-    rd_redis_cache_forget(r, tool + 1, version);
-    rd_redis_notify_listener(r, tool + 1);
-}
-
-static void handle_reply(redis_store *r, const redisReply *reply)
-{
-    if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 3 &&
-        reply->element[0]->type == REDIS_REPLY_STRING &&
-        strcmp(reply->element[0]->str, "message") == 0 &&
-        reply->element[2]->type == REDIS_REPLY_STRING)
-        handle_event(r, reply->element[2]->str, reply->element[2]->len);
-}
-
-static redisContext *subscribe(redis_store *r)
-{
-    rd_status st;
-    redisContext *c = rd_redis_connect(&r->target, &st);
-    if (!c)
-        return NULL;
-    const char *argv[] = {"SUBSCRIBE", r->channel};
-    redisReply *reply = redisCommandArgv(c, 2, argv, NULL);
-    bool ok = reply && reply->type == REDIS_REPLY_ARRAY;
-    if (reply)
-        freeReplyObject(reply);
-    if (!ok) {
-        redisFree(c);
-        return NULL;
-    }
-    atomic_fetch_add(&r->connects, 1);
-    return c;
-}
-
-#define RD_SENTINEL_CHECK_MS 500
-
-/* Sentinel only: true when the sentinels name a master other than the one
- * c is connected to. A manual failover leaves the old master writable for
- * several seconds before Sentinel demotes it, so waiting for READONLY is
- * not enough to follow it. */
-static bool master_moved(redis_store *r, const redisContext *c)
-{
-    char *host;
-    int port;
-    if (!r->target.n_sentinels || !rd_redis_sentinel_master(&r->target, &host, &port))
-        return false;
-    bool moved = port != c->tcp.port || !c->tcp.host || strcmp(host, c->tcp.host) != 0;
-    free(host);
-    if (moved)
-        atomic_fetch_add(&r->master_epoch, 1);
-    return moved;
-}
-
-/* Reads messages until the connection fails, the master moves or the
- * store stops. poll() rather than a socket timeout: hiredis treats a
- * timed-out read as a dead connection. */
-static void listen_until_lost(redis_store *r, redisContext *c)
-{
-    int64_t next_check = rd_clock_mono_ms() + RD_SENTINEL_CHECK_MS;
-    while (!atomic_load(&r->stopping)) {
-        if (rd_clock_mono_ms() >= next_check) {
-            if (master_moved(r, c))
-                return;
-            next_check = rd_clock_mono_ms() + RD_SENTINEL_CHECK_MS;
-        }
-        void *reply = NULL;
-        if (redisGetReplyFromReader(c, &reply) != REDIS_OK)
-            return;
-        if (reply) {
-            handle_reply(r, reply);
-            freeReplyObject(reply);
-            continue;
-        }
-        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-        int ready = poll(&pfd, 1, RD_SUB_POLL_MS);
-        if (ready < 0 || (ready > 0 && redisBufferRead(c) != REDIS_OK))
-            return;
-    }
-}
-
-static void pause_unless_stopping(redis_store *r, int ms)
-{
-    for (int waited = 0; waited < ms && !atomic_load(&r->stopping); waited += 20)
-        usleep(20 * 1000);
-}
-
-static void *subscriber_main(void *arg)
-{
-    redis_store *r = arg;
-    while (!atomic_load(&r->stopping)) {
-        redisContext *c = subscribe(r);
-        if (!c) {
-            pause_unless_stopping(r, RD_SUB_RETRY_MS);
-            continue;
-        }
-        /* Events published while we were away are lost: start over. */
-        rd_redis_cache_clear(&r->cache);
-        atomic_store(&r->cache.usable, r->local_cache);
-        listen_until_lost(r, c);
-        atomic_store(&r->cache.usable, false);
-        rd_redis_cache_clear(&r->cache);
-        redisFree(c);
-    }
-    return NULL;
-}
-
-int rd_redis_subscriber_start(redis_store *r, rd_status *st)
-{
-    if (pthread_create(&r->subscriber, NULL, subscriber_main, r) != 0)
-        return rd_status_set(st, RD_ERR_INTERNAL, "store: cannot start the redis subscriber");
-    r->subscriber_started = true;
-    return RD_OK;
-}
-
-void rd_redis_subscriber_stop(redis_store *r)
-{
-    atomic_store(&r->stopping, true);
-    if (r->subscriber_started)
-        pthread_join(r->subscriber, NULL);
-    r->subscriber_started = false;
-}
-
-void rd_redis_notify_listener(redis_store *r, const char *tool_id)
-{
-    pthread_mutex_lock(&r->listener_lock);
-    if (r->listener)
-        r->listener(r->listener_ctx, tool_id); /* under the lock: unset waits for it */
-    pthread_mutex_unlock(&r->listener_lock);
 }

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/redis_internal.h"
+#include "store/redis_conn.h"
 
 static char *dup_or_null(const char *s)
 {

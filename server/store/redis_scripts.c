@@ -7,7 +7,7 @@
  * LOAD and keeps the names Redis gives back (redis_conn.c). */
 #include <pthread.h>
 
-#include "store/redis_internal.h"
+#include "store/redis_scripts.h"
 
 #define RD_LUA_SCRIPTS(X)                                                                \
     X(ADMIT, admit)                                                                      \

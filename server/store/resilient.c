@@ -2,7 +2,7 @@
  * service's own around the primary store, the fallback answering while it
  * is open, and a health-check thread that closes it again. */
 #include "store/resilient.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,7 +28,6 @@ typedef struct resilient_store {
 } resilient_store;
 
 static const rd_store_ops resilient_ops;
-static __thread bool last_call_degraded;
 
 static resilient_store *as_resilient(rd_store *s)
 {
@@ -49,27 +48,28 @@ static bool use_primary(resilient_store *z)
 /* An answer from the primary's own cache or batch did not reach its
  * server: it neither ends a run of failures nor adds to one, so local
  * answers interleaved with failing calls cannot delay the trip. */
-static void primary_answered(resilient_store *z)
+static void primary_answered(resilient_store *z, rd_status *st)
 {
-    if (!rd_store_take_local_answer())
+    if (!rd_store_take_local_answer(st))
         atomic_store(&z->failures_in_row, 0);
-    last_call_degraded = false;
 }
 
 /* The primary failed this call: count it, maybe trip, and answer from the
  * fallback. */
-static void primary_failed(resilient_store *z)
+static void primary_failed(resilient_store *z, rd_status *st)
 {
-    (void)rd_store_take_local_answer();
+    (void)rd_store_take_local_answer(st);
     atomic_fetch_add(&z->errors, 1);
     if (atomic_fetch_add(&z->failures_in_row, 1) + 1 >= z->opt.failure_threshold)
         atomic_store(&z->degraded, true);
-    last_call_degraded = true;
+    if (st)
+        st->store_degraded = true;
 }
 
-static void from_fallback(void)
+static void from_fallback(rd_status *st)
 {
-    last_call_degraded = true;
+    if (st)
+        st->store_degraded = true;
 }
 
 /* ---- the operations: primary first, fallback on an outage ---- */
@@ -82,14 +82,15 @@ static void from_fallback(void)
     do {                                                                        \
         resilient_store *z_ = as_resilient(s);                                  \
         if (use_primary(z_)) {                                                  \
+            rd_store_clear_local_answer(st);                                    \
             int rc_ = z_->primary->ops->op(z_->primary, __VA_ARGS__);           \
             if (!is_outage(rc_)) {                                              \
-                primary_answered(z_);                                           \
+                primary_answered(z_, st);                                       \
                 return rc_;                                                     \
             }                                                                   \
-            primary_failed(z_);                                                 \
+            primary_failed(z_, st);                                             \
         } else {                                                                \
-            from_fallback();                                                    \
+            from_fallback(st);                                                  \
         }                                                                       \
         return z_->fallback->ops->op(z_->fallback, __VA_ARGS__);                \
     } while (0)
@@ -174,16 +175,17 @@ static int rz_list(rd_store *s, int64_t now_ms, rd_store_visit visit, void *ctx,
     resilient_store *z = as_resilient(s);
     if (use_primary(z)) {
         counting_visit c = {.visit = visit, .ctx = ctx};
+        rd_store_clear_local_answer(st);
         int rc = z->primary->ops->list(z->primary, now_ms, count_and_visit, &c, st);
         if (!is_outage(rc)) {
-            primary_answered(z);
+            primary_answered(z, st);
             return rc;
         }
-        primary_failed(z);
+        primary_failed(z, st);
         if (c.visited)
             return rc;
     } else {
-        from_fallback();
+        from_fallback(st);
     }
     return z->fallback->ops->list(z->fallback, now_ms, visit, ctx, st);
 }
@@ -214,19 +216,20 @@ static int rz_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
 {
     resilient_store *z = as_resilient(s);
     if (use_primary(z)) {
+        rd_store_clear_local_answer(st);
         int rc = z->primary->ops->turn_read(z->primary, turn_id, now_ms, events, n,
                                             started_at_ms, st);
         if (!is_outage(rc)) {
-            primary_answered(z);
+            primary_answered(z, st);
             if (rc != RD_ERR_NOT_FOUND)
                 return rc;
             int local = z->fallback->ops->turn_read(z->fallback, turn_id, now_ms, events, n,
                                                     started_at_ms, st);
             return local == RD_OK ? RD_OK : rc;
         }
-        primary_failed(z);
+        primary_failed(z, st);
     } else {
-        from_fallback();
+        from_fallback(st);
     }
     return z->fallback->ops->turn_read(z->fallback, turn_id, now_ms, events, n, started_at_ms,
                                        st);
@@ -253,9 +256,10 @@ static probe_result probe_primary(resilient_store *z)
     rd_breaker b;
     bool found;
     rd_status st;
+    rd_status_clear(&st);
     int rc = z->primary->ops->get(z->primary, RD_RES_HEALTH_KEY, rd_clock_unix_ms(), &b, &found,
                                   &st);
-    if (rd_store_take_local_answer())
+    if (rd_store_take_local_answer(&st))
         return PROBE_NO_ANSWER;
     return rc == RD_OK ? PROBE_HEALTHY : PROBE_FAILED;
 }
@@ -328,6 +332,16 @@ static void rz_destroy(rd_store *s)
     free(z);
 }
 
+/* The primary's report, with the wrapper's own state and error count. */
+static void rz_report(rd_store *s, rd_store_report *out)
+{
+    resilient_store *z = as_resilient(s);
+    if (z->primary->ops->report)
+        z->primary->ops->report(z->primary, out);
+    out->degraded = atomic_load(&z->degraded);
+    out->errors = atomic_load(&z->errors);
+}
+
 static const rd_store_ops resilient_ops = {
     .name = "resilient",
     .admit = rz_admit,
@@ -346,6 +360,7 @@ static const rd_store_ops resilient_ops = {
     .turn_read = rz_turn_read,
     .evict = rz_evict,
     .destroy = rz_destroy,
+    .report = rz_report,
     .set_change_listener = rz_set_change_listener,
 };
 
@@ -393,11 +408,6 @@ bool rd_store_degraded(rd_store *s)
     return s && s->ops == &resilient_ops && atomic_load(&as_resilient(s)->degraded);
 }
 
-rd_store *rd_store_resilient_primary(rd_store *s)
-{
-    return s && s->ops == &resilient_ops ? as_resilient(s)->primary : NULL;
-}
-
 uint64_t rd_store_error_count(rd_store *s)
 {
     if (!s || s->ops != &resilient_ops)
@@ -405,12 +415,3 @@ uint64_t rd_store_error_count(rd_store *s)
     return atomic_load(&as_resilient(s)->errors);
 }
 
-bool rd_store_last_call_degraded(void)
-{
-    return last_call_degraded;
-}
-
-void rd_store_last_call_reset(void)
-{
-    last_call_degraded = false;
-}

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "store/store.h"
+#include "domain/store.h"
 
 typedef struct rd_resilience_options {
     uint32_t failure_threshold;  /* consecutive failures that trip it; default 2 */
@@ -39,19 +39,7 @@ rd_store *rd_store_resilient_new(rd_store *primary, rd_store *fallback,
  * not a resilient wrapper. */
 bool rd_store_degraded(rd_store *s);
 
-/* The wrapper's primary store (borrowed), or NULL for any store that is
- * not a resilient wrapper. */
-rd_store *rd_store_resilient_primary(rd_store *s);
-
 /* Failures of the primary seen so far (for the store-errors metric). */
 uint64_t rd_store_error_count(rd_store *s);
-
-/* Whether the last store operation made on this thread (through any
- * resilient wrapper) was answered by the fallback: lets a response be
- * marked degraded exactly, even if the state flips right after. */
-bool rd_store_last_call_degraded(void);
-/* Forgets the flag, so a call that makes no store operation is not marked
- * by an earlier one on the same thread. */
-void rd_store_last_call_reset(void);
 
 #endif

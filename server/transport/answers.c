@@ -7,9 +7,9 @@
 
 #include <string.h>
 
-#include "core/breaker.h"
-#include "core/classify.h"
-#include "core/trace.h"
+#include "domain/breaker.h"
+#include "domain/classify.h"
+#include "domain/trace.h"
 #include "transport/pbwire.h"
 
 /* A nested message field: its fields are written by put(), then its

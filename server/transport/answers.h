@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/decide.h"
+#include "engine/decide.h"
 
 /* The most a message's reservation can ask beyond its bytes: a 15-byte
  * head for each of a breaker's 13 fields (the most of any message), rounded

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 
 #define BEARER "Bearer "
 

@@ -10,7 +10,7 @@
  *
  * The state changes only in set_state(); the stream's source is closed on
  * entering FINISHING, so it never wakes a call that is about to be freed.
- * Everything here runs on the call's worker thread, except call_wake. */
+ * Everything here runs on the call's worker thread, except rd_call_wake. */
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/support/alloc.h>
@@ -21,56 +21,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/log.h"
-#include "store/resilient.h"
+#include "domain/log.h"
 #include "transport/auth.h"
 #include "transport/call_bytes.h"
+#include "transport/call_internal.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
-#include "core/clock.h"
+#include "platform/clock.h"
 
-typedef enum { TAG_REQUEST, TAG_SEND, TAG_RECV, TAG_CLOSE, TAG_STATUS, TAG_COUNT } tag_kind;
-
-typedef struct call_tag {
-    rd_call *call;
-    tag_kind kind;
-} call_tag;
-
-typedef enum { CALL_REQUESTED, CALL_STREAMING, CALL_FINISHING } call_state;
-
-struct rd_call {
-    rd_worker *worker;
-    int method;                  /* index into rd_methods, or RD_GENERIC_METHOD */
-    call_state state;
-    call_tag tags[TAG_COUNT];
-    grpc_call *call;
-    gpr_timespec deadline;
-    grpc_metadata_array metadata;
-    grpc_call_details details;   /* RD_GENERIC_METHOD only */
-    grpc_byte_buffer *request;   /* the unary/first message, then bidi receives */
-    grpc_byte_buffer *sending;   /* the message of the send in flight */
-    size_t sending_bytes;        /* its length when admitted: gRPC may take its slices */
-    grpc_byte_buffer *pending;   /* bidi: a response waiting for the send slot */
-    grpc_slice status_details;
-    int cancelled;
-    int in_flight;               /* batches started and not completed */
-    bool send_busy, recv_busy, half_closed;
-    rd_config_snap *snap;        /* bidi: the call's configuration (a reference) */
-    void *source;                /* server streaming: the source's state */
-    int64_t started_us;
-    bool metrics_owed;           /* recorded when the deferred reply is handed over */
-    grpc_status_code final_code;
-    bool wake_queued;
-    rd_call *wake_next;
-    rd_call *stream_prev, *stream_next;
-    bool in_streams;
-    rd_call *deferred_next;      /* the worker's deferred list */
-    rd_call *dead_next;          /* the worker's list of calls to free */
-    size_t n_deferred_ops;
-    grpc_op deferred_ops[4];     /* the reply's batch while it waits */
-};
-
-static int64_t monotonic_us(void)
+int64_t rd_call_monotonic_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -118,7 +77,7 @@ static void drop_sending(rd_call *c)
     c->sending = NULL;
 }
 
-static void call_free(rd_call *c)
+void rd_call_free(rd_call *c)
 {
     if (c->call)
         grpc_call_unref(c->call);
@@ -161,72 +120,15 @@ void rd_call_request(rd_worker *w, int method)
             &c->metadata, payload ? &c->request : NULL, w->cq, w->cq, &c->tags[TAG_REQUEST]);
     }
     if (err != GRPC_CALL_OK) {
-        call_free(c);
+        rd_call_free(c);
         rd_log(RD_LOG_ERROR, "cannot request a call", "");
     }
-}
-
-/* ---- streams list and wake list (worker bookkeeping) ---- */
-
-static void streams_link(rd_call *c)
-{
-    rd_worker *w = c->worker;
-    c->stream_next = w->streams;
-    if (w->streams)
-        w->streams->stream_prev = c;
-    w->streams = c;
-    c->in_streams = true;
-}
-
-static void streams_unlink(rd_call *c)
-{
-    if (!c->in_streams)
-        return;
-    rd_worker *w = c->worker;
-    if (c->stream_prev)
-        c->stream_prev->stream_next = c->stream_next;
-    else
-        w->streams = c->stream_next;
-    if (c->stream_next)
-        c->stream_next->stream_prev = c->stream_prev;
-    c->in_streams = false;
-}
-
-/* From any thread: the call's source has something. */
-static void call_wake(void *arg)
-{
-    rd_call *c = arg;
-    rd_worker *w = c->worker;
-    pthread_mutex_lock(&w->wake_lock);
-    if (!c->wake_queued) {
-        c->wake_queued = true;
-        c->wake_next = w->woken;
-        w->woken = c;
-        atomic_store_explicit(&w->wake_pending, true, memory_order_release);
-    }
-    pthread_mutex_unlock(&w->wake_lock);
-}
-
-static void wake_list_remove(rd_call *c)
-{
-    rd_worker *w = c->worker;
-    pthread_mutex_lock(&w->wake_lock);
-    if (c->wake_queued) {
-        for (rd_call **p = &w->woken; *p; p = &(*p)->wake_next) {
-            if (*p == c) {
-                *p = c->wake_next;
-                break;
-            }
-        }
-        c->wake_queued = false;
-    }
-    pthread_mutex_unlock(&w->wake_lock);
 }
 
 /* ---- the state ---- */
 
 /* The call's latency ends at now_us, when its status was handed to gRPC. */
-static void record_metrics(rd_call *c, int64_t now_us)
+void rd_call_record_metrics(rd_call *c, int64_t now_us)
 {
     const rd_method *m = method_of(c);
     char *generic = NULL;
@@ -242,26 +144,26 @@ static void set_state(rd_call *c, call_state next)
     if (c->state == next)
         return;
     if (next == CALL_STREAMING) {
-        streams_link(c);
+        rd_call_streams_link(c);
     } else if (next == CALL_FINISHING && c->state != CALL_REQUESTED) {
         const rd_method *m = method_of(c);
         if (m && m->stream && c->source)
             m->stream->close(c->source); /* no wake after this */
         c->source = NULL;
-        streams_unlink(c);
-        wake_list_remove(c);
-        record_metrics(c, monotonic_us());
+        rd_call_streams_unlink(c);
+        rd_call_wake_list_remove(c);
+        rd_call_record_metrics(c, rd_call_monotonic_us());
     } else if (next == CALL_FINISHING && c->started_us) {
         /* answered at once (unary, refused); in a cohort the reply waits */
         if (c->worker->deferring)
             c->metrics_owed = true;
         else
-            record_metrics(c, monotonic_us());
+            rd_call_record_metrics(c, rd_call_monotonic_us());
     }
     c->state = next;
 }
 
-static void maybe_free(rd_call *c)
+void rd_call_maybe_free(rd_call *c)
 {
     if (c->state != CALL_FINISHING || c->in_flight != 0)
         return;
@@ -271,89 +173,7 @@ static void maybe_free(rd_call *c)
         w->dead = c;
         return;
     }
-    call_free(c);
-}
-
-/* ---- batches ---- */
-
-static bool start_batch(rd_call *c, grpc_op *ops, size_t n, tag_kind tag)
-{
-    if (grpc_call_start_batch(c->call, ops, n, &c->tags[tag], NULL) != GRPC_CALL_OK) {
-        rd_log(RD_LOG_ERROR, "cannot start a batch", "");
-        return false;
-    }
-    c->in_flight++;
-    return true;
-}
-
-/* A one-batch reply made during a cohort waits until the cohort's handlers
- * have all run (rd_worker_end_cohort), so the handlers run back to back
- * with their code and data in the caches. It counts as in flight, so
- * nothing frees the call meanwhile. */
-static void defer_batch(rd_call *c, const grpc_op *ops, size_t n)
-{
-    rd_worker *w = c->worker;
-    memcpy(c->deferred_ops, ops, n * sizeof *ops);
-    c->n_deferred_ops = n;
-    c->in_flight++;
-    c->deferred_next = NULL;
-    *w->deferred_tail = c;
-    w->deferred_tail = &c->deferred_next;
-}
-
-/* The replies of the cohort, in the order they were made. */
-static void start_deferred_batches(rd_worker *w)
-{
-    rd_call *c = w->deferred;
-    w->deferred = NULL;
-    w->deferred_tail = &w->deferred;
-    int64_t handed_us = c ? monotonic_us() : 0; /* one clock read for them all */
-    while (c) {
-        rd_call *next = c->deferred_next;
-        c->in_flight--;
-        if (c->metrics_owed)
-            record_metrics(c, handed_us);
-        start_batch(c, c->deferred_ops, c->n_deferred_ops, TAG_STATUS);
-        maybe_free(c);
-        c = next;
-    }
-}
-
-/* As many calls requested as arrived in the cohort, per method. */
-static void request_owed_calls(rd_worker *w)
-{
-    for (int m = 0; m <= RD_MAX_METHODS; m++) {
-        for (; w->owed[m]; w->owed[m]--)
-            rd_call_request(w, m == RD_MAX_METHODS ? RD_GENERIC_METHOD : m);
-    }
-}
-
-static void free_dead_calls(rd_worker *w)
-{
-    rd_call *c = w->dead;
-    w->dead = NULL;
-    while (c) {
-        rd_call *next = c->dead_next;
-        call_free(c);
-        c = next;
-    }
-}
-
-/* A clock read costs about as much as a small handler step; a cohort's
- * calls were all taken off the queue at this moment, so they share it. */
-void rd_worker_begin_cohort(rd_worker *w)
-{
-    w->deferring = true;
-    w->cohort_mono_us = monotonic_us();
-    w->cohort_unix_ms = rd_clock_unix_ms();
-}
-
-void rd_worker_end_cohort(rd_worker *w)
-{
-    w->deferring = false;
-    start_deferred_batches(w);
-    request_owed_calls(w);
-    free_dead_calls(w);
+    rd_call_free(c);
 }
 
 /* The request's bytes as one slice (the caller unrefs it), or an error. */
@@ -420,7 +240,7 @@ static void finish(rd_call *c, grpc_status_code code, const char *details,
     size_t n = 0;
     bool first_batch = c->state == CALL_REQUESTED;
     if (first_batch) {
-        if (rd_store_last_call_degraded()) {
+        if (c->store_degraded) {
             ops[n].data.send_initial_metadata.count = 1;
             ops[n].data.send_initial_metadata.metadata = degraded_metadata();
         }
@@ -442,9 +262,9 @@ static void finish(rd_call *c, grpc_status_code code, const char *details,
     c->final_code = code;
     set_state(c, CALL_FINISHING);
     if (first_batch && c->worker->deferring)
-        defer_batch(c, ops, n);
+        rd_call_defer_batch(c, ops, n);
     else
-        start_batch(c, ops, n, TAG_STATUS);
+        rd_call_start_batch(c, ops, n, TAG_STATUS);
 }
 
 static void send_message(rd_call *c, grpc_byte_buffer *bb)
@@ -454,7 +274,7 @@ static void send_message(rd_call *c, grpc_byte_buffer *bb)
     op.op = GRPC_OP_SEND_MESSAGE;
     op.data.send_message.send_message = bb;
     c->sending = bb;
-    c->send_busy = start_batch(c, &op, 1, TAG_SEND);
+    c->send_busy = rd_call_start_batch(c, &op, 1, TAG_SEND);
 }
 
 static void start_receive(rd_call *c)
@@ -463,7 +283,7 @@ static void start_receive(rd_call *c)
     memset(&op, 0, sizeof op);
     op.op = GRPC_OP_RECV_MESSAGE;
     op.data.recv_message.recv_message = &c->request;
-    c->recv_busy = start_batch(c, &op, 1, TAG_RECV);
+    c->recv_busy = rd_call_start_batch(c, &op, 1, TAG_RECV);
 }
 
 /* Opens a stream: initial metadata out, and a close watch that tells us
@@ -477,9 +297,9 @@ static bool stream_begin(rd_call *c)
     close_op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     close_op.data.recv_close_on_server.cancelled = &c->cancelled;
     set_state(c, CALL_STREAMING);
-    if (!start_batch(c, &close_op, 1, TAG_CLOSE))
+    if (!rd_call_start_batch(c, &close_op, 1, TAG_CLOSE))
         return false;
-    c->send_busy = start_batch(c, &send_md, 1, TAG_SEND);
+    c->send_busy = rd_call_start_batch(c, &send_md, 1, TAG_SEND);
     return c->send_busy;
 }
 
@@ -501,8 +321,8 @@ static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
     const rd_services *svc = w->server->svc;
     s->borrowed = held != NULL;
     s->snap = held ? held : rd_live_config_acquire(svc->config);
-    s->engine = (rd_engine){.config = s->snap->cfg, .store = svc->store};
-    s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine,
+    s->engine = (rd_engine){.policy = &s->snap->cfg->policy, .store = svc->store};
+    s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine, .config = s->snap->cfg,
                       .ctx = {.now_ms = w->deferring ? w->cohort_unix_ms : rd_clock_unix_ms(),
                               .arena = &w->arena, .rng = &w->rng}};
 }
@@ -542,10 +362,10 @@ static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
     scope_open(&s, c, snap);
     rd_worker_open_answer_room(c->worker, &s.rpc);
     rd_reply reply = {NULL, NULL, 0};
-    rd_store_last_call_reset();
     int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
                                                 "deadline passed before the call was handled")
                                 : handle_unary(c, &s.rpc, m, c->request, &reply, &st);
+    c->store_degraded = st.store_degraded;
     grpc_byte_buffer *out = rc == RD_OK ? rd_worker_encode_reply(c->worker, &reply) : NULL;
     scope_close(&s, c);
     if (out && !answer_admit(c, out)) {
@@ -563,7 +383,8 @@ static void run_server_stream(rd_call *c, const rd_method *m)
     rpc_scope s;
     scope_open(&s, c, NULL);
     ProtobufCMessage *req = decode(c, m, c->request, &st);
-    int rc = req ? m->stream->open(&s.rpc, req, call_wake, c, &c->source, &st) : st.code;
+    int rc = req ? m->stream->open(&s.rpc, req, rd_call_wake, c, &c->source, &st) : st.code;
+    c->store_degraded = st.store_degraded;
     scope_close(&s, c);
     if (rc != RD_OK) {
         finish(c, rd_status_to_grpc((rd_err)rc), st.msg, NULL);
@@ -591,7 +412,7 @@ static void on_arrival(rd_call *c)
 {
     rd_worker *w = c->worker;
     const rd_method *m = method_of(c);
-    c->started_us = w->deferring ? w->cohort_mono_us : monotonic_us();
+    c->started_us = w->deferring ? w->cohort_mono_us : rd_call_monotonic_us();
     if (w->deferring) /* keep the same number waiting, after the cohort */
         w->owed[c->method == RD_GENERIC_METHOD ? RD_MAX_METHODS : c->method]++;
     else
@@ -754,7 +575,7 @@ void rd_call_on_event(rd_worker *w, void *tag, bool success)
     }
     (void)w;
     pump(c);
-    maybe_free(c);
+    rd_call_maybe_free(c);
 }
 
 /* Runs after every event of the worker's queue, and streams are rarely
@@ -776,7 +597,7 @@ void rd_worker_pump_woken(rd_worker *w)
         rd_call *c = list;
         list = c->wake_next;
         pump(c);
-        maybe_free(c); /* only if a batch could not be started */
+        rd_call_maybe_free(c); /* only if a batch could not be started */
     }
 }
 
@@ -786,7 +607,7 @@ void rd_worker_finish_streams(rd_worker *w)
     while (c) {
         rd_call *next = c->stream_next; /* pump may unlink c */
         pump(c);
-        maybe_free(c);
+        rd_call_maybe_free(c);
         c = next;
     }
 }

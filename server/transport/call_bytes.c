@@ -7,7 +7,7 @@
 #include <grpc/byte_buffer_reader.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 #include "transport/inflate.h"
 #include "transport/pbpack.h"
 

@@ -6,7 +6,7 @@
 #include <grpc/byte_buffer.h>
 #include <protobuf-c/protobuf-c.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 #include "transport/server_internal.h"
 
 /* A message packed into a new byte buffer. */

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/classify.h"
-#include "core/trace.h"
+#include "domain/classify.h"
+#include "domain/trace.h"
 
 /* The core's enums mirror the proto's numbering, so conversion is a cast
  * once the value is known to be in range. These checks keep it honest. */

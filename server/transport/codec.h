@@ -11,7 +11,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include "core/decide.h"
+#include "engine/decide.h"
 #include "recovery/v1/recovery.pb-c.h"
 
 /* A protobuf-c allocator that takes memory from the arena (free is a no-op). */

@@ -12,7 +12,7 @@
 #include <grpc/slice.h>
 #include <stddef.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 
 /* The inflated bytes of a compressed byte buffer (gzip or deflate) as one
  * slice the caller unrefs; RD_ERR_INVALID for bad data or an algorithm we do

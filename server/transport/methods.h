@@ -12,23 +12,11 @@
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 
-#include "core/decide.h"
-#include "ops/health.h"
-#include "ops/live_config.h"
-#include "ops/metrics.h"
-#include "ops/watch.h"
+#include "engine/decide.h"
+#include "ops/runtime.h"
 
-/* What the server shares with every handler. Borrowed: it outlives the
- * server. */
-typedef struct rd_services {
-    rd_live_config *config;
-    rd_store *store;
-    rd_health *health;
-    rd_watch_bus *watch;
-    rd_metrics *metrics;
-    struct rd_store_follower *follower;  /* NULL with a store only this replica writes */
-    bool follows_store_changes;          /* follower publishes opens/closes/holds */
-} rd_services;
+/* What the server shares with every handler (rd_services, ops/runtime.h)
+ * is borrowed: it outlives the server. */
 
 /* One call (or one message of a bidirectional stream) as a handler sees it.
  * `engine` pairs the configuration snapshot this call holds with the store;
@@ -36,6 +24,7 @@ typedef struct rd_services {
 typedef struct rd_rpc {
     const rd_services *svc;
     const rd_engine *engine;
+    const rd_config *config;     /* the configuration the call runs under (borrowed) */
     rd_call_ctx ctx;
     /* Where a hot answer may be written in place (the transport's memory,
      * for this call only), or NULL: it then goes to the arena. */

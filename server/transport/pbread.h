@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/arena.h"
+#include "domain/arena.h"
 
 /* The message decoded from data[0, len) into the arena (strings included,
  * NUL-terminated as protobuf-c's), or NULL when declined. data is only read

@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/copy.h"
 
 typedef struct rd_pbw {
     uint8_t *start; /* the buffer's first byte */
@@ -73,7 +72,7 @@ static inline void rd_pbw_raw(rd_pbw *w, const void *data, size_t n)
 {
     if (n) {
         w->pos -= n;
-        rd_copy(w->pos, data, n);
+        memcpy(w->pos, data, n);
     }
 }
 

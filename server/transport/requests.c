@@ -10,7 +10,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#include "core/trace.h"
+#include "domain/trace.h"
 #include "transport/codec.h"
 #include "transport/pbreader.h"
 

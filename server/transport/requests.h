@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/arena.h"
-#include "core/decide.h"
+#include "domain/arena.h"
+#include "engine/decide.h"
 
 /* A DecideRequest from data[0, len). True: *in is filled, in->error points
  * to err when the request carries an error, and every string is a copy in

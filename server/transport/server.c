@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 #include "transport/server_internal.h"
 #include "transport/tls_files.h"
 

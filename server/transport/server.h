@@ -50,7 +50,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 #include "transport/methods.h"
 
 #define RD_WAKE_INTERVAL_MS 20

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/arena.h"
-#include "core/retry.h"
+#include "domain/arena.h"
+#include "domain/retry.h"
 #include "transport/server.h"
 
 #define RD_MAX_METHODS 32

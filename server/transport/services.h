@@ -6,19 +6,19 @@
 
 #include "transport/methods.h"
 
-/* grpc.health.v1.Health (ops/health_service.c) */
+/* grpc.health.v1.Health (transport/health_service.c) */
 int rd_health_check_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
                             rd_reply *reply, rd_status *st);
 extern const rd_stream_ops rd_health_watch_stream;
 
-/* recovery.v1.RecoveryService/WatchBreakers (ops/breaker_watch.c) */
+/* recovery.v1.RecoveryService/WatchBreakers (transport/breaker_watch.c) */
 extern const rd_stream_ops rd_breaker_watch_stream;
 
-/* recovery.v1.AdminService/ForceBreaker (ops/admin.c) */
+/* recovery.v1.AdminService/ForceBreaker (transport/admin.c) */
 int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
                            rd_reply *reply, rd_status *st);
 
-/* grpc.reflection.{v1alpha,v1}.ServerReflection (ops/reflection.c); the two
+/* grpc.reflection.{v1alpha,v1}.ServerReflection (transport/reflection.c); the two
  * versions' messages are identical on the wire, so one handler serves both. */
 int rd_reflection_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
                           rd_reply *reply, rd_status *st);

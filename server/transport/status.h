@@ -4,7 +4,7 @@
 
 #include <grpc/status.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 
 grpc_status_code rd_status_to_grpc(rd_err code);
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 
 #define PEM_MAX (1024 * 1024)
 #define CHECK_INTERVAL_MS 1000

@@ -18,7 +18,7 @@
 #include <grpc/grpc_security.h>
 #include <stdint.h>
 
-#include "core/err.h"
+#include "domain/err.h"
 
 typedef struct rd_tls_files rd_tls_files;
 

@@ -1,5 +1,5 @@
-/* libFuzzer target: the message classifier (core/classify.c with the
- * compiled matcher of core/matcher.c) over the shipped rules and tool
+/* libFuzzer target: the message classifier (domain/classify.c with the
+ * compiled matcher of domain/matcher.c) over the shipped rules and tool
  * manifests.
  *
  * Input layout: 6 header bytes, then the text.
@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "core/classify.h"
+#include "domain/classify.h"
 #include "fuzz_support.h"
 
 #define HEADER 6

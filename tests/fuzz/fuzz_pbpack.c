@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../unit/pb_messages.h"
-#include "core/arena.h"
+#include "domain/arena.h"
 #include "fuzz_support.h"
 #include "transport/pbread.h"
 

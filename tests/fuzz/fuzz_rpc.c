@@ -29,9 +29,9 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/retry.h"
-#include "core/trace.h"
+#include "domain/arena.h"
+#include "domain/retry.h"
+#include "domain/trace.h"
 #include "fuzz_support.h"
 #include "store/factory.h"
 #include "transport/codec.h"
@@ -217,10 +217,10 @@ static void run_stream(const rd_rpc *rpc, const ProtobufCMessage *req)
 static void run_round(const uint8_t *data, size_t size, rd_store *store, int round)
 {
     rd_config_snap *snap = rd_live_config_acquire(env.svc.config);
-    rd_engine engine = {.config = snap->cfg, .store = store};
+    rd_engine engine = {.policy = &snap->cfg->policy, .store = store};
     rd_services svc = env.svc;
     svc.store = store;
-    rd_rpc rpc = {.svc = &svc, .engine = &engine,
+    rd_rpc rpc = {.svc = &svc, .engine = &engine, .config = snap->cfg,
                   .ctx = {.now_ms = START_MS + (int64_t)round * ROUND_STEP_MS,
                           .arena = &env.arena, .rng = &env.rng}};
     /* Read anew each round, as a retried call would be. */
@@ -246,7 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         env_init();
     rd_status st = {.code = RD_OK, .msg = ""};
     rd_config_snap *snap = rd_live_config_acquire(env.svc.config);
-    rd_store *store = rd_store_from_config(snap->cfg, &st);
+    rd_store *store = rd_store_from_config(&snap->cfg->store, &snap->cfg->learning, snap->cfg->server.workers, NULL, &st);
     rd_config_snap_release(snap);
     if (!store)
         fail("cannot create the store", st.msg);

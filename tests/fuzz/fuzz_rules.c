@@ -1,5 +1,5 @@
 /* libFuzzer target: the classification rules loader (config/rules_parse.c)
- * and the matcher it compiles (core/matcher.c). Each input is written as
+ * and the matcher it compiles (domain/matcher.c). Each input is written as
  * rules.yaml next to the shipped recovery.yaml (with an empty tools.d/, so
  * each load reads the rules and little else) and loaded with
  * rd_config_load. A ruleset that loads is then used: a few real errors are
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "config/config.h"
-#include "core/classify.h"
+#include "domain/classify.h"
 #include "fuzz_support.h"
 
 static char *main_path, *rules_path;

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 #include "transport/pbpack.h"
 
 static char scratch[512];

@@ -22,7 +22,7 @@
 
 #include <yaml.h>
 
-#include "core/types.h"
+#include "domain/types.h"
 
 #define RD_CORPUS_OK 0
 #define RD_CORPUS_ERR_MAX 512

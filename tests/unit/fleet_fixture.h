@@ -17,10 +17,10 @@
 #include <cmocka.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/decide.h"
-#include "core/err.h"
-#include "store/store.h"
+#include "domain/arena.h"
+#include "engine/decide.h"
+#include "domain/err.h"
+#include "domain/store.h"
 
 #define FLEET_FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/decide/recovery.yaml"
 #define FLEET_T0 1762338645000
@@ -63,7 +63,7 @@ static int fleet_setup(void **state)
     f.store = rd_store_memory_new(&limits);
     if (!f.store)
         return -1;
-    f.engine = (rd_engine){.config = &f.config, .store = f.store};
+    f.engine = (rd_engine){.policy = &f.config.policy, .store = f.store};
     rd_arena_init(&f.arena, 16384);
     rd_rng_seed(&f.rng, 7);
     f.ctx = (rd_call_ctx){.now_ms = FLEET_T0, .arena = &f.arena, .rng = &f.rng};

@@ -1,6 +1,6 @@
 /* Test text that mixes ASCII runs, control bytes, NULs, well-formed UTF-8
  * and ill-formed bytes, and a per-character reference for what the UTF-8
- * helpers of core/trace.h must make of it. Shared by the trace and
+ * helpers of domain/trace.h must make of it. Shared by the trace and
  * classification tests, which check the fast paths against the reference. */
 #ifndef RD_TEST_MIXED_TEXT_H
 #define RD_TEST_MIXED_TEXT_H

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/arena.h"
+#include "domain/arena.h"
 #include "transport/codec.h"
 #include "transport/requests.h"
 

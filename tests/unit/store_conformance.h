@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store.h"
+#include "domain/store.h"
 
 typedef struct rd_store_conformance {
     /* Returns a new, empty store with these limits (NULL = test failure). */

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "core/arena.h"
+#include "domain/arena.h"
 #include "transport/answers.h"
 #include "transport/codec.h"
 

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "core/breaker.h"
+#include "domain/breaker.h"
 
 #define LEASE_MS 30000
 #define TOKEN_A 0xA11CEULL

@@ -34,7 +34,7 @@
 
 #include "redis_harness.h"
 #include "store/redis.h"
-#include "store/store.h"
+#include "domain/store.h"
 
 #define IDLE_TTL_MS 10000 /* a slack of 1 s (max(idle / 16, 1 s)) */
 #define SLACK_MS 1000

@@ -3,7 +3,7 @@
  * injected clock. */
 #include "fleet_fixture.h"
 
-#include "core/breaker.h"
+#include "domain/breaker.h"
 
 /* ---- the pure rules ---- */
 

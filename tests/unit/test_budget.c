@@ -1,9 +1,9 @@
-/* Retry budgets (core/budget.c, core/window.c, the memory store's budget
+/* Retry budgets (domain/budget.c, domain/window.c, the memory store's budget
  * operation and Decide's use of it), with an injected clock. */
 #include "fleet_fixture.h"
 
-#include "core/budget.h"
-#include "core/window.h"
+#include "domain/budget.h"
+#include "domain/window.h"
 
 /* ---- the window ---- */
 

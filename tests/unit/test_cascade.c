@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "core/arena.h"
-#include "core/cascade.h"
-#include "core/err.h"
+#include "domain/arena.h"
+#include "domain/cascade.h"
+#include "domain/err.h"
 
 /* Plan steps are written with up to four dependencies, NULL-terminated. */
 typedef struct step_spec {

@@ -1,4 +1,4 @@
-/* Tests of the error classifier (server/core/classify.c).
+/* Tests of the error classifier (server/domain/classify.c).
  *
  * Part A builds rulesets by hand, so the engine's semantics are checked
  * independently of the YAML loader. Part B loads the shipped configuration
@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "config/config.h"
-#include "core/classify.h"
-#include "core/err.h"
-#include "core/matcher.h"
+#include "domain/classify.h"
+#include "domain/err.h"
+#include "domain/matcher.h"
 #include "mixed_text.h"
 
 #ifndef RD_SOURCE_DIR

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
-#include "core/classify.h"
+#include "domain/classify.h"
 #include "corpus_reader.h"
 
 #ifndef RD_SOURCE_DIR

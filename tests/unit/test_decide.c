@@ -13,12 +13,12 @@
 #include <cmocka.h>
 
 #include "config/config.h"
-#include "core/arena.h"
-#include "core/classify.h"
-#include "core/decide.h"
-#include "core/err.h"
-#include "core/retry.h"
-#include "store/store.h"
+#include "domain/arena.h"
+#include "domain/classify.h"
+#include "engine/decide.h"
+#include "domain/err.h"
+#include "domain/retry.h"
+#include "domain/store.h"
 
 #define FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/decide/recovery.yaml"
 #define T0 1762338645000 /* 2025-11-05T10:30:45Z */
@@ -69,7 +69,7 @@ static int setup(void **state)
     f.store = rd_store_memory_new(&limits);
     if (!f.store)
         return -1;
-    f.engine = (rd_engine){.config = &f.config, .store = f.store};
+    f.engine = (rd_engine){.policy = &f.config.policy, .store = f.store};
     rd_arena_init(&f.arena, 16384);
     rd_rng_seed(&f.rng, 42);
     f.ctx = (rd_call_ctx){.now_ms = T0, .arena = &f.arena, .rng = &f.rng};

@@ -1,4 +1,4 @@
-/* The in-process text hash (core/hash.h): what the memory store's shards
+/* The in-process text hash (domain/hash.h): what the memory store's shards
  * and buckets and the metrics' per-tool table rely on. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "core/hash.h"
+#include "domain/hash.h"
 
 #define SPREAD_KEYS 100000
 #define SPREAD_BINS 256

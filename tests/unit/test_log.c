@@ -1,4 +1,4 @@
-/* Every log line is valid JSON whatever goes into it (core/log.h): control
+/* Every log line is valid JSON whatever goes into it (domain/log.h): control
  * characters, quotes, bytes that are not UTF-8, values and messages too
  * long for their room, cut exactly where an escape or a character would be
  * split. Lines are captured from stdout and parsed with jansson. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/log.h"
+#include "domain/log.h"
 
 /* The lines rd_log writes while `fn` runs, in a malloc'd string. */
 static char *capture(void (*fn)(void *), void *arg)

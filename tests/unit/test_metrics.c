@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/breaker.h"
+#include "domain/breaker.h"
 #include "ops/metrics.h"
 
 #define NOW_MS 1700000000000LL

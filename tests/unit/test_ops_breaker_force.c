@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "core/breaker.h"
-#include "core/err.h"
+#include "domain/breaker.h"
+#include "domain/err.h"
 
 static const rd_breaker_policy policy = {
     .failure_threshold = 2, .success_threshold = 1, .open_timeout_ms = 1000};

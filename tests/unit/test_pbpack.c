@@ -18,7 +18,7 @@
 
 #include "all_types2.pb-c.h"
 #include "all_types3.pb-c.h"
-#include "core/arena.h"
+#include "domain/arena.h"
 #include "pb_messages.h"
 #include "transport/pbpack.h"
 #include "transport/pbread.h"

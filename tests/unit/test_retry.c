@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "core/retry.h"
+#include "domain/retry.h"
 
 /* The defaults of issue 3: 100 ms, x2, 800 ms cap, +-10 %. */
 static const rd_retry_policy default_policy = {

@@ -3,7 +3,7 @@
  * RecordOutcome using them, with an injected clock. */
 #include "fleet_fixture.h"
 
-#include "core/signature.h"
+#include "domain/signature.h"
 
 static void expect_normal(const char *in, const char *want)
 {

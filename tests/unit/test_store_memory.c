@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "core/retry.h"
+#include "domain/retry.h"
 
 #define THREADS 8
 #define OPS_PER_THREAD 10000

@@ -11,11 +11,11 @@
 
 #include <cmocka.h>
 
-#include "core/arena.h"
-#include "core/breaker.h"
-#include "core/classify.h"
-#include "core/err.h"
-#include "core/trace.h"
+#include "domain/arena.h"
+#include "domain/breaker.h"
+#include "domain/classify.h"
+#include "domain/err.h"
+#include "domain/trace.h"
 #include "mixed_text.h"
 
 /* ---- names ---- */

@@ -1,0 +1,173 @@
+/* What the files of the engine share (engine internal; the API is
+ * decide.h): one Decide call's state, the event list, and the helpers one
+ * file writes and others use, each under its file's name. */
+#ifndef RD_ENGINE_ENGINE_INTERNAL_H
+#define RD_ENGINE_ENGINE_INTERNAL_H
+
+#include "domain/budget.h"
+#include "domain/cascade.h"
+#include "domain/classify.h"
+#include "domain/hash.h"
+#include "domain/signature.h"
+#include "domain/textcut.h"
+#include "engine/decide.h"
+#include "engine/refusal.h"
+#include "engine/step.h"
+#include "engine/text.h"
+
+/* ---- trace events (events.c) ---- */
+
+/* Events of one call, in order. Grows in the arena; never hold a pointer to
+ * an event across event_add. */
+typedef struct event_list {
+    rd_trace_event *items;
+    size_t n, cap;
+    rd_arena *arena;
+    bool out_of_memory;
+    bool text_checked;           /* the call's texts are valid UTF-8 (rd_call_ctx) */
+} event_list;
+
+/* ---- the turn budget, one Decide call ---- */
+
+typedef struct turn_budget {
+    bool known;
+    int64_t remaining_ms;
+} turn_budget;
+
+typedef struct decide_call {
+    const rd_engine *e;
+    const rd_decide_input *in;
+    const rd_call_ctx *ctx;
+    rd_status *st;
+    rd_text tool;                /* in->tool_id, measured once */
+    const rd_tool_config *cfg;   /* the tool's policy (manifest or defaults) */
+    rd_decision *out;
+    event_list events;
+    rd_breaker breaker;          /* the tool's breaker as last seen */
+    turn_budget budget;
+    uint32_t attempt;
+    uint64_t permit_token;       /* the probe the caller holds, 0 = none */
+    bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
+    bool opened_now;             /* this failure opened (or reopened) the breaker */
+    rd_signature *signature;     /* of the error; written and read only when tracked */
+    bool signature_tracked;
+} decide_call;
+
+/* The wait before the next attempt, in both units the answer carries. */
+typedef struct retry_wait {
+    int64_t ms;
+    int64_t us;
+} retry_wait;
+
+
+/* permits.c */
+/* An empty permit_id means the caller holds no probe (token 0). */
+int eng_parse_permit(const char *permit_id, uint64_t *token, rd_status *st);
+const char *eng_format_permit(rd_arena *a, uint64_t generation, uint64_t token);
+
+/* ids.c */
+int eng_check_id(const char *field, const char *value, bool required, rd_status *st);
+int eng_check_tool(const rd_engine *e, const char *tool_id, size_t *len, rd_status *st);
+const char *eng_safe_str(const char *s);
+
+/* views.c */
+/* A breaker as the API reports it. */
+void eng_fill_view(rd_breaker_view *v, const char *tool_id, const rd_breaker *b,
+                   const rd_tool_config *cfg, int64_t now_ms);
+
+/* classification.c */
+/* The tool's manifest, or NULL, from its settings (a manifest's own or the
+ * defaults): the caller has looked the tool up once already. */
+const rd_tool_config *eng_manifest_of(const rd_engine *e, const rd_tool_config *settings);
+/* Classifies err (manifest: the tool's, or NULL) into *c; *sig (when not
+ * NULL) receives the error's signature and *tracked whether learning
+ * follows it. A long message is read as its head and tail
+ * (RD_CLASSIFY_HEAD/TAIL): the cost stays bounded whatever the request
+ * size, and a traceback's cause, on its last lines, is still read. */
+int eng_classify_error(const rd_engine *e, const rd_tool_config *manifest, const char *tool_id,
+                       const rd_tool_error *err, const rd_call_ctx *ctx, rd_classification *c,
+                       rd_signature *sig, bool *tracked, rd_status *st);
+/* The text for the model beside a classification the caller answers with
+ * (RecordOutcome keeps only the classification, so it never writes one). */
+int eng_add_llm_message(rd_text tool, const rd_tool_error *err, const rd_call_ctx *ctx,
+                        rd_classify_result *out, rd_status *st);
+/* A failure reported without any error detail. */
+void eng_unspecified_failure(const rd_policy *cfg, rd_classification *c);
+
+/* events.c */
+/* An event about `tool`, whose length the caller knows. */
+rd_trace_event *eng_event_add_text(event_list *l, rd_event_type type, rd_text tool);
+rd_trace_event *eng_event_add(event_list *l, rd_event_type type, const char *tool_id);
+/* A ToolTimeout event's detail. */
+void eng_timeout_detail(const event_list *l, rd_trace_event *ev, const char *tool_id,
+                        int64_t timeout_ms);
+/* An event about a failed attempt: the error text and what it means. */
+void eng_event_error(const event_list *l, rd_trace_event *ev, const rd_tool_error *err,
+                     const rd_classification *c);
+/* Stamps what every event of a call shares. */
+void eng_events_finish(event_list *l, rd_action action, rd_breaker_status breaker,
+                       int64_t now_ms);
+int eng_events_to_turn(const rd_engine *e, const char *turn_id, event_list *l,
+                       int64_t now_ms, rd_status *st);
+/* The breaker transitions worth a trace event when recording an outcome. */
+void eng_note_transition(event_list *l, const char *tool_id, rd_breaker_transition t);
+
+/* actions.c */
+/* The caller's figure wins; otherwise the configured per-turn budget counted
+ * from the turn's first appearance; no turn, no limit. */
+int eng_turn_budget_get(const rd_engine *e, const rd_decide_input *in, int64_t now_ms,
+                        turn_budget *out, rd_status *st);
+rd_trace_event *eng_call_event(decide_call *c, rd_event_type type);
+int eng_admit_after(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                    int64_t delay_ms, rd_store_result *res);
+int eng_admit(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+              rd_store_result *res);
+/* The tool's retry budget (domain/budget.h), through the store. */
+int eng_budget_op(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                  rd_budget_op op, rd_budget_result *res);
+int eng_count_request(decide_call *c, const char *tool_id, const rd_tool_config *cfg);
+/* The first alternative (in ranking order) whose own breaker admits a
+ * call; then, for a tool that is itself an alternative, the ones its
+ * primary lists after it (engine/step.h: the step goes on down its list).
+ * *found = false when there is none. */
+int eng_try_alternative(decide_call *c, const char *why, bool *found);
+int eng_act_alternative_or_fail_fast(decide_call *c);
+void eng_act_partial(decide_call *c, const char *reason, bool skipped);
+void eng_act_give_up(decide_call *c, const char *reason);
+void eng_act_escalate(decide_call *c, const char *reason);
+void eng_act_proceed(decide_call *c, const rd_store_result *res);
+void eng_act_retry(decide_call *c, retry_wait wait);
+
+/* admission.c */
+/* A refused admission already carries its own step (admission_cascade). */
+int eng_add_cascade(decide_call *c);
+int eng_decide_admission(decide_call *c);
+
+/* failure.c */
+/* The text for the model goes with every answer that stops using the
+ * tool. A RETRY answer leaves it out: the executor tries again, so the
+ * model does not hear of this failure, and the text's "cannot be used for
+ * this request" would be false. */
+int eng_decide_failure(decide_call *c);
+
+/* decide.c */
+/* Whose retry this is: the turn, else the executor; "" = nobody to follow. */
+const char *eng_learning_link(const char *turn_id, const char *executor_id);
+
+/* The detail of ev from the pieces, made valid UTF-8 (events.c). */
+void eng_event_detail_made_safe(rd_trace_event *ev, const piece *pieces, size_t n_pieces);
+
+static inline __attribute__((always_inline)) void event_detail_of(const event_list *l,
+                                                                  rd_trace_event *ev,
+                                                                  const piece *pieces,
+                                                                  size_t n_pieces)
+{
+    size_t len = join_pieces(ev->detail, sizeof ev->detail, pieces, n_pieces);
+    ev->detail_len = (uint16_t)len;
+    if (!l->text_checked || len >= sizeof ev->detail - 1)
+        eng_event_detail_made_safe(ev, pieces, n_pieces);
+}
+
+#define EVENT_DETAIL(l, ev, ...) event_detail_of((l), (ev), PIECES(__VA_ARGS__))
+
+#endif

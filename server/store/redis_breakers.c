@@ -1,0 +1,456 @@
+/* The Redis store's breakers: the breaker scripts' calls and replies,
+ * admission, outcomes, operator commands, reads, and making room for a new
+ * tool when max_tools is reached. */
+#include "store/redis_ops.h"
+
+/* ---- breakers ---- */
+
+#define RD_BREAKER_REPLY_LEN 17
+#define RD_RECORD_REPLY_LEN 22
+
+/* Reply layout of the breaker scripts: code, admission, transition, st, cf,
+ * cs, oa, ou, gen, ot, token, lease_until, ls, now, version, forced,
+ * forced_until; the record script adds calls, failures, slow, failing
+ * executors, held by quorum. */
+static bool parse_breaker(const redisReply *a, rd_store_result *out, int64_t *version)
+{
+    if (a->type != REDIS_REPLY_ARRAY ||
+        (a->elements != RD_BREAKER_REPLY_LEN && a->elements != RD_RECORD_REPLY_LEN))
+        return false;
+    const redisReply *tok = a->element[10];
+    rd_breaker b = {
+        .stored = (rd_breaker_status)int_at(a, 3),
+        .consecutive_failures = (uint32_t)int_at(a, 4),
+        .consecutive_successes = (uint32_t)int_at(a, 5),
+        .opened_at_ms = int_at(a, 6),
+        .open_until_ms = int_at(a, 7),
+        .generation = (uint64_t)int_at(a, 8),
+        .opens_total = (uint64_t)int_at(a, 9),
+        .probe_token = tok->type == REDIS_REPLY_STRING ? strtoull(tok->str, NULL, 10) : 0,
+        .probe_lease_until_ms = int_at(a, 11),
+        .last_seen_ms = int_at(a, 12),
+        .forced = (rd_breaker_status)int_at(a, 15),
+        .forced_until_ms = int_at(a, 16),
+    };
+    rd_admission adm = (rd_admission)int_at(a, 1);
+    *out = (rd_store_result){
+        .breaker = b,
+        .transition = (rd_breaker_transition)int_at(a, 2),
+        .admission = adm,
+        .permit_token = adm == RD_ADMIT_PROBE ? b.probe_token : 0,
+        .now_ms = int_at(a, 13),
+    };
+    *version = int_at(a, 14);
+    if (a->elements == RD_RECORD_REPLY_LEN)
+        out->evidence = (rd_breaker_evidence){
+            .calls = (uint64_t)int_at(a, 17),
+            .failures = (uint64_t)int_at(a, 18),
+            .slow = (uint64_t)int_at(a, 19),
+            .failing_executors = (uint32_t)int_at(a, 20),
+            .held_by_quorum = int_at(a, 21) != 0,
+        };
+    return true;
+}
+
+/* The reply's code: 0 = done, 1 = unknown tool not created, 2 = not found. */
+static int64_t reply_code(const redisReply *a)
+{
+    return a->type == REDIS_REPLY_ARRAY && a->elements > 0 ? int_at(a, 0) : -1;
+}
+
+typedef struct breaker_call {
+    rd_script_id script;
+    const char *tool;
+    const rd_breaker_policy *policy;
+    int64_t now_ms;
+    int64_t lease_ms;        /* admit */
+    rd_outcome outcome;      /* record */
+    uint64_t token;          /* admit: fresh token; record: the caller's permit */
+    rd_force_mode mode;      /* force */
+    int64_t hold_ttl_ms;     /* force */
+    const rd_call_report *call; /* record: executor and latency */
+    const outcome_run *run;  /* record: a batch instead of one outcome, or NULL */
+    int64_t run_gen;         /* record: the batch's epoch */
+} breaker_call;
+
+static const rd_breaker_policy no_policy = {0};
+
+/* ARGV[6] and ARGV[7] of the breaker scripts: what each one needs. */
+static void script_details(const breaker_call *c, char sixth[24], char seventh[24])
+{
+    switch (c->script) {
+    case RD_SCRIPT_ADMIT:
+        fmt_i64(sixth, clamp_time(c->lease_ms));
+        snprintf(seventh, 24, "%" PRIu64, c->token);
+        break;
+    case RD_SCRIPT_RECORD:
+        fmt_i64(sixth, c->outcome);
+        snprintf(seventh, 24, "%" PRIu64, c->token);
+        break;
+    default: /* force */
+        fmt_i64(sixth, c->mode);
+        fmt_i64(seventh, clamp_time(c->hold_ttl_ms));
+        break;
+    }
+}
+
+/* The record script's fleet and batch arguments (ARGV[11..26]): see its
+ * comment. */
+#define RD_RECORD_EXTRA_ARGS 16
+
+static void record_args(const breaker_call *c, char buf[RD_RECORD_EXTRA_ARGS][24],
+                        const char **argv)
+{
+    const rd_breaker_policy *p = c->policy;
+    int64_t latency = c->call ? c->call->latency_ms : -1;
+    const outcome_run none = {0}, *run = c->run ? c->run : &none;
+    int64_t nums[RD_RECORD_EXTRA_ARGS] = {
+        p->mode, p->failure_rate_threshold, p->minimum_calls, clamp_time(p->window_ms),
+        clamp_time(p->slow_call_ms), p->slow_call_rate_threshold, p->quorum_min_executors,
+        clamp_time(p->quorum_window_ms), 0, latency < 0 ? -1 : clamp_time(latency),
+        run->calls, run->failures, run->slow, run->trailing, run->reset, c->run_gen};
+    for (int i = 0; i < RD_RECORD_EXTRA_ARGS; i++) {
+        fmt_i64(buf[i], nums[i]);
+        argv[i] = buf[i];
+    }
+    argv[8] = c->call && c->call->executor_id ? c->call->executor_id : "";
+}
+
+/* Runs the admit or record script once. *need_slot: the tool is unknown
+ * and `create` was false. The record script also takes the tool's call
+ * window and quorum keys and the fleet arguments. */
+static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, bool create,
+                        rd_store_result *out, bool *need_slot, rd_status *st)
+{
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], ckey[RD_KEY_MAX], qkey[RD_KEY_MAX], now[24],
+        fthr[24], sthr[24], timeout[24], sixth[24], seventh[24], idle[24],
+        extra[RD_RECORD_EXTRA_ARGS][24];
+    bool record = c->script == RD_SCRIPT_RECORD;
+    key_tool(r, c->tool, "breaker", bkey);
+    key_tool(r, c->tool, "probe", pkey);
+    key_tool(r, c->tool, "calls", ckey);
+    key_tool(r, c->tool, "quorum", qkey);
+    time_arg(r, c->now_ms, now);
+    fmt_i64(fthr, c->policy->failure_threshold);
+    fmt_i64(sthr, c->policy->success_threshold);
+    fmt_i64(timeout, clamp_time(c->policy->open_timeout_ms));
+    script_details(c, sixth, seventh);
+    fmt_i64(idle, r->base.limits.tool_idle_ttl_ms);
+    const char *argv[4 + 10 + RD_RECORD_EXTRA_ARGS];
+    int n = 0, nkeys = record ? 4 : 2;
+    argv[n++] = bkey;
+    argv[n++] = pkey;
+    if (record) {
+        argv[n++] = ckey;
+        argv[n++] = qkey;
+    }
+    const char *common[] = {now, c->tool, fthr, sthr, timeout, sixth, seventh, idle,
+                            create ? "1" : "0", r->channel};
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        argv[n++] = common[i];
+    if (record) {
+        record_args(c, extra, argv + n);
+        n += RD_RECORD_EXTRA_ARGS;
+    }
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    redisReply *reply = rd_redis_eval(r, slot, c->script, nkeys, n, argv, NULL, st);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    int64_t code = reply_code(reply), version = 0;
+    *need_slot = code == 1;
+    bool ok = code == 1 || (code == 0 && parse_breaker(reply, out, &version));
+    freeReplyObject(reply);
+    if (!ok)
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: redis breaker script: bad reply");
+    if (code == 0)
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                            seq_sent);
+    return RD_OK;
+}
+
+static int index_reserve(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                         bool *reserved, rd_status *st)
+{
+    char idx[RD_KEY_MAX], now[24], cap[24];
+    key_index(r, "tools", idx);
+    time_arg(r, now_ms, now);
+    fmt_i64(cap, (int64_t)r->base.limits.max_tools);
+    const char *argv[] = {idx, now, tool, cap};
+    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_INDEX_RESERVE, 1, 4, argv, NULL, st);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    *reserved = reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
+    freeReplyObject(reply);
+    return RD_OK;
+}
+
+/* How many of the index's oldest members are looked at to make room. */
+#define RD_REDIS_DISPLACE_CANDIDATES 64
+
+/* max_tools reached: like the memory store, forgets the least recently used
+ * CLOSED breaker without probe or hold among the index's oldest members (a
+ * member whose breaker already expired goes first: it holds nothing). The
+ * forget script checks again atomically, so a breaker that opened
+ * meanwhile is kept. *made receives whether a slot was freed. */
+static int tools_make_room(redis_store *r, conn_slot *slot, int64_t now_ms, bool *made,
+                           rd_status *st)
+{
+    *made = false;
+    char idx[RD_KEY_MAX], last[24];
+    key_index(r, "tools", idx);
+    fmt_i64(last, RD_REDIS_DISPLACE_CANDIDATES - 1);
+    const char *argv[] = {"ZRANGE", idx, "0", last};
+    if (rd_redis_slot_ready(r, slot, st) != RD_OK)
+        return RD_ERR_UNAVAILABLE;
+    redisReply *some = redisCommandArgv(slot->ctx, 4, argv, NULL);
+    if (!some || some->type != REDIS_REPLY_ARRAY) {
+        int rc = rd_redis_fail(r, slot, some, "ZRANGE", st);
+        if (some)
+            freeReplyObject(some);
+        return rc;
+    }
+    char *victim = NULL;
+    int64_t victim_seen = INT64_MAX;
+    int rc = RD_OK;
+    for (size_t i = 0; rc == RD_OK && i < some->elements; i++) {
+        rd_breaker b;
+        bool found;
+        char *tool = some->element[i]->str;
+        rc = rd_redis_read_breaker(r, slot, tool, now_ms, &b, &found, st);
+        if (rc != RD_OK)
+            break;
+        if (!found) { /* expired on its own: only the index entry is left */
+            victim = tool;
+            break;
+        }
+        bool displaceable = rd_breaker_status_at(&b, now_ms) == RD_BREAKER_CLOSED &&
+                            !rd_breaker_probe_live(&b, now_ms) &&
+                            !rd_breaker_hold_live(&b, now_ms);
+        if (displaceable && b.last_seen_ms < victim_seen) {
+            victim = tool;
+            victim_seen = b.last_seen_ms;
+        }
+    }
+    int64_t res = 0;
+    if (rc == RD_OK && victim)
+        rc = rd_redis_forget_tool(r, slot, victim, now_ms, "closed", &res, st);
+    if (rc == RD_OK && victim && res != 0)
+        rc = rd_redis_index_remove(r, slot, "tools", &victim, 1, st);
+    if (rc == RD_OK && victim && res != 0) {
+        *made = true;
+        rd_store_count_displaced(res == 1);
+    }
+    freeReplyObject(some);
+    return rc;
+}
+
+static int reserve_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                        rd_status *st)
+{
+    bool reserved, made = false;
+    int rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
+    if (rc == RD_OK && !reserved)
+        rc = tools_make_room(r, slot, now_ms, &made, st);
+    if (rc == RD_OK && !reserved && made)
+        rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
+    if (rc == RD_OK && !reserved)
+        return rd_status_set(st, RD_ERR_EXHAUSTED, "tool_id: tracked tool limit (%zu) reached",
+                             r->base.limits.max_tools);
+    return rc;
+}
+
+/* Without max_tools a new tool is created by the script itself. With it,
+ * the script first reports the tool unknown, a slot in the tools index is
+ * reserved, and the script runs again allowed to create. */
+static int run_breaker(redis_store *r, const breaker_call *c, rd_store_result *out,
+                       rd_status *st)
+{
+    conn_slot *slot = rd_redis_slot_take(r);
+    breaker_call call = *c;
+    if (call.script == RD_SCRIPT_ADMIT)
+        call.token = fresh_token(&slot->rng);
+    bool capped = r->base.limits.max_tools > 0, need_slot = false;
+    int rc = rd_redis_batch_flush_tool(r, slot, call.tool, st);
+    if (rc == RD_OK)
+        rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
+    if (rc == RD_OK && need_slot) {
+        rc = reserve_tool(r, slot, call.tool, call.now_ms, st);
+        if (rc == RD_OK)
+            rc = breaker_once(r, slot, &call, true, out, &need_slot, st);
+    }
+    rd_redis_slot_give(slot);
+    return rc;
+}
+
+int rd_redis_op_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                      int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st)
+{
+    redis_store *r = rd_redis_as_store(s);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    if (rd_redis_cache_admit(r, tool_id, now_ms, out)) {
+        rd_store_mark_local_answer(st);
+        return RD_OK;
+    }
+    breaker_call c = {.script = RD_SCRIPT_ADMIT, .tool = tool_id, .policy = p,
+                      .now_ms = now_ms, .lease_ms = lease_ms};
+    return run_breaker(r, &c, out, st);
+}
+
+int rd_redis_op_force(rd_store *s, const char *tool_id, rd_force_mode mode, int64_t now_ms,
+                      int64_t ttl_ms, rd_store_result *out, rd_status *st)
+{
+    if (mode < RD_FORCE_OPEN || mode > RD_FORCE_RELEASE)
+        return rd_status_set(st, RD_ERR_INVALID, "mode: unknown value %d", (int)mode);
+    if (ttl_ms < 0)
+        return rd_status_set(st, RD_ERR_INVALID, "ttl_ms: must not be negative");
+    int rc = rd_store_check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    breaker_call c = {.script = RD_SCRIPT_FORCE, .tool = tool_id, .policy = &no_policy,
+                      .now_ms = now_ms, .mode = mode, .hold_ttl_ms = ttl_ms};
+    return run_breaker(rd_redis_as_store(s), &c, out, st);
+}
+
+int rd_redis_op_record_call(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                            int64_t now_ms, const rd_call_report *call, rd_store_result *out,
+                            rd_status *st)
+{
+    rd_outcome outcome = call->outcome;
+    if (outcome != RD_OUTCOME_SUCCESS && outcome != RD_OUTCOME_TRANSIENT_FAILURE &&
+        outcome != RD_OUTCOME_PERMANENT_FAILURE)
+        return rd_status_set(st, RD_ERR_INVALID, "outcome: unknown value %d", (int)outcome);
+    int rc = rd_store_check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    redis_store *r = rd_redis_as_store(s);
+    if (rd_redis_batch_outcome(r, tool_id, p, call, now_ms, out)) {
+        rd_store_mark_local_answer(st);
+        return RD_OK;
+    }
+    breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
+                      .now_ms = now_ms, .outcome = outcome, .token = call->permit_token,
+                      .call = call};
+    return run_breaker(r, &c, out, st);
+}
+
+/* The batch's rd_redis_send_run_fn: a run of outcomes as one record. */
+int rd_redis_send_run(redis_store *r, conn_slot *slot, const char *tool_id,
+                      const rd_breaker_policy *p, const outcome_run *run, uint64_t generation,
+                      rd_status *st)
+{
+    rd_call_report call = {.outcome = RD_OUTCOME_SUCCESS, .executor_id = "", .latency_ms = -1};
+    breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
+                      .now_ms = 0, .outcome = RD_OUTCOME_SUCCESS, .call = &call, .run = run,
+                      .run_gen = generation > INT64_MAX ? INT64_MAX : (int64_t)generation};
+    rd_store_result out;
+    bool unknown;
+    return breaker_once(r, slot, &c, false, &out, &unknown, st);
+}
+
+int rd_redis_op_record(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
+                       int64_t now_ms, rd_outcome outcome, uint64_t permit_token,
+                       rd_store_result *out, rd_status *st)
+{
+    rd_call_report call = {.outcome = outcome, .permit_token = permit_token,
+                           .executor_id = "", .latency_ms = -1};
+    return rd_redis_op_record_call(s, tool_id, p, now_ms, &call, out, st);
+}
+
+/* Reads one breaker on `slot`; *found false when Redis has none. */
+int rd_redis_read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                          rd_breaker *out, bool *found, rd_status *st)
+{
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], now[24];
+    key_tool(r, tool, "breaker", bkey);
+    key_tool(r, tool, "probe", pkey);
+    time_arg(r, now_ms, now);
+    const char *argv[] = {bkey, pkey, now};
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_READ, 2, 3, argv, NULL, st);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    int64_t code = reply_code(reply), version;
+    rd_store_result res;
+    bool ok = code == 2 || (code == 0 && parse_breaker(reply, &res, &version));
+    freeReplyObject(reply);
+    if (!ok)
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: redis read script: bad reply");
+    *found = code == 0;
+    if (*found) {
+        *out = res.breaker;
+        rd_redis_cache_note(r, tool, out, version, res.now_ms, mono_sent, seq_sent);
+    } else {
+        rd_breaker_init(out, now_ms);
+        rd_redis_cache_note_absent(r, tool, now_ms, mono_sent, seq_sent);
+    }
+    return RD_OK;
+}
+
+int rd_redis_op_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
+                    bool *found, rd_status *st)
+{
+    int rc = rd_store_check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    redis_store *r = rd_redis_as_store(s);
+    /* The cache answers reads only while this replica has no outcome of the
+     * tool waiting in (or on its way from) the batch table. */
+    if (r->read_cache_ms > 0 && rd_redis_batch_idle(r, tool_id) &&
+        rd_redis_cache_read(r, tool_id, now_ms, out, found)) {
+        rd_store_mark_local_answer(st);
+        return RD_OK;
+    }
+    conn_slot *slot = rd_redis_slot_take(r);
+    rc = rd_redis_batch_flush_tool(r, slot, tool_id, st);
+    if (rc == RD_OK)
+        rc = rd_redis_read_breaker(r, slot, tool_id, now_ms, out, found, st);
+    rd_redis_slot_give(slot);
+    return rc;
+}
+
+int rd_redis_forget_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                         const char *mode, int64_t *result, rd_status *st)
+{
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], now[24], idle[24];
+    key_tool(r, tool, "breaker", bkey);
+    key_tool(r, tool, "probe", pkey);
+    time_arg(r, now_ms, now);
+    fmt_i64(idle, r->base.limits.tool_idle_ttl_ms);
+    const char *argv[] = {bkey, pkey, now, tool, idle, mode, r->channel};
+    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_FORGET_TOOL, 2, 7, argv, NULL, st);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    *result = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;
+    freeReplyObject(reply);
+    return RD_OK;
+}
+
+/* ZREM of members from P{index}, in chunks. */
+int rd_redis_index_remove(redis_store *r, conn_slot *slot, const char *index, char **members,
+                          size_t n, rd_status *st)
+{
+    char idx[RD_KEY_MAX];
+    key_index(r, index, idx);
+    if (n && rd_redis_slot_ready(r, slot, st) != RD_OK)
+        return RD_ERR_UNAVAILABLE;
+    for (size_t done = 0; done < n;) {
+        size_t chunk = n - done < RD_PIPELINE_BATCH ? n - done : RD_PIPELINE_BATCH;
+        const char *argv[RD_PIPELINE_BATCH + 2] = {"ZREM", idx};
+        for (size_t i = 0; i < chunk; i++)
+            argv[2 + i] = members[done + i];
+        redisReply *reply = redisCommandArgv(slot->ctx, (int)chunk + 2, argv, NULL);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            int rc = rd_redis_fail(r, slot, reply, "ZREM", st);
+            if (reply)
+                freeReplyObject(reply);
+            return rc;
+        }
+        freeReplyObject(reply);
+        done += chunk;
+    }
+    return RD_OK;
+}

@@ -1,0 +1,10 @@
+/* The Lua scripts of the Redis store (redis_scripts.c). */
+#ifndef RD_STORE_REDIS_SCRIPTS_H
+#define RD_STORE_REDIS_SCRIPTS_H
+
+#include "store/redis_types.h"
+
+/* The embedded scripts, indexed by rd_script_id; read-only. */
+const rd_script *rd_redis_scripts(void);
+
+#endif
