@@ -172,7 +172,8 @@ size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_
     if (reserve(&w, 5, permit_len + alternative_len)) {
         rd_pbw_put_bytes(&w, F(DecideResponse, permit_id), d->permit_id, permit_len);
         rd_pbw_put_int64(&w, F(DecideResponse, timeout_ms), d->timeout_ms);
-        rd_pbw_put_bytes(&w, F(DecideResponse, alternative_tool_id), d->alternative_tool_id, alternative_len);
+        rd_pbw_put_bytes(&w, F(DecideResponse, alternative_tool_id), d->alternative_tool_id,
+                         alternative_len);
         rd_pbw_put_int64(&w, F(DecideResponse, delay_ms), d->delay_ms);
         rd_pbw_put_int32(&w, F(DecideResponse, action), (int32_t)d->action);
     }
