@@ -1,8 +1,11 @@
 /* Hot answers written straight from the core's structs (see answers.h).
  *
- * Field numbers are recovery.proto's. Every message writes its fields from
- * the highest number down, because the writer fills the buffer backwards
- * and protobuf-c packs in field-number order. */
+ * Every field number is recovery.proto's, through the constants the build
+ * writes from its descriptors (gen/rd_pbfields.h). Every message writes its
+ * fields from the highest number down, because the writer fills the buffer
+ * backwards and protobuf-c packs in field-number order; the tests compare
+ * the bytes with protobuf-c's, so a field renumbered in the .proto and left
+ * out of order here fails them. */
 #include "transport/answers.h"
 
 #include <string.h>
@@ -10,7 +13,10 @@
 #include "domain/breaker.h"
 #include "domain/classify.h"
 #include "domain/trace.h"
+#include "rd_pbfields.h"
 #include "transport/pbwire.h"
+
+#define F RD_PB_FIELD
 
 /* A nested message field: its fields are written by put(), then its
  * length and tag. */
@@ -39,16 +45,16 @@ static void put_classification(rd_pbw *out, const rd_classify_result *r)
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     const rd_classification *k = &r->classification;
     size_t rule_len = text_len(k->rule_id), suggestion_len = text_len(k->suggestion);
-    if (reserve(&w, 9, r->llm_message_len + rule_len + suggestion_len)) {
-        rd_pbw_put_bytes(&w, 9, r->llm_message, r->llm_message_len);
-        rd_pbw_put_bool(&w, 8, k->overridden);
-        rd_pbw_put_bytes(&w, 7, k->rule_id, rule_len);
-        rd_pbw_put_bytes(&w, 6, k->suggestion, suggestion_len);
-        rd_pbw_put_int64(&w, 5, k->retry_after_ms);
-        rd_pbw_put_bool(&w, 4, k->executed);
-        rd_pbw_put_int32(&w, 3, (int32_t)k->kind);
-        rd_pbw_put_int32(&w, 2, (int32_t)k->category);
-        rd_pbw_put_int32(&w, 1, (int32_t)k->retryability);
+    if (reserve(&w, RD_PB_COUNT(Classification), r->llm_message_len + rule_len + suggestion_len)) {
+        rd_pbw_put_bytes(&w, F(Classification, llm_message), r->llm_message, r->llm_message_len);
+        rd_pbw_put_bool(&w, F(Classification, overridden), k->overridden);
+        rd_pbw_put_bytes(&w, F(Classification, rule_id), k->rule_id, rule_len);
+        rd_pbw_put_bytes(&w, F(Classification, suggestion), k->suggestion, suggestion_len);
+        rd_pbw_put_int64(&w, F(Classification, retry_after_ms), k->retry_after_ms);
+        rd_pbw_put_bool(&w, F(Classification, executed), k->executed);
+        rd_pbw_put_int32(&w, F(Classification, kind), (int32_t)k->kind);
+        rd_pbw_put_int32(&w, F(Classification, category), (int32_t)k->category);
+        rd_pbw_put_int32(&w, F(Classification, retryability), (int32_t)k->retryability);
     }
     *out = w;
 }
@@ -57,20 +63,20 @@ static void put_breaker(rd_pbw *out, const rd_breaker_view *v)
 {
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     size_t tool_len = text_len(v->tool_id);
-    if (reserve(&w, 13, tool_len)) {
-        rd_pbw_put_int64(&w, 13, v->forced_until_ms);
-        rd_pbw_put_int32(&w, 12, (int32_t)v->forced);
-        rd_pbw_put_uint(&w, 11, v->consecutive_successes);
-        rd_pbw_put_uint(&w, 10, v->success_threshold);
-        rd_pbw_put_uint(&w, 9, v->generation);
-        rd_pbw_put_uint(&w, 8, v->opens_total);
-        rd_pbw_put_bool(&w, 7, v->probe_in_flight);
-        rd_pbw_put_int64(&w, 6, v->open_until_ms);
-        rd_pbw_put_int64(&w, 5, v->opened_at_ms);
-        rd_pbw_put_uint(&w, 4, v->failure_threshold);
-        rd_pbw_put_uint(&w, 3, v->consecutive_failures);
-        rd_pbw_put_int32(&w, 2, (int32_t)v->status);
-        rd_pbw_put_bytes(&w, 1, v->tool_id, tool_len);
+    if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len)) {
+        rd_pbw_put_int64(&w, F(BreakerState, forced_until_ms), v->forced_until_ms);
+        rd_pbw_put_int32(&w, F(BreakerState, forced), (int32_t)v->forced);
+        rd_pbw_put_uint(&w, F(BreakerState, consecutive_successes), v->consecutive_successes);
+        rd_pbw_put_uint(&w, F(BreakerState, success_threshold), v->success_threshold);
+        rd_pbw_put_uint(&w, F(BreakerState, generation), v->generation);
+        rd_pbw_put_uint(&w, F(BreakerState, opens_total), v->opens_total);
+        rd_pbw_put_bool(&w, F(BreakerState, probe_in_flight), v->probe_in_flight);
+        rd_pbw_put_int64(&w, F(BreakerState, open_until_ms), v->open_until_ms);
+        rd_pbw_put_int64(&w, F(BreakerState, opened_at_ms), v->opened_at_ms);
+        rd_pbw_put_uint(&w, F(BreakerState, failure_threshold), v->failure_threshold);
+        rd_pbw_put_uint(&w, F(BreakerState, consecutive_failures), v->consecutive_failures);
+        rd_pbw_put_int32(&w, F(BreakerState, state), (int32_t)v->status);
+        rd_pbw_put_bytes(&w, F(BreakerState, tool_id), v->tool_id, tool_len);
     }
     *out = w;
 }
@@ -79,11 +85,11 @@ static void put_cascade_step(rd_pbw *w, const rd_cascade_step *s)
 {
     size_t reason_len = text_len(s->reason), default_len = text_len(s->default_value),
            tool_len = text_len(s->tool_id);
-    if (reserve(w, 4, reason_len + default_len + tool_len)) {
-        rd_pbw_put_bytes(w, 4, s->reason, reason_len);
-        rd_pbw_put_bytes(w, 3, s->default_value, default_len);
-        rd_pbw_put_int32(w, 2, (int32_t)s->action);
-        rd_pbw_put_bytes(w, 1, s->tool_id, tool_len);
+    if (reserve(w, RD_PB_COUNT(CascadeStep), reason_len + default_len + tool_len)) {
+        rd_pbw_put_bytes(w, F(CascadeStep, reason), s->reason, reason_len);
+        rd_pbw_put_bytes(w, F(CascadeStep, default_value), s->default_value, default_len);
+        rd_pbw_put_int32(w, F(CascadeStep, action), (int32_t)s->action);
+        rd_pbw_put_bytes(w, F(CascadeStep, tool_id), s->tool_id, tool_len);
     }
 }
 
@@ -100,19 +106,19 @@ static void put_event(rd_pbw *out, rd_text turn_id, const rd_trace_event *e, rd_
     rd_text type = rd_event_type_text(e->type);
     size_t texts = (size_t)e->detail_len + e->error_len + e->tool_id_len + turn_id.len +
                    timestamp.len + decision.len + breaker.len + retryability.len + type.len;
-    if (reserve(&w, 12, texts)) {
-        rd_pbw_put_uint(&w, 12, e->sequence);
-        rd_pbw_put_int64(&w, 11, e->timeout_ms);
-        rd_pbw_put_bytes(&w, 10, e->detail, e->detail_len);
-        rd_pbw_put_bytes(&w, 9, timestamp.s, timestamp.len);
-        rd_pbw_put_bytes(&w, 8, decision.s, decision.len);
-        rd_pbw_put_uint(&w, 7, e->retry_count);
-        rd_pbw_put_bytes(&w, 6, breaker.s, breaker.len);
-        rd_pbw_put_bytes(&w, 5, retryability.s, retryability.len);
-        rd_pbw_put_bytes(&w, 4, e->error, e->error_len);
-        rd_pbw_put_bytes(&w, 3, turn_id.s, turn_id.len);
-        rd_pbw_put_bytes(&w, 2, e->tool_id, e->tool_id_len);
-        rd_pbw_put_bytes(&w, 1, type.s, type.len);
+    if (reserve(&w, RD_PB_COUNT(TraceEvent), texts)) {
+        rd_pbw_put_uint(&w, F(TraceEvent, sequence), e->sequence);
+        rd_pbw_put_int64(&w, F(TraceEvent, timeout_ms), e->timeout_ms);
+        rd_pbw_put_bytes(&w, F(TraceEvent, detail), e->detail, e->detail_len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, timestamp), timestamp.s, timestamp.len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, decision), decision.s, decision.len);
+        rd_pbw_put_uint(&w, F(TraceEvent, retry_count), e->retry_count);
+        rd_pbw_put_bytes(&w, F(TraceEvent, circuit_breaker_state), breaker.s, breaker.len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, classification), retryability.s, retryability.len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, error), e->error, e->error_len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, turn_id), turn_id.s, turn_id.len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, tool_id), e->tool_id, e->tool_id_len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, event_type), type.s, type.len);
     }
     *out = w;
 }
@@ -144,7 +150,7 @@ static size_t answer_length(const rd_pbw *w)
 size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
-    NESTED(&w, 1, put_classification(&w, r));
+    NESTED(&w, F(ClassifyResponse, classification), put_classification(&w, r));
     return answer_length(&w);
 }
 
@@ -152,23 +158,24 @@ size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_
 {
     rd_pbw w = rd_pbw_over(buf, cap);
     if (reserve(&w, 2, 0)) {
-        rd_pbw_put_int64(&w, 12, d->delay_us);
-        rd_pbw_put_bool(&w, 11, d->duplicate);
+        rd_pbw_put_int64(&w, F(DecideResponse, delay_us), d->delay_us);
+        rd_pbw_put_bool(&w, F(DecideResponse, duplicate), d->duplicate);
     }
-    put_events(&w, 10, turn_id, d->trace, d->n_trace);
+    put_events(&w, F(DecideResponse, trace), turn_id, d->trace, d->n_trace);
     for (size_t i = d->n_cascade; i-- > 0;)
-        NESTED(&w, 9, put_cascade_step(&w, &d->cascade[i]));
-    rd_pbw_string_field(&w, 8, d->reason);
-    NESTED(&w, 7, put_breaker(&w, &d->breaker));
+        NESTED(&w, F(DecideResponse, cascade), put_cascade_step(&w, &d->cascade[i]));
+    rd_pbw_string_field(&w, F(DecideResponse, reason), d->reason);
+    NESTED(&w, F(DecideResponse, breaker), put_breaker(&w, &d->breaker));
     if (d->has_classification)
-        NESTED(&w, 6, put_classification(&w, &d->classification));
+        NESTED(&w, F(DecideResponse, classification), put_classification(&w, &d->classification));
     size_t permit_len = text_len(d->permit_id), alternative_len = text_len(d->alternative_tool_id);
     if (reserve(&w, 5, permit_len + alternative_len)) {
-        rd_pbw_put_bytes(&w, 5, d->permit_id, permit_len);
-        rd_pbw_put_int64(&w, 4, d->timeout_ms);
-        rd_pbw_put_bytes(&w, 3, d->alternative_tool_id, alternative_len);
-        rd_pbw_put_int64(&w, 2, d->delay_ms);
-        rd_pbw_put_int32(&w, 1, (int32_t)d->action);
+        rd_pbw_put_bytes(&w, F(DecideResponse, permit_id), d->permit_id, permit_len);
+        rd_pbw_put_int64(&w, F(DecideResponse, timeout_ms), d->timeout_ms);
+        rd_pbw_put_bytes(&w, F(DecideResponse, alternative_tool_id), d->alternative_tool_id,
+                         alternative_len);
+        rd_pbw_put_int64(&w, F(DecideResponse, delay_ms), d->delay_ms);
+        rd_pbw_put_int32(&w, F(DecideResponse, action), (int32_t)d->action);
     }
     return answer_length(&w);
 }
@@ -177,8 +184,8 @@ size_t rd_answer_outcome(uint8_t *buf, size_t cap, const rd_outcome_result *r)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
     if (reserve(&w, 1, 0))
-        rd_pbw_put_bool(&w, 2, r->duplicate);
-    NESTED(&w, 1, put_breaker(&w, &r->breaker));
+        rd_pbw_put_bool(&w, F(RecordOutcomeResponse, duplicate), r->duplicate);
+    NESTED(&w, F(RecordOutcomeResponse, breaker), put_breaker(&w, &r->breaker));
     return answer_length(&w);
 }
 
@@ -186,6 +193,6 @@ size_t rd_answer_breakers(uint8_t *buf, size_t cap, const rd_breaker_view *v, si
 {
     rd_pbw w = rd_pbw_over(buf, cap);
     for (size_t i = n; i-- > 0;)
-        NESTED(&w, 1, put_breaker(&w, &v[i]));
+        NESTED(&w, F(GetBreakerStateResponse, breakers), put_breaker(&w, &v[i]));
     return answer_length(&w);
 }

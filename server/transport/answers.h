@@ -9,10 +9,12 @@
  * its fields backwards (pbwire.h) in field-number order, so nothing is
  * allocated and nothing is looked up.
  *
- * The bytes equal protobuf_c_message_pack() of the message rd_codec_*_out()
- * builds from the same struct: tests/unit/test_answers.c checks that over
- * many generated structs, and the fuzz targets check that every answer the
- * handlers give decodes and re-encodes to the same bytes.
+ * Field numbers come from the descriptors (gen/rd_pbfields.h). The bytes
+ * equal protobuf_c_message_pack() of the protobuf-c message holding the
+ * same struct's values: tests/unit/test_answers.c checks that over many
+ * generated structs against its own reference builder
+ * (tests/unit/answer_reference.h), and the fuzz targets check that every
+ * answer the handlers give decodes and re-encodes to the same bytes.
  *
  * Each function writes into the end of buf[0, cap) and returns the length n
  * (the answer is buf[cap - n, cap)), or SIZE_MAX when cap is too small.

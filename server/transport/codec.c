@@ -26,72 +26,73 @@ ProtobufCAllocator rd_codec_allocator(rd_arena *arena)
     return a;
 }
 
-/* ---- validation helpers ---- */
+/* ---- the field checks (codec.h) ---- */
 
-/* s checked as a string field; *len receives its length. Empty fields
- * (most optional ids) are the common case and cost one byte's look. */
-static int check_text_len(const char *s, size_t *len, const char *field, size_t max,
-                          bool required, rd_status *st)
+int rd_rule_text_in(const rd_field_rule *r, const char *field, const char *s, size_t *len,
+                    rd_status *st)
 {
-    if (!s[0]) {
-        *len = 0;
-        return required ? rd_status_set(st, RD_ERR_INVALID, "%s: required", field) : RD_OK;
-    }
-    *len = strlen(s);
-    if (*len > max)
-        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %zu bytes", field, max);
-    if (rd_utf8_valid_len(s, *len) != *len)
+    size_t n = s[0] ? strlen(s) : 0; /* most optional ids are empty */
+    if (len)
+        *len = n;
+    if (rd_rule_text_ok(r, s, n))
+        return RD_OK;
+    field = field ? field : r->name;
+    if (n == 0)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: required", field);
+    if (n > r->max)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: longer than %zu bytes", field, r->max);
+    if (rd_utf8_valid_len(s, n) != n)
         return rd_status_set(st, RD_ERR_INVALID, "%s: not valid UTF-8", field);
-    return RD_OK;
+    return rd_status_set(st, RD_ERR_INVALID, "%s: contains a control character", field);
+}
+
+int rd_rule_number_in(const rd_field_rule *r, const char *field, int64_t v, rd_status *st)
+{
+    if (rd_rule_number_ok(r, v))
+        return RD_OK;
+    field = field ? field : r->name;
+    if (r->kind == RD_RULE_ENUM)
+        return rd_status_set(st, RD_ERR_INVALID, "%s: unknown value %lld", field, (long long)v);
+    return rd_status_set(st, RD_ERR_INVALID, "%s: %lld is out of range [%lld, %lld]", field,
+                         (long long)v, (long long)r->lo, (long long)r->hi);
+}
+
+static int check(const rd_field_rule *r, const char *s, rd_status *st)
+{
+    return rd_rule_text_in(r, NULL, s, NULL, st);
+}
+
+static int check_number(const rd_field_rule *r, int64_t v, rd_status *st)
+{
+    return rd_rule_number_in(r, NULL, v, st);
+}
+
+/* The rules of fields named at run time ("plan[2].tool_id", "tool_ids[3]"),
+ * and of the other requests' strings (rd_codec_text_in, rd_codec_id_in). */
+static int check_id(const char *s, const char *field, size_t max, bool required, rd_status *st)
+{
+    const rd_field_rule r = RD_TEXT_RULE(field, RD_RULE_ID, max, required);
+    return rd_rule_text_in(&r, NULL, s, NULL, st);
 }
 
 static int check_text(const char *s, const char *field, size_t max, bool required, rd_status *st)
 {
-    size_t len;
-    return check_text_len(s, &len, field, max, required, st);
-}
-
-/* An id: a text field without control characters (rd_codec_id_in). */
-static int check_id(const char *s, const char *field, size_t max, bool required, rd_status *st)
-{
-    size_t len;
-    int rc = check_text_len(s, &len, field, max, required, st);
-    if (rc == RD_OK && rd_codec_has_control(s, len))
-        rc = rd_status_set(st, RD_ERR_INVALID, "%s: contains a control character", field);
-    return rc;
-}
-
-static int check_range(int64_t v, int64_t lo, int64_t hi, const char *field, rd_status *st)
-{
-    if (v < lo || v > hi)
-        return rd_status_set(st, RD_ERR_INVALID, "%s: %lld is out of range [%lld, %lld]", field,
-                             (long long)v, (long long)lo, (long long)hi);
-    return RD_OK;
-}
-
-static int check_enum(int v, int count, const char *field, rd_status *st)
-{
-    if (v < 0 || v >= count)
-        return rd_status_set(st, RD_ERR_INVALID, "%s: unknown value %d", field, v);
-    return RD_OK;
+    const rd_field_rule r = RD_TEXT_RULE(field, RD_RULE_TEXT, max, required);
+    return rd_rule_text_in(&r, NULL, s, NULL, st);
 }
 
 static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, rd_status *st)
 {
     int rc;
     size_t message_len;
-    if ((rc = check_text_len(pb->message, &message_len, "error.message", SIZE_MAX, false,
-                             st)) ||
-        (rc = check_text(pb->code, "error.code", RD_SHORT_FIELD_MAX, false, st)) ||
-        (rc = check_text(pb->exception_type, "error.exception_type", RD_SHORT_FIELD_MAX, false, st)) ||
-        (rc = check_enum(pb->kind, RD_KIND_COUNT, "error.kind", st)) ||
-        (rc = check_enum(pb->source, RD_SOURCE_COUNT, "error.source", st)))
-        return rc;
-    if (pb->http_status != 0 && (rc = check_range(pb->http_status, RD_HTTP_STATUS_MIN,
-                                                   RD_HTTP_STATUS_MAX, "error.http_status", st)))
-        return rc;
-    if ((rc = check_range(pb->grpc_code, 0, RD_GRPC_CODE_MAX, "error.grpc_code", st)) ||
-        (rc = check_range(pb->retry_after_ms, 0, RD_DURATION_MS_MAX, "error.retry_after_ms", st)))
+    if ((rc = rd_rule_text_in(&RD_RULE_ERROR_MESSAGE, NULL, pb->message, &message_len, st)) ||
+        (rc = check(&RD_RULE_ERROR_CODE, pb->code, st)) ||
+        (rc = check(&RD_RULE_ERROR_EXCEPTION_TYPE, pb->exception_type, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_KIND, pb->kind, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_SOURCE, pb->source, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_HTTP_STATUS, pb->http_status, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_GRPC_CODE, pb->grpc_code, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_RETRY_AFTER_MS, pb->retry_after_ms, st)))
         return rc;
     *out = (rd_tool_error){
         .message = pb->message,
@@ -111,11 +112,11 @@ static int ids_in(const char *tool_id, const char *turn_id, const char *executor
                   const char *outcome_id, const char *permit_id, rd_status *st)
 {
     int rc;
-    if ((rc = check_id(tool_id, "tool_id", RD_ID_MAX, true, st)) ||
-        (rc = check_id(turn_id, "turn_id", RD_ID_MAX, false, st)) ||
-        (rc = check_id(executor_id, "executor_id", RD_ID_MAX, false, st)) ||
-        (rc = check_id(outcome_id, "outcome_id", RD_ID_MAX, false, st)) ||
-        (rc = check_id(permit_id, "permit_id", RD_PERMIT_ID_MAX, false, st)))
+    if ((rc = check(&RD_RULE_TOOL_ID, tool_id, st)) ||
+        (rc = check(&RD_RULE_TURN_ID, turn_id, st)) ||
+        (rc = check(&RD_RULE_EXECUTOR_ID, executor_id, st)) ||
+        (rc = check(&RD_RULE_OUTCOME_ID, outcome_id, st)) ||
+        (rc = check(&RD_RULE_PERMIT_ID, permit_id, st)))
         return rc;
     return RD_OK;
 }
@@ -124,7 +125,7 @@ static int ids_in(const char *tool_id, const char *turn_id, const char *executor
 
 int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error *err, rd_status *st)
 {
-    int rc = check_id(pb->tool_id, "tool_id", RD_ID_MAX, true, st);
+    int rc = check(&RD_RULE_TOOL_ID, pb->tool_id, st);
     if (rc)
         return rc;
     if (!pb->error)
@@ -189,13 +190,12 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
-        (rc = check_range(pb->attempt, 0, RD_ATTEMPT_MAX, "attempt", st)) ||
-        (rc = check_range(pb->elapsed_ms, 0, RD_DURATION_MS_MAX, "elapsed_ms", st)))
+        (rc = check_number(&RD_RULE_ATTEMPT, pb->attempt, st)) ||
+        (rc = check_number(&RD_RULE_ELAPSED_MS, pb->elapsed_ms, st)))
         return rc;
     bool has_remaining = pb->turn_budget_case == RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS;
     if (has_remaining &&
-        (rc = check_range(pb->turn_remaining_ms, -RD_DURATION_MS_MAX, RD_DURATION_MS_MAX,
-                          "turn_remaining_ms", st)))
+        (rc = check_number(&RD_RULE_TURN_REMAINING_MS, pb->turn_remaining_ms, st)))
         return rc;
     *in = (rd_decide_input){
         .tool_id = pb->tool_id,
@@ -221,8 +221,8 @@ int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
-        (rc = check_range(pb->attempt, 0, RD_ATTEMPT_MAX, "attempt", st)) ||
-        (rc = check_range(pb->latency_ms, 0, RD_DURATION_MS_MAX, "latency_ms", st)))
+        (rc = check_number(&RD_RULE_ATTEMPT, pb->attempt, st)) ||
+        (rc = check_number(&RD_RULE_LATENCY_MS, pb->latency_ms, st)))
         return rc;
     *in = (rd_outcome_input){
         .tool_id = pb->tool_id,
@@ -276,7 +276,8 @@ int rd_codec_id_in(const char *s, const char *field, size_t max, bool required, 
 
 int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_status *st)
 {
-    return check_id(pb->turn_id, "turn_id", RD_ID_MAX, true, st);
+    const rd_field_rule turn_id = RD_TEXT_RULE("turn_id", RD_RULE_ID, RD_ID_MAX, true);
+    return check(&turn_id, pb->turn_id, st);
 }
 
 /* ---- responses ---- */
@@ -286,25 +287,6 @@ static char *wire_str(const char *s) { return (char *)(s ? s : ""); }
 
 #define ARENA_NEW(a, type, init) \
     ({ type *p_ = rd_arena_alloc((a), sizeof(type)); if (p_) { type i_ = init; *p_ = i_; } p_; })
-
-static Recovery__V1__Classification *classification_out(rd_arena *a, const rd_classify_result *r)
-{
-    Recovery__V1__Classification *c = ARENA_NEW(a, Recovery__V1__Classification,
-                                                RECOVERY__V1__CLASSIFICATION__INIT);
-    if (!c)
-        return NULL;
-    const rd_classification *k = &r->classification;
-    c->retryability = (Recovery__V1__Retryability)k->retryability;
-    c->category = (Recovery__V1__Category)k->category;
-    c->kind = (Recovery__V1__ErrorKind)k->kind;
-    c->executed = k->executed;
-    c->retry_after_ms = k->retry_after_ms;
-    c->suggestion = wire_str(k->suggestion);
-    c->rule_id = wire_str(k->rule_id);
-    c->overridden = k->overridden;
-    c->llm_message = wire_str(r->llm_message);
-    return c;
-}
 
 static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_view *v)
 {
@@ -381,83 +363,6 @@ static Recovery__V1__TraceEvent **events_out(rd_arena *a, const char *turn_id,
             return NULL;
     }
     return out;
-}
-
-static Recovery__V1__CascadeStep **cascade_out(rd_arena *a, const rd_cascade_step *s, size_t n)
-{
-    Recovery__V1__CascadeStep **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        out[i] = ARENA_NEW(a, Recovery__V1__CascadeStep, RECOVERY__V1__CASCADE_STEP__INIT);
-        if (!out[i])
-            return NULL;
-        out[i]->tool_id = wire_str(s[i].tool_id);
-        out[i]->action = (Recovery__V1__CascadeAction)s[i].action;
-        out[i]->default_value = wire_str(s[i].default_value);
-        out[i]->reason = wire_str(s[i].reason);
-    }
-    return out;
-}
-
-Recovery__V1__ClassifyResponse *rd_codec_classify_out(rd_arena *a, const rd_classify_result *r)
-{
-    Recovery__V1__ClassifyResponse *resp = ARENA_NEW(a, Recovery__V1__ClassifyResponse,
-                                                    RECOVERY__V1__CLASSIFY_RESPONSE__INIT);
-    if (!resp || !(resp->classification = classification_out(a, r)))
-        return NULL;
-    return resp;
-}
-
-Recovery__V1__DecideResponse *rd_codec_decide_out(rd_arena *a, const char *turn_id,
-                                                  const rd_decision *d)
-{
-    Recovery__V1__DecideResponse *r = ARENA_NEW(a, Recovery__V1__DecideResponse,
-                                               RECOVERY__V1__DECIDE_RESPONSE__INIT);
-    if (!r)
-        return NULL;
-    r->action = (Recovery__V1__Action)d->action;
-    r->delay_ms = d->delay_ms;
-    r->delay_us = d->delay_us;
-    r->alternative_tool_id = wire_str(d->alternative_tool_id);
-    r->timeout_ms = d->timeout_ms;
-    r->permit_id = wire_str(d->permit_id);
-    r->reason = wire_str(d->reason);
-    r->duplicate = d->duplicate;
-    if (d->has_classification && !(r->classification = classification_out(a, &d->classification)))
-        return NULL;
-    if (!(r->breaker = breaker_out(a, &d->breaker)))
-        return NULL;
-    r->n_cascade = d->n_cascade;
-    r->n_trace = d->n_trace;
-    if (!(r->cascade = cascade_out(a, d->cascade, d->n_cascade)) ||
-        !(r->trace = events_out(a, turn_id, d->trace, d->n_trace)))
-        return NULL;
-    return r;
-}
-
-Recovery__V1__RecordOutcomeResponse *rd_codec_outcome_out(rd_arena *a, const rd_outcome_result *o)
-{
-    Recovery__V1__RecordOutcomeResponse *r = ARENA_NEW(a, Recovery__V1__RecordOutcomeResponse,
-                                                      RECOVERY__V1__RECORD_OUTCOME_RESPONSE__INIT);
-    if (!r || !(r->breaker = breaker_out(a, &o->breaker)))
-        return NULL;
-    r->duplicate = o->duplicate;
-    return r;
-}
-
-Recovery__V1__GetBreakerStateResponse *rd_codec_breakers_out(rd_arena *a, const rd_breaker_view *v,
-                                                             size_t n)
-{
-    Recovery__V1__GetBreakerStateResponse *r = ARENA_NEW(a, Recovery__V1__GetBreakerStateResponse,
-                                                        RECOVERY__V1__GET_BREAKER_STATE_RESPONSE__INIT);
-    if (!r || !(r->breakers = rd_arena_alloc(a, (n ? n : 1) * sizeof *r->breakers)))
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (!(r->breakers[i] = breaker_out(a, &v[i])))
-            return NULL;
-    r->n_breakers = n;
-    return r;
 }
 
 static char **names_out(rd_arena *a, const char **names, size_t n)

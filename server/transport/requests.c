@@ -1,8 +1,10 @@
 /* Hot requests read straight into the core's structs (see requests.h).
  *
- * Field numbers are recovery.proto's. Each check below is codec.c's check
- * of the same field, applied to the value as read; a field may come once
- * only, so the value checked is the value kept. */
+ * Every field number and wire type is recovery.proto's, through the
+ * constants the build writes from its descriptors (gen/rd_pbfields.h);
+ * every check is the field's rule in codec.h, which codec.c applies to the
+ * same field on the generic path. A field may come once only, so the value
+ * checked is the value kept. */
 #include "transport/requests.h"
 
 #include <stddef.h>
@@ -11,101 +13,66 @@
 #include <protobuf-c/protobuf-c.h>
 
 #include "domain/trace.h"
+#include "rd_pbfields.h"
 #include "transport/codec.h"
 #include "transport/pbreader.h"
 
-enum {
-    TOOL_ERROR_MESSAGE = 1,
-    TOOL_ERROR_HTTP_STATUS,
-    TOOL_ERROR_GRPC_CODE,
-    TOOL_ERROR_CODE,
-    TOOL_ERROR_EXCEPTION_TYPE,
-    TOOL_ERROR_KIND,
-    TOOL_ERROR_SOURCE,
-    TOOL_ERROR_RETRY_AFTER_MS,
-};
-
-enum {
-    DECIDE_TOOL_ID = 1,
-    DECIDE_ERROR,
-    DECIDE_ATTEMPT,
-    DECIDE_ELAPSED_MS,
-    DECIDE_TURN_ID,
-    DECIDE_TURN_REMAINING_MS,
-    DECIDE_PLAN, /* declined: the generic path reads plans */
-    DECIDE_EXECUTOR_ID,
-    DECIDE_OUTCOME_ID,
-    DECIDE_PERMIT_ID,
-};
-
-enum {
-    CLASSIFY_TOOL_ID = 1,
-    CLASSIFY_ERROR,
-};
-
-enum {
-    OUTCOME_TOOL_ID = 1,
-    OUTCOME_SUCCESS,
-    OUTCOME_ERROR,
-    OUTCOME_LATENCY_MS,
-    OUTCOME_ATTEMPT,
-    OUTCOME_TURN_ID,
-    OUTCOME_OUTCOME_ID,
-    OUTCOME_PERMIT_ID,
-    OUTCOME_EXECUTOR_ID,
-};
-
+#define F RD_PB_FIELD
 #define BIT(n) (UINT32_C(1) << (n))
-#define VARINT_TAG(n) ((n) << 3 | PROTOBUF_C_WIRE_TYPE_VARINT)
-#define BYTES_TAG(n) ((n) << 3 | PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
 
-/* Each message's fields by their one-byte tag (every field number is under
- * 16): the number when the tag carries the field's wire type, else 0. */
+/* Each message's fields by their one-byte tag: the number when the tag
+ * carries the field's wire type, else 0. A Decide's plan is left out, so it
+ * is declined: the generic path reads plans. */
 typedef uint8_t tag_table[128];
 
-#define BYTES_FIELD(n) [BYTES_TAG(n)] = (n)
-#define VARINT_FIELD(n) [VARINT_TAG(n)] = (n)
+#define FIELD(msg, name) [RD_PB_TAG(msg, name)] = RD_PB_FIELD(msg, name)
+
+/* One-byte tags, and one bit of `seen` per field number. */
+_Static_assert(RD_PB_LAST(ToolError) < 16 && RD_PB_LAST(DecideRequest) < 16 &&
+               RD_PB_LAST(ClassifyRequest) < 16 && RD_PB_LAST(RecordOutcomeRequest) < 16,
+               "the hot requests' fields have one-byte tags");
 
 static const tag_table TOOL_ERROR_TAGS = {
-    BYTES_FIELD(TOOL_ERROR_MESSAGE), VARINT_FIELD(TOOL_ERROR_HTTP_STATUS),
-    VARINT_FIELD(TOOL_ERROR_GRPC_CODE), BYTES_FIELD(TOOL_ERROR_CODE),
-    BYTES_FIELD(TOOL_ERROR_EXCEPTION_TYPE), VARINT_FIELD(TOOL_ERROR_KIND),
-    VARINT_FIELD(TOOL_ERROR_SOURCE), VARINT_FIELD(TOOL_ERROR_RETRY_AFTER_MS),
+    FIELD(ToolError, message), FIELD(ToolError, http_status), FIELD(ToolError, grpc_code),
+    FIELD(ToolError, code), FIELD(ToolError, exception_type), FIELD(ToolError, kind),
+    FIELD(ToolError, source), FIELD(ToolError, retry_after_ms),
 };
 
 static const tag_table DECIDE_TAGS = {
-    BYTES_FIELD(DECIDE_TOOL_ID), BYTES_FIELD(DECIDE_ERROR), VARINT_FIELD(DECIDE_ATTEMPT),
-    VARINT_FIELD(DECIDE_ELAPSED_MS), BYTES_FIELD(DECIDE_TURN_ID),
-    VARINT_FIELD(DECIDE_TURN_REMAINING_MS), BYTES_FIELD(DECIDE_PLAN),
-    BYTES_FIELD(DECIDE_EXECUTOR_ID), BYTES_FIELD(DECIDE_OUTCOME_ID), BYTES_FIELD(DECIDE_PERMIT_ID),
+    FIELD(DecideRequest, tool_id), FIELD(DecideRequest, error), FIELD(DecideRequest, attempt),
+    FIELD(DecideRequest, elapsed_ms), FIELD(DecideRequest, turn_id),
+    FIELD(DecideRequest, turn_remaining_ms), FIELD(DecideRequest, executor_id),
+    FIELD(DecideRequest, outcome_id), FIELD(DecideRequest, permit_id),
 };
 
 static const tag_table CLASSIFY_TAGS = {
-    BYTES_FIELD(CLASSIFY_TOOL_ID), BYTES_FIELD(CLASSIFY_ERROR),
+    FIELD(ClassifyRequest, tool_id), FIELD(ClassifyRequest, error),
 };
 
 static const tag_table OUTCOME_TAGS = {
-    BYTES_FIELD(OUTCOME_TOOL_ID), VARINT_FIELD(OUTCOME_SUCCESS), BYTES_FIELD(OUTCOME_ERROR),
-    VARINT_FIELD(OUTCOME_LATENCY_MS), VARINT_FIELD(OUTCOME_ATTEMPT), BYTES_FIELD(OUTCOME_TURN_ID),
-    BYTES_FIELD(OUTCOME_OUTCOME_ID), BYTES_FIELD(OUTCOME_PERMIT_ID),
-    BYTES_FIELD(OUTCOME_EXECUTOR_ID),
+    FIELD(RecordOutcomeRequest, tool_id), FIELD(RecordOutcomeRequest, success),
+    FIELD(RecordOutcomeRequest, error), FIELD(RecordOutcomeRequest, latency_ms),
+    FIELD(RecordOutcomeRequest, attempt), FIELD(RecordOutcomeRequest, turn_id),
+    FIELD(RecordOutcomeRequest, outcome_id), FIELD(RecordOutcomeRequest, permit_id),
+    FIELD(RecordOutcomeRequest, executor_id),
 };
 
-/* A message's string fields by number: the field's limit, and where its
+/* A message's id fields by number: the field's rule, and where its
  * `const char *` is in the input struct. */
 typedef struct text_slot {
-    size_t max;
+    const rd_field_rule *rule;
     size_t offset;
 } text_slot;
 
-#define ID_SLOT(type, member) {RD_ID_MAX, offsetof(type, member)}
+#define TEXT_SLOT(msg, name, rule_, type) \
+    [RD_PB_FIELD(msg, name)] = {&(rule_), offsetof(type, name)}
 
 static const text_slot OUTCOME_TEXTS[16] = {
-    [OUTCOME_TOOL_ID] = ID_SLOT(rd_outcome_input, tool_id),
-    [OUTCOME_TURN_ID] = ID_SLOT(rd_outcome_input, turn_id),
-    [OUTCOME_OUTCOME_ID] = ID_SLOT(rd_outcome_input, outcome_id),
-    [OUTCOME_PERMIT_ID] = {RD_PERMIT_ID_MAX, offsetof(rd_outcome_input, permit_id)},
-    [OUTCOME_EXECUTOR_ID] = ID_SLOT(rd_outcome_input, executor_id),
+    TEXT_SLOT(RecordOutcomeRequest, tool_id, RD_RULE_TOOL_ID, rd_outcome_input),
+    TEXT_SLOT(RecordOutcomeRequest, turn_id, RD_RULE_TURN_ID, rd_outcome_input),
+    TEXT_SLOT(RecordOutcomeRequest, outcome_id, RD_RULE_OUTCOME_ID, rd_outcome_input),
+    TEXT_SLOT(RecordOutcomeRequest, permit_id, RD_RULE_PERMIT_ID, rd_outcome_input),
+    TEXT_SLOT(RecordOutcomeRequest, executor_id, RD_RULE_EXECUTOR_ID, rd_outcome_input),
 };
 
 /* One field as read: its number, and its value as a varint or as bytes. */
@@ -151,7 +118,8 @@ static inline __attribute__((always_inline)) bool read_message(
     return true;
 }
 
-/* A request, whose tool_id (each hot request's) is required. */
+/* A request, whose tool_id (each hot request's, RD_RULE_TOOL_ID) is
+ * required: one never sent is declined here. */
 static inline __attribute__((always_inline)) bool read_request(
     const uint8_t *data, size_t len, const tag_table tags, field_fn read, rd_arena *a, void *in,
     rd_tool_error *err, const char *const *tool_id)
@@ -159,23 +127,16 @@ static inline __attribute__((always_inline)) bool read_request(
     return read_message(data, len, tags, read, a, in, err) && (*tool_id)[0] != '\0';
 }
 
-/* A string field of at most max bytes of valid UTF-8 (which has no NUL, so
- * the C string is the whole field), copied into the arena. */
-static bool text(rd_arena *a, const field *f, size_t max, const char **out)
+/* A string field that passes its rule (codec.h), copied into the arena.
+ * A field the rule refuses is declined, and the codec then names it. */
+static bool text(rd_arena *a, const field *f, const rd_field_rule *rule, const char **out)
 {
     const char *s = (const char *)f->at;
-    if (f->len > max || rd_utf8_valid_len(s, f->len) != f->len)
+    if (!rd_rule_text_ok(rule, s, f->len))
         return false;
     char *copy = rd_arena_strndup(a, s, f->len);
     *out = copy;
     return copy != NULL;
-}
-
-/* An id field: text() without control characters (codec.c's check_id);
- * one is declined, and the codec then names the field. */
-static bool id_text(rd_arena *a, const field *f, size_t max, const char **out)
-{
-    return !rd_codec_has_control((const char *)f->at, f->len) && text(a, f, max, out);
 }
 
 /* int32 and enum fields keep the varint's low 32 bits, as protobuf-c. */
@@ -184,9 +145,9 @@ static int32_t int32_of(const field *f)
     return (int32_t)(uint32_t)f->varint;
 }
 
-static bool in_range(int64_t v, int64_t lo, int64_t hi)
+static bool number(const rd_field_rule *rule, int64_t v)
 {
-    return v >= lo && v <= hi;
+    return rd_rule_number_ok(rule, v);
 }
 
 /* f as the string field its slot names in the input struct `in`; a field
@@ -194,35 +155,35 @@ static bool in_range(int64_t v, int64_t lo, int64_t hi)
 static bool text_in(rd_arena *a, const field *f, const text_slot slots[16], void *in)
 {
     const text_slot *t = &slots[f->number];
-    return t->max && id_text(a, f, t->max, (const char **)((char *)in + t->offset));
+    return t->rule && text(a, f, t->rule, (const char **)((char *)in + t->offset));
 }
 
 static bool tool_error_field(rd_arena *a, const field *f, void *msg, rd_tool_error *e)
 {
     int32_t v = int32_of(f);
     switch (f->number) {
-    case TOOL_ERROR_MESSAGE:
+    case F(ToolError, message):
         e->message_len = f->len;
-        return text(a, f, SIZE_MAX, &e->message); /* the gRPC receive limit bounds it */
-    case TOOL_ERROR_HTTP_STATUS:
+        return text(a, f, &RD_RULE_ERROR_MESSAGE, &e->message);
+    case F(ToolError, http_status):
         e->http_status = v;
-        return v == 0 || in_range(v, RD_HTTP_STATUS_MIN, RD_HTTP_STATUS_MAX);
-    case TOOL_ERROR_GRPC_CODE:
+        return number(&RD_RULE_ERROR_HTTP_STATUS, v);
+    case F(ToolError, grpc_code):
         e->grpc_code = v;
-        return in_range(v, 0, RD_GRPC_CODE_MAX);
-    case TOOL_ERROR_CODE:
-        return text(a, f, RD_SHORT_FIELD_MAX, &e->code);
-    case TOOL_ERROR_EXCEPTION_TYPE:
-        return text(a, f, RD_SHORT_FIELD_MAX, &e->exception_type);
-    case TOOL_ERROR_KIND:
+        return number(&RD_RULE_ERROR_GRPC_CODE, v);
+    case F(ToolError, code):
+        return text(a, f, &RD_RULE_ERROR_CODE, &e->code);
+    case F(ToolError, exception_type):
+        return text(a, f, &RD_RULE_ERROR_EXCEPTION_TYPE, &e->exception_type);
+    case F(ToolError, kind):
         e->kind = (rd_error_kind)v;
-        return in_range(v, 0, RD_KIND_COUNT - 1);
-    case TOOL_ERROR_SOURCE:
+        return number(&RD_RULE_ERROR_KIND, v);
+    case F(ToolError, source):
         e->source = (rd_error_source)v;
-        return in_range(v, 0, RD_SOURCE_COUNT - 1);
-    case TOOL_ERROR_RETRY_AFTER_MS:
+        return number(&RD_RULE_ERROR_SOURCE, v);
+    case F(ToolError, retry_after_ms):
         e->retry_after_ms = (int64_t)f->varint;
-        return in_range(e->retry_after_ms, 0, RD_DURATION_MS_MAX);
+        return number(&RD_RULE_ERROR_RETRY_AFTER_MS, e->retry_after_ms);
     }
     return false;
 }
@@ -238,29 +199,29 @@ static bool decide_field(rd_arena *a, const field *f, void *msg, rd_tool_error *
     rd_decide_input *in = msg;
     int64_t v = (int64_t)f->varint;
     switch (f->number) {
-    case DECIDE_ERROR:
+    case F(DecideRequest, error):
         in->error = err;
         return read_tool_error(a, f->at, f->len, err);
-    case DECIDE_ATTEMPT:
+    case F(DecideRequest, attempt):
         in->attempt = (uint32_t)int32_of(f);
-        return in_range(int32_of(f), 0, RD_ATTEMPT_MAX);
-    case DECIDE_ELAPSED_MS:
+        return number(&RD_RULE_ATTEMPT, int32_of(f));
+    case F(DecideRequest, elapsed_ms):
         in->elapsed_ms = v;
-        return in_range(v, 0, RD_DURATION_MS_MAX);
-    case DECIDE_TURN_REMAINING_MS:
+        return number(&RD_RULE_ELAPSED_MS, v);
+    case F(DecideRequest, turn_remaining_ms):
         in->has_turn_remaining = true;
         in->turn_remaining_ms = v;
-        return in_range(v, -RD_DURATION_MS_MAX, RD_DURATION_MS_MAX);
-    case DECIDE_TOOL_ID:
-        return id_text(a, f, RD_ID_MAX, &in->tool_id);
-    case DECIDE_TURN_ID:
-        return id_text(a, f, RD_ID_MAX, &in->turn_id);
-    case DECIDE_EXECUTOR_ID:
-        return id_text(a, f, RD_ID_MAX, &in->executor_id);
-    case DECIDE_OUTCOME_ID:
-        return id_text(a, f, RD_ID_MAX, &in->outcome_id);
-    case DECIDE_PERMIT_ID:
-        return id_text(a, f, RD_PERMIT_ID_MAX, &in->permit_id);
+        return number(&RD_RULE_TURN_REMAINING_MS, v);
+    case F(DecideRequest, tool_id):
+        return text(a, f, &RD_RULE_TOOL_ID, &in->tool_id);
+    case F(DecideRequest, turn_id):
+        return text(a, f, &RD_RULE_TURN_ID, &in->turn_id);
+    case F(DecideRequest, executor_id):
+        return text(a, f, &RD_RULE_EXECUTOR_ID, &in->executor_id);
+    case F(DecideRequest, outcome_id):
+        return text(a, f, &RD_RULE_OUTCOME_ID, &in->outcome_id);
+    case F(DecideRequest, permit_id):
+        return text(a, f, &RD_RULE_PERMIT_ID, &in->permit_id);
     }
     return false;
 }
@@ -275,8 +236,8 @@ bool rd_request_decide(const uint8_t *data, size_t len, rd_arena *a, rd_decide_i
 
 static bool classify_field(rd_arena *a, const field *f, void *tool_id, rd_tool_error *err)
 {
-    if (f->number == CLASSIFY_TOOL_ID)
-        return id_text(a, f, RD_ID_MAX, tool_id);
+    if (f->number == F(ClassifyRequest, tool_id))
+        return text(a, f, &RD_RULE_TOOL_ID, tool_id);
     return read_tool_error(a, f->at, f->len, err);
 }
 
@@ -294,18 +255,18 @@ static bool outcome_field(rd_arena *a, const field *f, void *msg, rd_tool_error 
     rd_outcome_input *in = msg;
     int64_t v = (int64_t)f->varint;
     switch (f->number) {
-    case OUTCOME_SUCCESS:
+    case F(RecordOutcomeRequest, success):
         in->success = f->varint != 0; /* protobuf-c: any other value is true */
         return true;
-    case OUTCOME_ERROR:
+    case F(RecordOutcomeRequest, error):
         in->error = err;
         return read_tool_error(a, f->at, f->len, err);
-    case OUTCOME_LATENCY_MS:
+    case F(RecordOutcomeRequest, latency_ms):
         in->latency_ms = v;
-        return in_range(v, 0, RD_DURATION_MS_MAX);
-    case OUTCOME_ATTEMPT:
+        return number(&RD_RULE_LATENCY_MS, v);
+    case F(RecordOutcomeRequest, attempt):
         in->attempt = (uint32_t)int32_of(f);
-        return in_range(int32_of(f), 0, RD_ATTEMPT_MAX);
+        return number(&RD_RULE_ATTEMPT, int32_of(f));
     }
     return text_in(a, f, OUTCOME_TEXTS, in);
 }

@@ -6,8 +6,11 @@
  * with each string measured again on the way. A reader here makes one
  * pass and checks each string where its length is at hand.
  *
- * A reader accepts only a request the generic path accepts, and then fills
- * the same structs with the same values. Everything else is declined: an
+ * Field numbers and wire types come from the descriptors
+ * (gen/rd_pbfields.h), and each field is checked by its rule in codec.h,
+ * the rule codec.c applies on the generic path. A reader accepts only a
+ * request the generic path accepts, and then fills the same structs with
+ * the same values. Everything else is declined: an
  * error to report, a field sent twice, an unknown field, a Decide's plan,
  * malformed bytes. The caller then hands the same bytes to the generic
  * path, whose answer stands. fuzz_requests checks this promise on

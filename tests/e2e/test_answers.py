@@ -42,11 +42,14 @@ def test_long_breaker_list_arrives_whole(stub):
 
 
 def test_breakers_with_long_ids_outgrow_the_first_room(stub):
-    """About 96 bytes a breaker is expected; ids of ~225 bytes make each
-    ~260, so 140 of them (~36 KB) fit neither the worker's answer room (at
-    most its 32 KiB slab) nor the first room in the arena, which is doubled
-    until the answer fits, and the answer is copied out of the arena."""
-    tools = [unique(f"long_id_{i:03d}_" + "y" * 200) for i in range(140)]
+    """About 96 bytes a breaker is expected; ids of 236-247 bytes (the
+    limit is 256; unique() adds the pid and a counter, whose digits vary)
+    make each over 245, so 140 of them (over 34 KB) fit neither the
+    worker's answer room (at most its 32 KiB slab) nor the first room in
+    the arena, which is doubled until the answer fits, and the answer is
+    copied out of the arena. (With 200 bytes of padding the answer came to
+    about 33 KB, and a pytest pid of few digits could leave it under 32 KiB.)"""
+    tools = [unique(f"long_id_{i:03d}_" + "y" * 220) for i in range(140)]
     for tool in tools:
         decide(stub, tool, err("503 Service Unavailable", http_status=503), attempt=1)
     resp = stub.GetBreakerState(pb.GetBreakerStateRequest(tool_ids=tools), timeout=10)

@@ -1,6 +1,7 @@
 /* The hot answers packed straight from the core's structs
  * (transport/answers.c) against the reference path: the protobuf-c message
- * codec.c builds from the same struct, packed by protobuf-c itself. Structs
+ * answer_reference.h builds from the same struct, packed by protobuf-c
+ * itself. Structs
  * are generated at random (empty and long strings, zero, negative and
  * 64-bit values, every enum value, up to a few dozen cascade steps and trace
  * events, events of one instant and of several), and every answer must be
@@ -18,7 +19,7 @@
 
 #include "domain/arena.h"
 #include "transport/answers.h"
-#include "transport/codec.h"
+#include "answer_reference.h"
 
 #define RANDOM_STRUCTS 600
 #define LIST_MAX 40
@@ -288,7 +289,7 @@ static void check_classify(rd_arena *a)
 {
     rd_classify_result r;
     any_classification(a, &r);
-    assert_answer_matches((ProtobufCMessage *)rd_codec_classify_out(a, &r), classify_answer, &r);
+    assert_answer_matches((ProtobufCMessage *)ref_classify_out(a, &r), classify_answer, &r);
 }
 
 static void check_decide(rd_arena *a)
@@ -296,7 +297,7 @@ static void check_decide(rd_arena *a)
     rd_decision d;
     any_decision(a, &d);
     decide_subject s = {any_text(a, RD_ID_MAX, true), &d};
-    assert_answer_matches((ProtobufCMessage *)rd_codec_decide_out(a, s.turn_id, &d),
+    assert_answer_matches((ProtobufCMessage *)ref_decide_out(a, s.turn_id, &d),
                           decide_answer, &s);
 }
 
@@ -306,7 +307,7 @@ static void check_outcome(rd_arena *a)
     memset(&r, 0, sizeof r);
     any_breaker(a, &r.breaker);
     r.duplicate = below(2);
-    assert_answer_matches((ProtobufCMessage *)rd_codec_outcome_out(a, &r), outcome_answer, &r);
+    assert_answer_matches((ProtobufCMessage *)ref_outcome_out(a, &r), outcome_answer, &r);
 }
 
 static void check_breakers(rd_arena *a)
@@ -317,7 +318,7 @@ static void check_breakers(rd_arena *a)
     for (size_t j = 0; j < n; j++)
         any_breaker(a, &v[j]);
     breakers_subject s = {v, n};
-    assert_answer_matches((ProtobufCMessage *)rd_codec_breakers_out(a, v, n), breakers_answer,
+    assert_answer_matches((ProtobufCMessage *)ref_breakers_out(a, v, n), breakers_answer,
                           &s);
 }
 

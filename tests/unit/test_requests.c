@@ -565,6 +565,64 @@ static void test_outcome_shapes_read_another_way_are_declined(void **state)
     DECLINED(o, "\x10\x01");                                       /* no tool_id */
 }
 
+/* The field rules both paths apply (codec.h) each name a field of the
+ * messages they check, and an error names the field as the rule does. */
+static void test_field_rules_name_fields_of_the_api(void **state)
+{
+    (void)state;
+#define DECIDE &recovery__v1__decide_request__descriptor
+#define OUTCOME &recovery__v1__record_outcome_request__descriptor
+#define CLASSIFY &recovery__v1__classify_request__descriptor
+#define TOOL_ERROR &recovery__v1__tool_error__descriptor /* named "error.<field>" */
+    static const struct {
+        const rd_field_rule *rule;
+        const ProtobufCMessageDescriptor *types[3];
+    } rules[] = {
+        {&RD_RULE_TOOL_ID, {DECIDE, OUTCOME, CLASSIFY}},
+        {&RD_RULE_TURN_ID, {DECIDE, OUTCOME, NULL}},
+        {&RD_RULE_EXECUTOR_ID, {DECIDE, OUTCOME, NULL}},
+        {&RD_RULE_OUTCOME_ID, {DECIDE, OUTCOME, NULL}},
+        {&RD_RULE_PERMIT_ID, {DECIDE, OUTCOME, NULL}},
+        {&RD_RULE_ATTEMPT, {DECIDE, OUTCOME, NULL}},
+        {&RD_RULE_ELAPSED_MS, {DECIDE, NULL, NULL}},
+        {&RD_RULE_LATENCY_MS, {OUTCOME, NULL, NULL}},
+        {&RD_RULE_TURN_REMAINING_MS, {DECIDE, NULL, NULL}},
+        {&RD_RULE_ERROR_MESSAGE, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_CODE, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_EXCEPTION_TYPE, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_KIND, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_SOURCE, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_HTTP_STATUS, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_GRPC_CODE, {TOOL_ERROR, NULL, NULL}},
+        {&RD_RULE_ERROR_RETRY_AFTER_MS, {TOOL_ERROR, NULL, NULL}},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        for (int t = 0; t < 3 && rules[i].types[t]; t++) {
+            const char *name = rules[i].rule->name;
+            if (rules[i].types[t] == TOOL_ERROR) {
+                assert_true(strncmp(name, "error.", 6) == 0);
+                name += 6;
+            }
+            assert_non_null(protobuf_c_message_descriptor_get_field_by_name(rules[i].types[t],
+                                                                            name));
+        }
+    }
+#undef DECIDE
+#undef OUTCOME
+#undef CLASSIFY
+#undef TOOL_ERROR
+    rd_status st;
+    rd_status_clear(&st);
+    assert_int_equal(rd_rule_text_in(&RD_RULE_TOOL_ID, NULL, X_TEXT(RD_ID_MAX + 1), NULL, &st),
+                     RD_ERR_INVALID);
+    assert_string_equal(st.msg, "tool_id: longer than 256 bytes");
+    rd_status_clear(&st);
+    assert_int_equal(rd_rule_number_in(&RD_RULE_ERROR_KIND, NULL, 99, &st), RD_ERR_INVALID);
+    assert_string_equal(st.msg, "error.kind: unknown value 99");
+    rd_status_clear(&st);
+    assert_int_equal(rd_rule_number_in(&RD_RULE_ERROR_HTTP_STATUS, NULL, 0, &st), RD_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_outcome_success_and_failures_are_read),
         cmocka_unit_test(test_outcome_fields_in_any_order_and_any_bool_are_read),
         cmocka_unit_test(test_outcome_shapes_read_another_way_are_declined),
+        cmocka_unit_test(test_field_rules_name_fields_of_the_api),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
