@@ -1,4 +1,4 @@
-/* Hot answers written straight from the core's structs (see answers.h).
+/* Hot answers written straight from the engine's structs (see answers.h).
  *
  * Every field number is recovery.proto's, through the constants the build
  * writes from its descriptors (gen/rd_pbfields.h). Every message writes its
@@ -93,7 +93,7 @@ static void put_cascade_step(rd_pbw *w, const rd_cascade_step *s)
     }
 }
 
-/* The names come from the core's fixed tables, measured when compiled; a
+/* The names come from the domain's fixed tables, measured when compiled; a
  * zero value (not about an error, no breaker, no decision) has none. */
 #define NAME_OR_NONE(value, text_of) ((value) ? text_of(value) : (rd_text){NULL, 0})
 

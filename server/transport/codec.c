@@ -7,7 +7,7 @@
 #include "domain/classify.h"
 #include "domain/trace.h"
 
-/* The core's enums mirror the proto's numbering, so conversion is a cast
+/* The domain's enums mirror the proto's numbering, so conversion is a cast
  * once the value is known to be in range. These checks keep it honest. */
 _Static_assert((int)RD_KIND_INTERNAL_ERROR == (int)RECOVERY__V1__ERROR_KIND__ERROR_KIND_INTERNAL_ERROR, "kind");
 _Static_assert((int)RD_SOURCE_MCP == (int)RECOVERY__V1__ERROR_SOURCE__ERROR_SOURCE_MCP, "source");

@@ -22,7 +22,7 @@ static int out_or_nomem(void *msg, rd_reply *reply, rd_status *st)
     return RD_OK;
 }
 
-/* ---- the hot answers, packed straight from the core's structs ---- */
+/* ---- the hot answers, packed straight from the engine's structs ---- */
 
 /* Most answers fit the transport's answer room, written in place; one that
  * does not (or with no room) goes to the arena, into `expected` bytes (at

@@ -1,5 +1,5 @@
 /* The forward protobuf reader shared by the generic one-pass decoder
- * (pbread.c) and the hot requests read straight into the core's structs
+ * (pbread.c) and the hot requests read straight into the engine's structs
  * (requests.c). Both decline anything protobuf-c would read in another way,
  * so the limits below are protobuf-c's (1.4): a varint of at most 10
  * bytes, a tag or a length of at most 5. */

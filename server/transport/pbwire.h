@@ -1,5 +1,5 @@
 /* The backward protobuf writer shared by the generic packer (pbpack.c) and
- * the answers written straight from the core's structs (answers.c).
+ * the answers written straight from the engine's structs (answers.c).
  *
  * A writer fills a caller's buffer from its end towards its start: a value
  * is written in front of what follows it, so a nested message's length is

@@ -1,4 +1,4 @@
-/* Hot requests read straight into the core's structs (see requests.h).
+/* Hot requests read straight into the engine's structs (see requests.h).
  *
  * Every field number and wire type is recovery.proto's, through the
  * constants the build writes from its descriptors (gen/rd_pbfields.h);

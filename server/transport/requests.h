@@ -1,4 +1,4 @@
-/* The hot requests read straight from their bytes into the core's structs.
+/* The hot requests read straight from their bytes into the engine's structs.
  *
  * The generic path decodes a request into protobuf-c's structs (pbread.c,
  * else protobuf-c), then converts and checks them (codec.c), naming the

@@ -1,4 +1,4 @@
-/* The breaker rules exist twice: in C (core/breaker.c, applied by the
+/* The breaker rules exist twice: in C (domain/breaker.c, applied by the
  * memory store) and in Lua (server/store/lua, run by Redis). This test
  * drives a memory store and a Redis store (caller's time, no local cache)
  * with the same random operations and compares, after every step, what the

@@ -1,4 +1,4 @@
--- The rules of core/breaker.c, for the scripts: the same functions over
+-- The rules of domain/breaker.c, for the scripts: the same functions over
 -- the record as load() gives it (st 1 CLOSED / 2 OPEN, cf, cs, oa, ou, gen,
 -- ot, tok, plu, ls, ver, fo, fu). They change only the record; the scripts
 -- do the reading and writing around them. A rule that drops the probe sets

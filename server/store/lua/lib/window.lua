@@ -1,4 +1,4 @@
--- The bucketed window of core/window.c in a hash: field b<slot> holds the
+-- The bucketed window of domain/window.c in a hash: field b<slot> holds the
 -- absolute bucket number of the slot, v<slot>_<f> its counters (f = 1..3),
 -- named by the constants BF and VF. win_load reads the hash once (m: the
 -- fields, sb: each slot's bucket number); win_total sums the slots of the
