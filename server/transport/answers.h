@@ -1,6 +1,6 @@
 /* The answers of the four hot RPCs (Classify, Decide, RecordOutcome,
  * GetBreakerState) written as protobuf bytes straight from the decision
- * core's structs.
+ * engine's structs.
  *
  * codec.c can build the same answers as protobuf-c messages, which the
  * generic packer (pbpack.c) then walks field descriptor by field

@@ -1,5 +1,5 @@
 /* Conversion between recovery.v1 protobuf-c messages and the decision
- * core's plain structs, with field-level validation.
+ * engine's plain structs, with field-level validation.
  *
  * Decoding validates every field the core relies on and fails with
  * RD_ERR_INVALID and a message naming the field ("error.kind: unknown value
@@ -20,7 +20,7 @@ ProtobufCAllocator rd_codec_allocator(rd_arena *arena);
 
 /* ---- requests -> core ---- */
 
-/* Bounds of the request's numbers, besides the core's text limits
+/* Bounds of the request's numbers, besides the domain's text limits
  * (types.h). Beyond the first two a value is a bug or an attack, and
  * INVALID_ARGUMENT beats overflowing. */
 #define RD_ATTEMPT_MAX 100000
@@ -154,7 +154,7 @@ int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_statu
 
 /* ---- core -> responses (NULL when the arena is out of memory) ---- */
 
-/* The hot RPCs' answers are written as bytes straight from the core's
+/* The hot RPCs' answers are written as bytes straight from the engine's
  * structs (answers.c). The other RPCs' answers and the stream messages are
  * built here and packed by pbpack.c. One breaker (forced / forced_until_ms
  * included): */

@@ -47,7 +47,7 @@ typedef int (*rd_handler_fn)(const rd_rpc *rpc, const ProtobufCMessage *req, rd_
                              rd_status *st);
 
 /* A hot unary method's request read from its bytes straight into the
- * core's structs (requests.h), then handled. *read false: the reader
+ * engine's structs (requests.h), then handled. *read false: the reader
  * declined the bytes and nothing was done; the generic path takes them. */
 typedef int (*rd_direct_fn)(const rd_rpc *rpc, const uint8_t *data, size_t len, rd_reply *reply,
                             rd_status *st, bool *read);
