@@ -133,6 +133,11 @@ static bool match_exception_types(char *const *types, size_t n, const char *give
     return false;
 }
 
+bool rd_rule_is_generic(const rd_rule *r)
+{
+    return r && r->id && strncmp(r->id, RD_GENERIC_PREFIX, sizeof RD_GENERIC_PREFIX - 1) == 0;
+}
+
 bool rd_match_is_structured(const rd_match *m)
 {
     return m->n_patterns == 0 || m->n_http_status > 0 || m->n_grpc_code > 0 || m->n_codes > 0
@@ -168,7 +173,9 @@ enum {
 
 #define NEED_MASKS 64 /* every combination of the NEED_* bits */
 
-typedef enum { PASS_STRUCTURED, PASS_MIXED, PASS_MESSAGE } rule_pass;
+/* PASS_GENERIC: structured rules on generic exception types, read only
+ * when neither the structured nor the message pass decided. */
+typedef enum { PASS_STRUCTURED, PASS_MIXED, PASS_MESSAGE, PASS_GENERIC } rule_pass;
 
 /* Rules in file order: a view into rd_matcher.lists. */
 typedef struct rule_list {
@@ -218,7 +225,8 @@ struct rd_matcher {
      * RD_RULES_MAX rules). */
     rule_list structured[NEED_MASKS]; /* rules without patterns */
     rule_list mixed[NEED_MASKS];      /* structured conditions + patterns */
-    uint32_t *lists;                  /* the storage of both */
+    rule_list generic[NEED_MASKS];    /* generic.* rules, after the message pass */
+    uint32_t *lists;                  /* the storage of all three */
     name_index codes, exception_types;
 
     uint8_t byte_class[256];
@@ -251,8 +259,11 @@ static void list_rules_by_mask(rd_matcher *m, rule_pass p, rule_list *lists, uin
     }
 }
 
-static rule_pass pass_of(const rd_match *w)
+static rule_pass pass_of(const rd_rule *r)
 {
+    const rd_match *w = &r->when;
+    if (rd_rule_is_generic(r))
+        return PASS_GENERIC;
     if (w->n_patterns == 0)
         return PASS_STRUCTURED;
     return rd_match_is_structured(w) ? PASS_MIXED : PASS_MESSAGE;
@@ -283,7 +294,7 @@ static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
     for (size_t i = 0; i < n; i++) {
         const rd_match *w = &rs->rules[i].when;
         m->need[i] = (uint8_t)needed_fields(w);
-        m->pass[i] = (uint8_t)pass_of(w);
+        m->pass[i] = (uint8_t)pass_of(&rs->rules[i]);
         m->http_span[i] = http_span_of(w);
         listed += m->pass[i] != PASS_MESSAGE;
     }
@@ -294,6 +305,7 @@ static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
         return RD_ERR_NOMEM;
     list_rules_by_mask(m, PASS_STRUCTURED, m->structured, &at);
     list_rules_by_mask(m, PASS_MIXED, m->mixed, &at);
+    list_rules_by_mask(m, PASS_GENERIC, m->generic, &at);
     return RD_OK;
 }
 
@@ -802,9 +814,9 @@ static inline bool http_in_span(const eval *x, size_t i)
     return x->err->http_status >= span->lo && x->err->http_status <= span->hi;
 }
 
-static size_t first_structured(const eval *x)
+static size_t first_in(const eval *x, const rule_list *lists)
 {
-    const rule_list *l = &x->m->structured[x->present];
+    const rule_list *l = &lists[x->present];
     for (size_t k = 0; k < l->n; k++)
         if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
             return l->v[k];
@@ -829,7 +841,7 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     eval x = {.m = m, .rs = rs, .tool_id = tool_id, .err = err,
               .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
     look_up_names(&x);
-    size_t structured = first_structured(&x);
+    size_t structured = first_in(&x, m->structured);
     if (structured != NONE && !mixed_rule_applies(&x, structured))
         return &rs->rules[structured]; /* settled by fields: the text is not read */
     if (err->message)
@@ -837,5 +849,7 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     size_t win = x.best_mixed < structured ? x.best_mixed : structured;
     if (win == NONE)
         win = x.best_message;
+    if (win == NONE)
+        win = first_in(&x, m->generic); /* a generic type, when the text said nothing known */
     return win == NONE ? NULL : &rs->rules[win];
 }
