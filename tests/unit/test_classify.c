@@ -1274,7 +1274,7 @@ static void test_shipped_002_per_tool_rules(void **state)
          .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.web_tls"},
         {.tool_id = "web_fetch", .message = "certificate verify failed: unable to get local issuer",
          .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
-         .want_rule = "text.certificate_invalid"},
+         .want_rule = "text.web_certificate_invalid"},
         /* a redirect loop is the server's doing (corpus convention) */
         {.tool_id = "web_fetch", .message = "Too many redirects", .want_retryability = P,
          .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.redirect_loop"},
@@ -1492,7 +1492,7 @@ static void test_shipped_mixed_rules(void **state)
          .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
          .want_rule = "exception.generic_with_server_status"},
         {.exception_type = "ValueError", .message = "Bad query", .want_retryability = P,
-         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "exception.invalid_input"},
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "generic.value_or_type"},
         /* MCP's -32602 for a tool the server switched off */
         {.code = "-32602", .message = "MCP error -32602: Tool delete_repository disabled",
          .want_retryability = P, .want_category = RD_CAT_PERMISSION,
