@@ -814,23 +814,59 @@ static inline bool http_in_span(const eval *x, size_t i)
     return x->err->http_status >= span->lo && x->err->http_status <= span->hi;
 }
 
-static size_t first_in(const eval *x, const rule_list *lists)
+/* A cursor over a name run (the rules holding the error's code or
+ * exception type, in rule order), walked along a rule list in the same
+ * order: a rule that needs the name and is not in the run is passed over
+ * with one comparison instead of a full fields_hold. */
+typedef struct run_cursor {
+    name_run run;
+    size_t at;
+} run_cursor;
+
+static bool cursor_has(run_cursor *c, size_t rule)
+{
+    while (c->at < c->run.n && c->run.v[c->at].rule < rule)
+        c->at++;
+    return c->at < c->run.n && c->run.v[c->at].rule == rule;
+}
+
+/* Rules of the list (in rule order) before `limit` that may hold: those
+ * needing a code must be in the code run, those needing an exception
+ * type in one of its two runs. fields_hold has the last word. */
+typedef struct candidate_walk {
+    run_cursor code, exception_full, exception_last;
+} candidate_walk;
+
+static bool may_hold(const eval *x, candidate_walk *w, size_t i)
+{
+    unsigned need = x->m->need[i];
+    if ((need & NEED_CODE) && !cursor_has(&w->code, i))
+        return false;
+    if ((need & NEED_EXCEPTION) && !cursor_has(&w->exception_full, i)
+        && !cursor_has(&w->exception_last, i))
+        return false;
+    return http_in_span(x, i);
+}
+
+static size_t first_before(const eval *x, const rule_list *lists, size_t limit)
 {
     const rule_list *l = &lists[x->present];
-    for (size_t k = 0; k < l->n; k++)
-        if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
+    candidate_walk w = {{x->code, 0}, {x->exception_full, 0}, {x->exception_last, 0}};
+    for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
+        if (may_hold(x, &w, l->v[k]) && fields_hold(x, l->v[k]))
             return l->v[k];
     return NONE;
+}
+
+static size_t first_in(const eval *x, const rule_list *lists)
+{
+    return first_before(x, lists, NONE);
 }
 
 /* Whether a mixed rule before `limit` needs its patterns looked for. */
 static bool mixed_rule_applies(const eval *x, size_t limit)
 {
-    const rule_list *l = &x->m->mixed[x->present];
-    for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
-        if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
-            return true;
-    return false;
+    return first_before(x, x->m->mixed, limit) != NONE;
 }
 
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
