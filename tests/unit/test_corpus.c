@@ -319,21 +319,21 @@ static void test_corpus_kinds(void **state)
     const fixture *fx = *state;
     size_t checked = 0, wrong = 0;
     for (int k = 0; k < N_CORPORA; k++) {
-    const rd_corpus *c = &fx->corpus[k];
-    for (size_t i = 0; i < c->n_entries; i++) {
-        const rd_corpus_entry *e = &c->entries[i];
-        if (!e->has_expect_kind)
-            continue;
-        rd_classification got;
-        classify_entry(fx->cfg, e, &got);
-        checked++;
-        if (got.kind != e->expect_kind || got.executed != rd_kind_executed(e->expect_kind)) {
-            wrong++;
-            printf("KIND MISS %s: expected %s got %s (executed %d) rule=%s\n", e->id,
-                   rd_corpus_kind_names[e->expect_kind], rd_corpus_kind_names[got.kind],
-                   got.executed, got.rule_id);
+        const rd_corpus *c = &fx->corpus[k];
+        for (size_t i = 0; i < c->n_entries; i++) {
+            const rd_corpus_entry *e = &c->entries[i];
+            if (!e->has_expect_kind)
+                continue;
+            rd_classification got;
+            classify_entry(fx->cfg, e, &got);
+            checked++;
+            if (got.kind != e->expect_kind || got.executed != rd_kind_executed(e->expect_kind)) {
+                wrong++;
+                printf("KIND MISS %s: expected %s got %s (executed %d) rule=%s\n", e->id,
+                       rd_corpus_kind_names[e->expect_kind], rd_corpus_kind_names[got.kind],
+                       got.executed, got.rule_id);
+            }
         }
-    }
     }
     assert_true(checked > 0);
     assert_int_equal(wrong, 0);
