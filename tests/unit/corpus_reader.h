@@ -46,6 +46,8 @@ typedef struct rd_corpus_entry {
     char *why;                   /* "" when the label needs no comment */
     bool holdout;                /* split: holdout (not used to tune the rules) */
     char *provenance;
+    bool has_verified;           /* `verified` given (required) */
+    bool verified;               /* the text was found in the named source */
     int line;                    /* 1-based line of the entry in the file */
 } rd_corpus_entry;
 
@@ -237,6 +239,14 @@ static inline int rd_corpus_take_field(const rd_corpus_ctx *c, const char *key,
         e->holdout = true;
         return RD_CORPUS_OK;
     }
+    if (strcmp(key, "verified") == 0) {
+        const char *b = v->type == YAML_SCALAR_NODE ? rd_corpus_scalar(v) : "";
+        if (strcmp(b, "true") != 0 && strcmp(b, "false") != 0)
+            return rd_corpus_fail(c, v, key, "expected true or false");
+        e->has_verified = true;
+        e->verified = strcmp(b, "true") == 0;
+        return RD_CORPUS_OK;
+    }
     if (strcmp(key, "kind") == 0) {
         if (rd_corpus_take_enum(c, v, key, rd_corpus_kind_names, RD_KIND_COUNT, &tmp))
             return -1;
@@ -284,9 +294,10 @@ static inline int rd_corpus_take_entry(const rd_corpus_ctx *c, const yaml_node_t
         if (rd_corpus_take_field(c, rd_corpus_scalar(k), yaml_document_get_node(c->doc, p->value), e))
             return -1;
     }
-    if (!e->id || !e->family || !e->message || !e->provenance || !e->expect_retryability)
+    if (!e->id || !e->family || !e->message || !e->provenance || !e->expect_retryability
+        || !e->has_verified)
         return rd_corpus_fail(c, n, "entries[]",
-                              "id, family, message, expect and provenance are required");
+                              "id, family, message, expect, provenance and verified are required");
     if (!rd_corpus_has_family(corpus, e->family))
         return rd_corpus_fail(c, n, "family", "not listed in families");
     return rd_corpus_default_strings(c, n, e);
