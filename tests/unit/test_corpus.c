@@ -41,10 +41,13 @@
  * the test asserts only that it does not fall below the figures it had
  * when the floor was set, and prints the gap to the goal. Raise the floor
  * whenever the held-out figures rise; never lower it to make a change pass.
- * Set from the figures of 27 Nov 2026, 168 and 156 right of 184 (91.30 %
- * and 84.78 %), rounded down to the tenth of a percent. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.913
-#define HOLDOUT_FLOOR_CATEGORY 0.847
+ * Set on 27 Nov 2026 from the split as it then stood: 171 and 158 right of
+ * 188 (90.96 % and 84.04 %), rounded down to the tenth of a percent. The
+ * 184 entries of the first three batches had 168 and 156 right (91.30 % and
+ * 84.78 %); the 4 held-out entries of the fourth batch, added untuned, brought
+ * the split to 188. */
+#define HOLDOUT_FLOOR_RETRYABILITY 0.909
+#define HOLDOUT_FLOOR_CATEGORY 0.840
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* both files together */
