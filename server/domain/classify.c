@@ -115,13 +115,21 @@ bool rd_match_error(const rd_match *m, const char *tool_id, const rd_tool_error 
 /* The rules one at a time, for rulesets without a compiled matcher (built
  * by hand, as in tests): the same order as rd_matcher_winner, with every
  * pattern searched separately. */
-static const rd_rule *first_match(const rd_ruleset *rules, bool structured_pass,
-                                  const char *tool_id, const rd_tool_error *err)
+typedef enum { EVAL_STRUCTURED, EVAL_MESSAGE, EVAL_GENERIC } eval_pass;
+
+static eval_pass pass_of(const rd_rule *r)
+{
+    if (rd_rule_is_generic(r))
+        return EVAL_GENERIC;
+    return rd_match_is_structured(&r->when) ? EVAL_STRUCTURED : EVAL_MESSAGE;
+}
+
+static const rd_rule *first_match(const rd_ruleset *rules, eval_pass pass, const char *tool_id,
+                                  const rd_tool_error *err)
 {
     for (size_t i = 0; i < rules->n_rules; i++) {
         const rd_rule *r = &rules->rules[i];
-        if (rd_match_is_structured(&r->when) == structured_pass
-            && rd_match_error(&r->when, tool_id, err))
+        if (pass_of(r) == pass && rd_match_error(&r->when, tool_id, err))
             return r;
     }
     return NULL;
@@ -134,8 +142,10 @@ static const rd_rule *winning_rule(const rd_ruleset *rules, const char *tool_id,
         return NULL;
     if (rules->matcher)
         return rd_matcher_winner(rules->matcher, rules, tool_id, err);
-    const rd_rule *r = first_match(rules, true, tool_id, err);
-    return r ? r : first_match(rules, false, tool_id, err);
+    const rd_rule *r = first_match(rules, EVAL_STRUCTURED, tool_id, err);
+    if (!r)
+        r = first_match(rules, EVAL_MESSAGE, tool_id, err);
+    return r ? r : first_match(rules, EVAL_GENERIC, tool_id, err);
 }
 
 static const rd_override *winning_override(const rd_tool_config *tool, const char *tool_id,
@@ -218,6 +228,36 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
     out->kind = err->kind != RD_KIND_UNSPECIFIED ? err->kind : rule_kind;
     out->executed = rd_kind_executed(out->kind);
     out->retry_after_ms = retry_after_of(err, out->retryability);
+}
+
+/* ---- tiers ---- */
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+rd_tier rd_rule_tier(const char *rule_id)
+{
+    if (!rule_id || !*rule_id || strcmp(rule_id, "unknown") == 0
+        || strcmp(rule_id, "unspecified") == 0)
+        return RD_TIER_DEFAULT;
+    if (has_prefix(rule_id, "learned:"))
+        return RD_TIER_LEARNED;
+    if (has_prefix(rule_id, "text."))
+        return RD_TIER_MESSAGE;
+    if (has_prefix(rule_id, RD_GENERIC_PREFIX))
+        return RD_TIER_GENERIC;
+    if (has_prefix(rule_id, "exception."))
+        return RD_TIER_EXCEPTION;
+    return RD_TIER_STRUCTURED;
+}
+
+const char *rd_tier_name(rd_tier t)
+{
+    static const char *const names[RD_TIER_COUNT] = {"structured", "exception", "message",
+                                                     "generic",    "learned",   "default"};
+    return (int)t >= 0 && t < RD_TIER_COUNT ? names[t] : "default";
 }
 
 /* ---- retry hints in text ---- */

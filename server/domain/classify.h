@@ -7,8 +7,9 @@
  *      message patterns to such conditions (the patterns are looked for
  *      only once the structured conditions hold, so text refines a status);
  *   2. otherwise message-pattern rules, in file order, first match wins;
- *   3. otherwise the rules file's unknown default (TRANSIENT unless set);
- *   4. then the tool manifest's overrides, first match wins.
+ *   3. otherwise generic.* rules (generic exception types), in file order;
+ *   4. otherwise the rules file's unknown default (TRANSIENT unless set);
+ *   5. then the tool manifest's overrides, first match wins.
  * A loaded ruleset carries a compiled matcher (domain/matcher.h): one pass
  * over the message finds every pattern. Hand-built rulesets without one
  * are evaluated rule by rule, with the same result.
@@ -24,6 +25,30 @@
 /* tool may be NULL (no manifest). Strings in *out borrow from rules/tool. */
 void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char *tool_id,
                  const rd_tool_error *err, rd_classification *out);
+
+/* Which tier decided a classification, read from its rule_id (the rules
+ * file names every rule by its tier; docs/CLASSIFICATION.md, "Confidence"):
+ *   STRUCTURED  a field the sender set deliberately: code, HTTP status,
+ *               gRPC code, errno, SQLSTATE, JSON-RPC code, kind (code.,
+ *               http., grpc., errno., db., jsonrpc., mcp., tls., kind.)
+ *   EXCEPTION   a specific exception type (exception.)
+ *   MESSAGE     a message pattern (text.)
+ *   GENERIC     a generic exception type, the text saying nothing known
+ *               (generic.)
+ *   LEARNED     a learned signature (learned:<hash>, decide.c)
+ *   DEFAULT     nothing decided: the unknown default ("unknown")
+ * Confidence falls in that order. */
+typedef enum rd_tier {
+    RD_TIER_STRUCTURED,
+    RD_TIER_EXCEPTION,
+    RD_TIER_MESSAGE,
+    RD_TIER_GENERIC,
+    RD_TIER_LEARNED,
+    RD_TIER_DEFAULT,
+    RD_TIER_COUNT
+} rd_tier;
+rd_tier rd_rule_tier(const char *rule_id);
+const char *rd_tier_name(rd_tier t); /* "structured", "exception", ... */
 
 /* Whether a rule's conditions hold for this error and tool (exposed for
  * the override step and for tests). */

@@ -133,6 +133,11 @@ static bool match_exception_types(char *const *types, size_t n, const char *give
     return false;
 }
 
+bool rd_rule_is_generic(const rd_rule *r)
+{
+    return r && r->id && strncmp(r->id, RD_GENERIC_PREFIX, sizeof RD_GENERIC_PREFIX - 1) == 0;
+}
+
 bool rd_match_is_structured(const rd_match *m)
 {
     return m->n_patterns == 0 || m->n_http_status > 0 || m->n_grpc_code > 0 || m->n_codes > 0
@@ -168,7 +173,9 @@ enum {
 
 #define NEED_MASKS 64 /* every combination of the NEED_* bits */
 
-typedef enum { PASS_STRUCTURED, PASS_MIXED, PASS_MESSAGE } rule_pass;
+/* PASS_GENERIC: structured rules on generic exception types, read only
+ * when neither the structured nor the message pass decided. */
+typedef enum { PASS_STRUCTURED, PASS_MIXED, PASS_MESSAGE, PASS_GENERIC } rule_pass;
 
 /* Rules in file order: a view into rd_matcher.lists. */
 typedef struct rule_list {
@@ -218,7 +225,8 @@ struct rd_matcher {
      * RD_RULES_MAX rules). */
     rule_list structured[NEED_MASKS]; /* rules without patterns */
     rule_list mixed[NEED_MASKS];      /* structured conditions + patterns */
-    uint32_t *lists;                  /* the storage of both */
+    rule_list generic[NEED_MASKS];    /* generic.* rules, after the message pass */
+    uint32_t *lists;                  /* the storage of all three */
     name_index codes, exception_types;
 
     uint8_t byte_class[256];
@@ -251,8 +259,11 @@ static void list_rules_by_mask(rd_matcher *m, rule_pass p, rule_list *lists, uin
     }
 }
 
-static rule_pass pass_of(const rd_match *w)
+static rule_pass pass_of(const rd_rule *r)
 {
+    const rd_match *w = &r->when;
+    if (rd_rule_is_generic(r))
+        return PASS_GENERIC;
     if (w->n_patterns == 0)
         return PASS_STRUCTURED;
     return rd_match_is_structured(w) ? PASS_MIXED : PASS_MESSAGE;
@@ -283,7 +294,7 @@ static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
     for (size_t i = 0; i < n; i++) {
         const rd_match *w = &rs->rules[i].when;
         m->need[i] = (uint8_t)needed_fields(w);
-        m->pass[i] = (uint8_t)pass_of(w);
+        m->pass[i] = (uint8_t)pass_of(&rs->rules[i]);
         m->http_span[i] = http_span_of(w);
         listed += m->pass[i] != PASS_MESSAGE;
     }
@@ -294,6 +305,7 @@ static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
         return RD_ERR_NOMEM;
     list_rules_by_mask(m, PASS_STRUCTURED, m->structured, &at);
     list_rules_by_mask(m, PASS_MIXED, m->mixed, &at);
+    list_rules_by_mask(m, PASS_GENERIC, m->generic, &at);
     return RD_OK;
 }
 
@@ -802,23 +814,59 @@ static inline bool http_in_span(const eval *x, size_t i)
     return x->err->http_status >= span->lo && x->err->http_status <= span->hi;
 }
 
-static size_t first_structured(const eval *x)
+/* A cursor over a name run (the rules holding the error's code or
+ * exception type, in rule order), walked along a rule list in the same
+ * order: a rule that needs the name and is not in the run is passed over
+ * with one comparison instead of a full fields_hold. */
+typedef struct run_cursor {
+    name_run run;
+    size_t at;
+} run_cursor;
+
+static bool cursor_has(run_cursor *c, size_t rule)
 {
-    const rule_list *l = &x->m->structured[x->present];
-    for (size_t k = 0; k < l->n; k++)
-        if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
+    while (c->at < c->run.n && c->run.v[c->at].rule < rule)
+        c->at++;
+    return c->at < c->run.n && c->run.v[c->at].rule == rule;
+}
+
+/* Rules of the list (in rule order) before `limit` that may hold: those
+ * needing a code must be in the code run, those needing an exception
+ * type in one of its two runs. fields_hold has the last word. */
+typedef struct candidate_walk {
+    run_cursor code, exception_full, exception_last;
+} candidate_walk;
+
+static bool may_hold(const eval *x, candidate_walk *w, size_t i)
+{
+    unsigned need = x->m->need[i];
+    if ((need & NEED_CODE) && !cursor_has(&w->code, i))
+        return false;
+    if ((need & NEED_EXCEPTION) && !cursor_has(&w->exception_full, i)
+        && !cursor_has(&w->exception_last, i))
+        return false;
+    return http_in_span(x, i);
+}
+
+static size_t first_before(const eval *x, const rule_list *lists, size_t limit)
+{
+    const rule_list *l = &lists[x->present];
+    candidate_walk w = {{x->code, 0}, {x->exception_full, 0}, {x->exception_last, 0}};
+    for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
+        if (may_hold(x, &w, l->v[k]) && fields_hold(x, l->v[k]))
             return l->v[k];
     return NONE;
+}
+
+static size_t first_in(const eval *x, const rule_list *lists)
+{
+    return first_before(x, lists, NONE);
 }
 
 /* Whether a mixed rule before `limit` needs its patterns looked for. */
 static bool mixed_rule_applies(const eval *x, size_t limit)
 {
-    const rule_list *l = &x->m->mixed[x->present];
-    for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
-        if (http_in_span(x, l->v[k]) && fields_hold(x, l->v[k]))
-            return true;
-    return false;
+    return first_before(x, x->m->mixed, limit) != NONE;
 }
 
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
@@ -829,7 +877,7 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     eval x = {.m = m, .rs = rs, .tool_id = tool_id, .err = err,
               .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
     look_up_names(&x);
-    size_t structured = first_structured(&x);
+    size_t structured = first_in(&x, m->structured);
     if (structured != NONE && !mixed_rule_applies(&x, structured))
         return &rs->rules[structured]; /* settled by fields: the text is not read */
     if (err->message)
@@ -837,5 +885,7 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     size_t win = x.best_mixed < structured ? x.best_mixed : structured;
     if (win == NONE)
         win = x.best_message;
+    if (win == NONE)
+        win = first_in(&x, m->generic); /* a generic type, when the text said nothing known */
     return win == NONE ? NULL : &rs->rules[win];
 }

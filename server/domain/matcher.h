@@ -21,6 +21,10 @@
  *      pure structured rule settles is decided without reading its text;
  *   2. otherwise the message pass: rules with patterns and no structured
  *      condition (tool and source may still qualify them), in file order;
+ *   3. otherwise the generic pass: rules whose id starts with "generic."
+ *      (structured rules on exception types that runtimes raise for any
+ *      cause: TypeError, ValueError, RuntimeError, ...), in file order, so
+ *      a generic type never outranks a message that says what happened;
  *   the first rule that holds wins in each pass.
  *
  * Ownership: rd_matcher_build allocates; rd_matcher_free(NULL) is a no-op.
@@ -43,6 +47,11 @@ typedef struct rd_matcher rd_matcher;
  * patterns, or when it has a structured condition besides its patterns.
  * tool and source only qualify a rule; they do not make it structured. */
 bool rd_match_is_structured(const rd_match *m);
+
+/* Rules whose id starts with RD_GENERIC_PREFIX are read after the message
+ * pass (step 3 above). The loader requires them to have no patterns. */
+#define RD_GENERIC_PREFIX "generic."
+bool rd_rule_is_generic(const rd_rule *r);
 
 /* Every condition of m except `message` (string compares; the reference
  * that the compiled path must agree with). */

@@ -44,7 +44,10 @@ typedef struct rd_corpus_entry {
     bool has_expect_kind;        /* expect.kind given */
     rd_error_kind expect_kind;
     char *why;                   /* "" when the label needs no comment */
+    bool holdout;                /* split: holdout (not used to tune the rules) */
     char *provenance;
+    bool has_verified;           /* `verified` given (required) */
+    bool verified;               /* the text was found in the named source */
     int line;                    /* 1-based line of the entry in the file */
 } rd_corpus_entry;
 
@@ -230,6 +233,20 @@ static inline int rd_corpus_take_field(const rd_corpus_ctx *c, const char *key,
         return rd_corpus_take_int(c, v, key, 0, 16, &e->grpc_code);
     if (strcmp(key, "expect") == 0)
         return rd_corpus_take_expect(c, v, e);
+    if (strcmp(key, "split") == 0) {
+        if (v->type != YAML_SCALAR_NODE || strcmp(rd_corpus_scalar(v), "holdout") != 0)
+            return rd_corpus_fail(c, v, key, "the only split named is holdout");
+        e->holdout = true;
+        return RD_CORPUS_OK;
+    }
+    if (strcmp(key, "verified") == 0) {
+        const char *b = v->type == YAML_SCALAR_NODE ? rd_corpus_scalar(v) : "";
+        if (strcmp(b, "true") != 0 && strcmp(b, "false") != 0)
+            return rd_corpus_fail(c, v, key, "expected true or false");
+        e->has_verified = true;
+        e->verified = strcmp(b, "true") == 0;
+        return RD_CORPUS_OK;
+    }
     if (strcmp(key, "kind") == 0) {
         if (rd_corpus_take_enum(c, v, key, rd_corpus_kind_names, RD_KIND_COUNT, &tmp))
             return -1;
@@ -277,9 +294,10 @@ static inline int rd_corpus_take_entry(const rd_corpus_ctx *c, const yaml_node_t
         if (rd_corpus_take_field(c, rd_corpus_scalar(k), yaml_document_get_node(c->doc, p->value), e))
             return -1;
     }
-    if (!e->id || !e->family || !e->message || !e->provenance || !e->expect_retryability)
+    if (!e->id || !e->family || !e->message || !e->provenance || !e->expect_retryability
+        || !e->has_verified)
         return rd_corpus_fail(c, n, "entries[]",
-                              "id, family, message, expect and provenance are required");
+                              "id, family, message, expect, provenance and verified are required");
     if (!rd_corpus_has_family(corpus, e->family))
         return rd_corpus_fail(c, n, "family", "not listed in families");
     return rd_corpus_default_strings(c, n, e);
@@ -409,6 +427,23 @@ static inline int rd_corpus_load(const char *path, rd_corpus *out, char *err, si
     if (rc)
         rd_corpus_free(out);
     return rc;
+}
+
+/* 32-bit FNV-1a of an entry id: the held-out split is the ids whose hash
+ * is 0 modulo 5, fixed before the rules were tuned on the rest. */
+static inline uint32_t rd_corpus_id_hash(const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++) {
+        h ^= *p;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static inline bool rd_corpus_hash_says_holdout(const char *id)
+{
+    return rd_corpus_id_hash(id) % 5 == 0;
 }
 
 /* The error an executor would send for this entry. Borrows from e. */

@@ -1274,7 +1274,7 @@ static void test_shipped_002_per_tool_rules(void **state)
          .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.web_tls"},
         {.tool_id = "web_fetch", .message = "certificate verify failed: unable to get local issuer",
          .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
-         .want_rule = "text.certificate_invalid"},
+         .want_rule = "text.web_certificate_invalid"},
         /* a redirect loop is the server's doing (corpus convention) */
         {.tool_id = "web_fetch", .message = "Too many redirects", .want_retryability = P,
          .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.redirect_loop"},
@@ -1492,7 +1492,7 @@ static void test_shipped_mixed_rules(void **state)
          .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
          .want_rule = "exception.generic_with_server_status"},
         {.exception_type = "ValueError", .message = "Bad query", .want_retryability = P,
-         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "exception.invalid_input"},
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "generic.value_or_type"},
         /* MCP's -32602 for a tool the server switched off */
         {.code = "-32602", .message = "MCP error -32602: Tool delete_repository disabled",
          .want_retryability = P, .want_category = RD_CAT_PERMISSION,
@@ -1508,6 +1508,118 @@ static void test_shipped_mixed_rules(void **state)
 }
 
 /* The misfires of generic words, each fixed by ordering or boundaries. */
+/* Which structured field wins when they disagree (docs/CLASSIFICATION.md,
+ * "Precedence"), and the generic pass after the message pass. */
+static void test_shipped_precedence(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        /* a provider's code outranks the HTTP status ... */
+        {.code = "card_declined", .http_status = 402, .message = "Your card was declined.",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "code.payment_declined"},
+        {.code = "ThrottlingException", .http_status = 400, .message = "Rate exceeded",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "code.rate_limited"},
+        /* ... except a provider's catch-all server-fault type on a 4xx */
+        {.code = "api_error", .http_status = 404, .message = "Not Found",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "code.server_type_with_not_found"},
+        {.code = "api_error", .http_status = 500, .message = "Internal server error",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "code.overloaded"},
+        /* standard JSON-RPC codes outrank HTTP; the implementation-defined
+         * server errors do not */
+        {.code = "-32601", .http_status = 404, .message = "Method not found",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "jsonrpc.method_not_found"},
+        {.code = "-32000", .http_status = 400, .message = "Bad Request: No valid session ID provided",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "jsonrpc.server_error_with_session_status"},
+        {.code = "-32001", .http_status = 404, .message = "Session not found",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "jsonrpc.server_error_with_session_status"},
+        {.code = "-32000", .message = "MCP error -32000: Connection closed",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "mcp.connection_closed"},
+        /* the HTTP status a proxy sent outranks the gRPC code synthesized
+         * from it; alone, UNIMPLEMENTED is permanent */
+        {.grpc_code = 12, .http_status = 404, .message = "unexpected HTTP status code 404",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE, .want_rule = "http.not_found"},
+        {.grpc_code = 12, .message = "unknown service recovery.v2.RecoveryService",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "grpc.unimplemented"},
+        /* HTTP statuses refined by their text */
+        {.http_status = 429,
+         .message = "You exceeded your current quota, please check your plan and billing details.",
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.rate_limited_billing"},
+        {.http_status = 429,
+         .message = "429 RESOURCE_EXHAUSTED. You exceeded your current quota, please check your plan",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.rate_limited_per_minute_quota"},
+        {.http_status = 402, .message = "Insufficient Balance", .want_retryability = P,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "http.payment_required"},
+        {.http_status = 400,
+         .message = "An error occurred (Throttling) when calling the DescribeInstances operation",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.bad_request_throttled"},
+        {.http_status = 400, .message = "registry.ollama.ai/library/gemma2:9b does not support tools",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "http.capability_missing"},
+        {.http_status = 409, .message = "Thread thread_abc is locked by run run_xyz.",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "http.conflict_locked"},
+        /* a specific exception type outranks the message ... */
+        {.exception_type = "KeyError", .message = "'timeout'", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "exception.program_bug"},
+        {.exception_type = "langgraph.errors.GraphRecursionError",
+         .message = "Recursion limit of 25 reached without hitting a stop condition.",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "exception.agent_limit"},
+        /* ... a generic one does not: fetch throws TypeError for a lost
+         * network, and the text says so */
+        {.exception_type = "TypeError", .message = "fetch failed", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.exception_type = "TypeError", .message = "Failed to fetch", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        {.exception_type = "TypeError", .message = "Cannot read properties of undefined (reading 'map')",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "text.program_bug"},
+        {.exception_type = "TypeError", .message = "quux", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "generic.value_or_type"},
+        {.exception_type = "java.lang.IllegalStateException", .message = "zork",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "generic.program_state"},
+        /* the broadest types say nothing: unknown, where learning applies */
+        {.exception_type = "Exception", .message = "zork", .want_retryability = T,
+         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+        /* conventions of issue 34 */
+        {.message = "x509: certificate signed by unknown authority", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.certificate_invalid"},
+        {.message = "FATAL:  sorry, too many clients already", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.server_connection_limit"},
+        {.tool_id = "bash", .message = "Command exited with code 127", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.bash_command_not_found"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+/* The tier that decided, read from the rule id. */
+static void test_rule_tiers(void **state)
+{
+    (void)state;
+    assert_int_equal(rd_rule_tier("code.rate_limited"), RD_TIER_STRUCTURED);
+    assert_int_equal(rd_rule_tier("http.not_found"), RD_TIER_STRUCTURED);
+    assert_int_equal(rd_rule_tier("jsonrpc.invalid_params"), RD_TIER_STRUCTURED);
+    assert_int_equal(rd_rule_tier("exception.timeout"), RD_TIER_EXCEPTION);
+    assert_int_equal(rd_rule_tier("text.network"), RD_TIER_MESSAGE);
+    assert_int_equal(rd_rule_tier("generic.value_or_type"), RD_TIER_GENERIC);
+    assert_int_equal(rd_rule_tier("learned:1a2b3c"), RD_TIER_LEARNED);
+    assert_int_equal(rd_rule_tier("unknown"), RD_TIER_DEFAULT);
+    assert_int_equal(rd_rule_tier(""), RD_TIER_DEFAULT);
+    assert_int_equal(rd_rule_tier(NULL), RD_TIER_DEFAULT);
+    assert_string_equal(rd_tier_name(RD_TIER_GENERIC), "generic");
+    assert_string_equal(rd_tier_name(RD_TIER_DEFAULT), "default");
+}
+
 static void test_shipped_generic_words_do_not_misfire(void **state)
 {
     const rd_config *cfg = *state;
@@ -1573,8 +1685,10 @@ static void test_shipped_matcher_agrees_with_rule_by_rule(void **state)
     rd_ruleset plain = *rules;
     plain.matcher = NULL;
     static const char *const tools[] = {"bash", "read_file", "web_fetch", "flight_search"};
-    static const char *const codes[] = {"", "-32602", "ECONNRESET", "E1", "insufficient_quota"};
-    static const char *const excs[] = {"", "ValueError", "requests.exceptions.ReadTimeout"};
+    static const char *const codes[] = {"", "-32602", "ECONNRESET", "E1", "insufficient_quota",
+                                        "-32000", "api_error", "card_declined", "53300"};
+    static const char *const excs[] = {"", "ValueError", "requests.exceptions.ReadTimeout",
+                                       "TypeError", "KeyError", "x.errors.GraphRecursionError"};
     static const char separators[] = " _x9.\0:\xC3";
     uint32_t seed = 12345;
     char msg[512];
@@ -1596,7 +1710,7 @@ static void test_shipped_matcher_agrees_with_rule_by_rule(void **state)
             if (next_random(&seed) & 1)
                 msg[len++] = separators[next_random(&seed) % (sizeof separators - 1)];
         }
-        static const int32_t statuses[] = {0, 0, 400, 403, 429, 503};
+        static const int32_t statuses[] = {0, 0, 400, 402, 403, 404, 409, 429, 503};
         static const int32_t grpc_codes[] = {0, 0, 8, 14};
         rd_tool_error e = {.message = msg, .message_len = len,
                            .http_status = statuses[next_random(&seed) % LEN(statuses)],
@@ -1703,6 +1817,8 @@ int main(void)
         cmocka_unit_test(test_shipped_004_llm_and_mcp_additions),
         cmocka_unit_test(test_shipped_structured_tables),
         cmocka_unit_test(test_shipped_mixed_rules),
+        cmocka_unit_test(test_shipped_precedence),
+        cmocka_unit_test(test_rule_tiers),
         cmocka_unit_test(test_shipped_generic_words_do_not_misfire),
         cmocka_unit_test(test_shipped_matcher_agrees_with_rule_by_rule),
         cmocka_unit_test(test_shipped_64k_message_is_fast),

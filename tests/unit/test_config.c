@@ -617,6 +617,11 @@ static void test_rules_enum_errors(void **state)
                        11, "rules[0].when.grpc_code[0]", "17 is out of range (1..16)");
     expect_rules_error("unknown: {retryability: sometimes}\n" SUGGESTIONS, 1,
                        "unknown.retryability", "unknown retryability");
+    /* generic.* rules are read after the message pass: no patterns there */
+    expect_rules_error(RULES_HEAD "  - id: generic.x\n"
+                                  "    when: {exception_type: [TypeError], message: [boom]}\n"
+                                  "    result: {retryability: permanent, category: logic}\n",
+                       11, "rules[0].when", "a generic.* rule takes no message patterns");
 }
 
 static void test_rules_http_status_ranges(void **state)

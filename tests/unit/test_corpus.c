@@ -1,11 +1,17 @@
-/* Accuracy of the shipped classifier on tests/corpus/errors.yaml, the
- * corpus of real error messages (issue 4: at least 97 % right on
- * retryability and 90 % on category).
+/* Accuracy of the shipped classifier on the corpora of real error messages:
+ * tests/corpus/errors.yaml (issue 4) and tests/corpus/errors-vendors.yaml
+ * (issue 34), whose held-out fifth the rules were not tuned on. The goal
+ * is 97 % right on retryability and 90 % on category: the issue 4 corpus
+ * and the tuning split must meet it; the held-out split, which does not
+ * yet, must stay at or above a floor (HOLDOUT_FLOOR_*), and the gap to the
+ * goal is printed. Figures on the entries marked `verified` (text checked
+ * against the named source) are printed apart.
  *
  * Loads config/recovery.yaml (rules and tool manifests), classifies every
- * corpus entry with rd_classify, prints accuracy per source family and
- * overall, and lists every miss with the rule that decided it, so a failing
- * run says which rules to improve. */
+ * entry with rd_classify, prints per set the accuracy per source family,
+ * per expected category and per deciding tier and a confusion table of
+ * categories, and lists every miss of the tuning sets with the rule that
+ * decided it, so a failing run says which rules to improve. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,22 +30,48 @@
 #define RD_SOURCE_DIR "."
 #endif
 
-/* Thresholds of issue 4. */
+/* The goal of issues 4 and 34: 97 % right on retryability and 90 % on
+ * category. The corpus of issue 4 and the tuning split of the vendor corpus
+ * are held to it. */
 #define MIN_RETRYABILITY_ACCURACY 0.97
 #define MIN_CATEGORY_ACCURACY 0.90
 
-/* What the corpus itself must hold (issue 4 and its brief). */
-#define MIN_CORPUS_ENTRIES 300
-#define MAX_FAMILY_SHARE 0.12
+/* The held-out split of the vendor corpus does NOT meet the goal yet (the
+ * goal is 97 % retryability and 90 % category there too). Until it does,
+ * the test asserts only that it does not fall below the figures it had
+ * when the floor was set, and prints the gap to the goal. Raise the floor
+ * whenever the held-out figures rise; never lower it to make a change pass.
+ * Set on 27 Nov 2026 from the split as it then stood: 171 and 158 right of
+ * 188 (90.96 % and 84.04 %), rounded down to the tenth of a percent. The
+ * 184 entries of the first three batches had 168 and 156 right (91.30 % and
+ * 84.78 %); the 4 held-out entries of the fourth batch, added untuned, brought
+ * the split to 188. */
+#define HOLDOUT_FLOOR_RETRYABILITY 0.909
+#define HOLDOUT_FLOOR_CATEGORY 0.840
+
+/* What the corpus itself must hold (issues 4 and 34). */
+#define MIN_CORPUS_ENTRIES 1000   /* both files together */
+#define MAX_FAMILY_SHARE 0.12     /* of the family's own file */
+#define MIN_HOLDOUT_SHARE 0.15    /* of the vendor corpus */
+#define MAX_HOLDOUT_SHARE 0.25
 
 #define CONFIG_PATH RD_SOURCE_DIR "/config/recovery.yaml"
-#define CORPUS_PATH RD_SOURCE_DIR "/tests/corpus/errors.yaml"
 #define MISS_MESSAGE_SHOWN 160 /* bytes of a missed message printed */
+
+/* The two files: issue 4's corpus, then issue 34's vendor corpus, which
+ * alone has a held-out split. */
+enum { CORPUS_ISSUE4, CORPUS_VENDORS, N_CORPORA };
+static const char *const CORPUS_PATHS[N_CORPORA] = {
+    RD_SOURCE_DIR "/tests/corpus/errors.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-vendors.yaml",
+};
 
 typedef struct fixture {
     rd_config *cfg;
-    rd_corpus corpus;
+    rd_corpus corpus[N_CORPORA];
 } fixture;
+
+static int teardown(void **state);
 
 static int setup(void **state)
 {
@@ -50,25 +82,28 @@ static int setup(void **state)
         fprintf(stderr, "config: %s\n", err);
         return -1;
     }
-    char cerr[RD_CORPUS_ERR_MAX];
-    if (rd_corpus_load(CORPUS_PATH, &fx.corpus, cerr, sizeof cerr) != RD_CORPUS_OK) {
-        fprintf(stderr, "corpus: %s\n", cerr);
-        rd_config_free(fx.cfg);
-        return -1;
-    }
     *state = &fx;
+    for (int k = 0; k < N_CORPORA; k++) {
+        char cerr[RD_CORPUS_ERR_MAX];
+        if (rd_corpus_load(CORPUS_PATHS[k], &fx.corpus[k], cerr, sizeof cerr) != RD_CORPUS_OK) {
+            fprintf(stderr, "corpus: %s\n", cerr);
+            teardown(state);
+            return -1;
+        }
+    }
     return 0;
 }
 
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    rd_corpus_free(&fx->corpus);
+    for (int k = 0; k < N_CORPORA; k++)
+        rd_corpus_free(&fx->corpus[k]);
     rd_config_free(fx->cfg);
     return 0;
 }
 
-/* ---- the corpus is what issue 4 asks for ---- */
+/* ---- the corpus is what issues 4 and 34 ask for ---- */
 
 static size_t family_size(const rd_corpus *c, const char *family, size_t *transient,
                           size_t *permanent)
@@ -89,19 +124,48 @@ static size_t family_size(const rd_corpus *c, const char *family, size_t *transi
 
 static void test_corpus_is_large_spread_and_sourced(void **state)
 {
-    const rd_corpus *c = &((fixture *)*state)->corpus;
-    assert_true(c->n_entries >= MIN_CORPUS_ENTRIES);
-    for (size_t i = 0; i < c->n_entries; i++)
-        assert_true(strlen(c->entries[i].provenance) > 0);
-    for (size_t f = 0; f < c->n_families; f++) {
-        size_t transient, permanent;
-        size_t n = family_size(c, c->families[f], &transient, &permanent);
-        if ((double)n > MAX_FAMILY_SHARE * (double)c->n_entries || transient == 0 || permanent == 0)
-            fprintf(stderr, "family %s: %zu entries (%zu transient, %zu permanent)\n",
-                    c->families[f], n, transient, permanent);
-        assert_true((double)n <= MAX_FAMILY_SHARE * (double)c->n_entries);
-        assert_true(transient > 0 && permanent > 0);
+    const fixture *fx = *state;
+    size_t total = 0;
+    for (int k = 0; k < N_CORPORA; k++) {
+        const rd_corpus *c = &fx->corpus[k];
+        total += c->n_entries;
+        for (size_t i = 0; i < c->n_entries; i++)
+            assert_true(strlen(c->entries[i].provenance) > 0);
+        for (size_t f = 0; f < c->n_families; f++) {
+            size_t transient, permanent;
+            size_t n = family_size(c, c->families[f], &transient, &permanent);
+            if ((double)n > MAX_FAMILY_SHARE * (double)c->n_entries || transient == 0
+                || permanent == 0)
+                fprintf(stderr, "family %s: %zu entries (%zu transient, %zu permanent)\n",
+                        c->families[f], n, transient, permanent);
+            assert_true((double)n <= MAX_FAMILY_SHARE * (double)c->n_entries);
+            assert_true(transient > 0 && permanent > 0);
+        }
     }
+    assert_true(total >= MIN_CORPUS_ENTRIES);
+}
+
+/* The held-out split is the hash's, not a choice made after seeing misses:
+ * every vendor entry is held out exactly when its id hashes there, and the
+ * issue 4 corpus (tuned on already) has none. */
+static void test_corpus_split_is_fixed(void **state)
+{
+    const fixture *fx = *state;
+    const rd_corpus *old = &fx->corpus[CORPUS_ISSUE4], *c = &fx->corpus[CORPUS_VENDORS];
+    for (size_t i = 0; i < old->n_entries; i++)
+        assert_false(old->entries[i].holdout);
+    size_t held = 0;
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const rd_corpus_entry *e = &c->entries[i];
+        if (e->holdout != rd_corpus_hash_says_holdout(e->id))
+            fprintf(stderr, "%s: split %s, the hash says %s\n", e->id,
+                    e->holdout ? "holdout" : "tuning",
+                    rd_corpus_hash_says_holdout(e->id) ? "holdout" : "tuning");
+        assert_int_equal(e->holdout, rd_corpus_hash_says_holdout(e->id));
+        held += e->holdout;
+    }
+    assert_true((double)held >= MIN_HOLDOUT_SHARE * (double)c->n_entries);
+    assert_true((double)held <= MAX_HOLDOUT_SHARE * (double)c->n_entries);
 }
 
 /* ---- accuracy ---- */
@@ -153,51 +217,136 @@ static void classify_entry(const rd_config *cfg, const rd_corpus_entry *e, rd_cl
     rd_classify(&cfg->rules, rd_config_find_tool(cfg, e->tool), e->tool, &err, out);
 }
 
-static void print_family_line(const char *family, const tally *t)
+static void print_line(const char *name, const tally *t)
 {
-    printf("%-20s %5zu %9.1f%% %9.1f%%\n", family, t->n, 100.0 * ratio(t->retry_ok, t->n),
+    printf("  %-24s %5zu %9.1f%% %9.1f%%\n", name, t->n, 100.0 * ratio(t->retry_ok, t->n),
            100.0 * ratio(t->category_ok, t->n));
 }
 
+static void count(tally *t, bool retry_ok, bool category_ok)
+{
+    t->n++;
+    t->retry_ok += retry_ok;
+    t->category_ok += category_ok;
+}
+
+/* One measured set: the entries of a corpus whose split is `holdout`. */
+typedef struct set_report {
+    tally total;
+    tally by_category[RD_CAT_COUNT];  /* by the expected category */
+    tally by_tier[RD_TIER_COUNT];     /* by the tier that decided */
+    size_t confusion[RD_CAT_COUNT][RD_CAT_COUNT]; /* [expected][got] */
+    tally verified;                   /* the entries whose text was checked */
+} set_report;
+
+static void print_confusion(const set_report *r)
+{
+    printf("  confusion (rows: expected category, columns: answered)\n  %-17s", "");
+    for (int g = 1; g < RD_CAT_COUNT; g++)
+        printf(" %6.6s", rd_corpus_category_names[g]);
+    putchar('\n');
+    for (int x = 1; x < RD_CAT_COUNT; x++) {
+        printf("  %-17s", rd_corpus_category_names[x]);
+        for (int g = 1; g < RD_CAT_COUNT; g++)
+            printf(" %6zu", r->confusion[x][g]);
+        putchar('\n');
+    }
+}
+
+/* Measures one set, prints its figures (per family, per expected
+ * category, per deciding tier, the confusion table) and, when show_misses,
+ * every miss. */
+static void measure_set(const rd_config *cfg, const rd_corpus *c, bool holdout,
+                        const char *title, bool show_misses, set_report *r)
+{
+    memset(r, 0, sizeof *r);
+    tally *per_family = calloc(c->n_families ? c->n_families : 1, sizeof *per_family);
+    assert_non_null(per_family);
+    printf("\n==== %s ====\n", title);
+    if (show_misses)
+        printf("Misses (retryability or category differs from the corpus):\n");
+    for (size_t i = 0; i < c->n_entries; i++) {
+        const rd_corpus_entry *e = &c->entries[i];
+        if (e->holdout != holdout)
+            continue;
+        rd_classification got;
+        classify_entry(cfg, e, &got);
+        bool retry_ok = got.retryability == e->expect_retryability;
+        bool category_ok = got.category == e->expect_category;
+        for (size_t f = 0; f < c->n_families; f++)
+            if (strcmp(c->families[f], e->family) == 0)
+                count(&per_family[f], retry_ok, category_ok);
+        count(&r->total, retry_ok, category_ok);
+        if (e->verified)
+            count(&r->verified, retry_ok, category_ok);
+        count(&r->by_category[e->expect_category], retry_ok, category_ok);
+        count(&r->by_tier[rd_rule_tier(got.rule_id)], retry_ok, category_ok);
+        if (got.category > 0 && got.category < RD_CAT_COUNT)
+            r->confusion[e->expect_category][got.category]++;
+        if (show_misses && (!retry_ok || !category_ok))
+            print_miss(e, &got);
+    }
+    printf("\n  %-24s %5s %10s %10s\n", "family", "n", "retry", "category");
+    for (size_t f = 0; f < c->n_families; f++)
+        if (per_family[f].n)
+            print_line(c->families[f], &per_family[f]);
+    printf("  %-24s %5s %10s %10s\n", "expected category", "n", "retry", "category");
+    for (int k = 1; k < RD_CAT_COUNT; k++)
+        if (r->by_category[k].n)
+            print_line(rd_corpus_category_names[k], &r->by_category[k]);
+    printf("  %-24s %5s %10s %10s\n", "deciding tier", "n", "retry", "category");
+    for (int t = 0; t < RD_TIER_COUNT; t++)
+        if (r->by_tier[t].n)
+            print_line(rd_tier_name((rd_tier)t), &r->by_tier[t]);
+    print_confusion(r);
+    print_line("verified entries", &r->verified);
+    print_line("OVERALL", &r->total);
+    free(per_family);
+}
+
+static bool meets(const tally *t, double min_retry, double min_category)
+{
+    return ratio(t->retry_ok, t->n) >= min_retry && ratio(t->category_ok, t->n) >= min_category;
+}
+
+static bool meets_goal(const tally *t)
+{
+    return meets(t, MIN_RETRYABILITY_ACCURACY, MIN_CATEGORY_ACCURACY);
+}
+
+/* The held-out misses are not listed unless asked for
+ * (RD_CORPUS_SHOW_HOLDOUT=1): rules are tuned on the other sets only. */
 static void test_corpus_accuracy(void **state)
 {
     const fixture *fx = *state;
-    const rd_corpus *c = &fx->corpus;
-    tally *per_family = calloc(c->n_families, sizeof *per_family);
-    assert_non_null(per_family);
-    tally total = {0};
-
-    printf("\nMisses (retryability or category differs from the corpus):\n");
-    for (size_t i = 0; i < c->n_entries; i++) {
-        const rd_corpus_entry *e = &c->entries[i];
-        rd_classification got;
-        classify_entry(fx->cfg, e, &got);
-        bool retry_ok = got.retryability == e->expect_retryability;
-        bool category_ok = got.category == e->expect_category;
-        for (size_t f = 0; f < c->n_families; f++) {
-            if (strcmp(c->families[f], e->family) != 0)
-                continue;
-            per_family[f].n++;
-            per_family[f].retry_ok += retry_ok;
-            per_family[f].category_ok += category_ok;
-        }
-        total.n++;
-        total.retry_ok += retry_ok;
-        total.category_ok += category_ok;
-        if (!retry_ok || !category_ok)
-            print_miss(e, &got);
-    }
-
-    printf("\n%-20s %5s %10s %10s\n", "family", "n", "retry", "category");
-    for (size_t f = 0; f < c->n_families; f++)
-        print_family_line(c->families[f], &per_family[f]);
-    print_family_line("OVERALL", &total);
-    printf("thresholds: retryability >= %.0f%%, category >= %.0f%%\n",
+    bool show_holdout = getenv("RD_CORPUS_SHOW_HOLDOUT") != NULL;
+    set_report old, tuning, held;
+    measure_set(fx->cfg, &fx->corpus[CORPUS_ISSUE4], false, "errors.yaml (issue 4)", true, &old);
+    measure_set(fx->cfg, &fx->corpus[CORPUS_VENDORS], false,
+                "errors-vendors.yaml, tuning split", true, &tuning);
+    measure_set(fx->cfg, &fx->corpus[CORPUS_VENDORS], true,
+                "errors-vendors.yaml, held-out split", show_holdout, &held);
+    printf("\n%-26s %5s %10s %10s\n", "set", "n", "retry", "category");
+    print_line("errors.yaml", &old.total);
+    print_line("vendors, tuning", &tuning.total);
+    print_line("vendors, held out", &held.total);
+    printf("%-26s %5s %10s %10s\n", "verified entries only", "n", "retry", "category");
+    print_line("errors.yaml", &old.verified);
+    print_line("vendors, tuning", &tuning.verified);
+    print_line("vendors, held out", &held.verified);
+    printf("goal: retryability >= %.0f%%, category >= %.0f%% (asserted on errors.yaml and "
+           "the tuning split)\n",
            100.0 * MIN_RETRYABILITY_ACCURACY, 100.0 * MIN_CATEGORY_ACCURACY);
-    free(per_family);
+    printf("held out: floor %.1f%% / %.1f%% (asserted); gap to the goal %+.1f / %+.1f "
+           "points%s\n",
+           100.0 * HOLDOUT_FLOOR_RETRYABILITY, 100.0 * HOLDOUT_FLOOR_CATEGORY,
+           100.0 * (ratio(held.total.retry_ok, held.total.n) - MIN_RETRYABILITY_ACCURACY),
+           100.0 * (ratio(held.total.category_ok, held.total.n) - MIN_CATEGORY_ACCURACY),
+           meets_goal(&held.total) ? " (goal met: make it the assertion)" : " (goal not met)");
 
-    assert_true(ratio(total.retry_ok, total.n) >= MIN_RETRYABILITY_ACCURACY);
-    assert_true(ratio(total.category_ok, total.n) >= MIN_CATEGORY_ACCURACY);
+    assert_true(meets_goal(&old.total));
+    assert_true(meets_goal(&tuning.total));
+    assert_true(meets(&held.total, HOLDOUT_FLOOR_RETRYABILITY, HOLDOUT_FLOOR_CATEGORY));
 }
 
 /* Entries that name a kind must get exactly it: whether the tool ran
@@ -205,20 +354,22 @@ static void test_corpus_accuracy(void **state)
 static void test_corpus_kinds(void **state)
 {
     const fixture *fx = *state;
-    const rd_corpus *c = &fx->corpus;
     size_t checked = 0, wrong = 0;
-    for (size_t i = 0; i < c->n_entries; i++) {
-        const rd_corpus_entry *e = &c->entries[i];
-        if (!e->has_expect_kind)
-            continue;
-        rd_classification got;
-        classify_entry(fx->cfg, e, &got);
-        checked++;
-        if (got.kind != e->expect_kind || got.executed != rd_kind_executed(e->expect_kind)) {
-            wrong++;
-            printf("KIND MISS %s: expected %s got %s (executed %d) rule=%s\n", e->id,
-                   rd_corpus_kind_names[e->expect_kind], rd_corpus_kind_names[got.kind],
-                   got.executed, got.rule_id);
+    for (int k = 0; k < N_CORPORA; k++) {
+        const rd_corpus *c = &fx->corpus[k];
+        for (size_t i = 0; i < c->n_entries; i++) {
+            const rd_corpus_entry *e = &c->entries[i];
+            if (!e->has_expect_kind)
+                continue;
+            rd_classification got;
+            classify_entry(fx->cfg, e, &got);
+            checked++;
+            if (got.kind != e->expect_kind || got.executed != rd_kind_executed(e->expect_kind)) {
+                wrong++;
+                printf("KIND MISS %s: expected %s got %s (executed %d) rule=%s\n", e->id,
+                       rd_corpus_kind_names[e->expect_kind], rd_corpus_kind_names[got.kind],
+                       got.executed, got.rule_id);
+            }
         }
     }
     assert_true(checked > 0);
@@ -229,6 +380,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_corpus_is_large_spread_and_sourced),
+        cmocka_unit_test(test_corpus_split_is_fixed),
         cmocka_unit_test(test_corpus_accuracy),
         cmocka_unit_test(test_corpus_kinds),
     };
