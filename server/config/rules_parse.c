@@ -453,7 +453,7 @@ static int parse_rule(const rd_yctx *c, const rd_ynode *map, const char *path, r
     if (rc == RD_OK)
         rc = parse_rule_result(c, map, path, r);
     r->structured = r->when.n_patterns == 0;
-    /* "generic." rules are read after the message pass (core/matcher.h):
+    /* "generic." rules are read after the message pass (domain/matcher.h):
      * a pattern there would only repeat the message pass. */
     if (rc == RD_OK && strncmp(r->id, "generic.", 8) == 0 && !r->structured)
         rc = rd_yerr(c, when->line, p, "a generic.* rule takes no message patterns");
