@@ -23,7 +23,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     s->max_concurrent_streams = 100;
     s->memory_limit_bytes = 128u << 20;
     s->handshake_timeout_ms = 10000;
-    s->max_connection_idle_ms = 300000;
+    s->max_connection_idle_ms = 0; /* off: libgrpc 1.51 then adds a filter to every call */
     s->accept_compressed = false;
     s->max_unsent_answer_bytes = 16u << 20;
     s->reflection = true;

@@ -861,7 +861,7 @@ static void test_ops_defaults(void **state)
     assert_int_equal(cfg->server.max_concurrent_streams, 100);
     assert_int_equal(cfg->server.memory_limit_bytes, 128u << 20);
     assert_int_equal(cfg->server.handshake_timeout_ms, 10000);
-    assert_int_equal(cfg->server.max_connection_idle_ms, 300000);
+    assert_int_equal(cfg->server.max_connection_idle_ms, 0);
     assert_false(cfg->server.accept_compressed);
     assert_int_equal(cfg->server.max_unsent_answer_bytes, 16u << 20);
     assert_true(cfg->server.reflection);
