@@ -8,9 +8,10 @@
 
 #include "domain/arena.h"
 #include "domain/classify.h"
-#include "engine/decide.h"
 #include "domain/trace.h"
+#include "engine/decide.h"
 #include "recovery/v1/recovery.pb-c.h"
+#include "transport/codec.h"
 
 /* protobuf-c wants char*; the strings are never written through. */
 static char *wire_str(const char *s) { return (char *)(s ? s : ""); }
@@ -35,28 +36,6 @@ static Recovery__V1__Classification *classification_out(rd_arena *a, const rd_cl
     c->overridden = k->overridden;
     c->llm_message = wire_str(r->llm_message);
     return c;
-}
-
-static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_view *v)
-{
-    Recovery__V1__BreakerState *b = ARENA_NEW(a, Recovery__V1__BreakerState,
-                                             RECOVERY__V1__BREAKER_STATE__INIT);
-    if (!b)
-        return NULL;
-    b->tool_id = wire_str(v->tool_id);
-    b->state = (Recovery__V1__BreakerStatus)v->status;
-    b->consecutive_failures = v->consecutive_failures;
-    b->failure_threshold = v->failure_threshold;
-    b->opened_at_ms = v->opened_at_ms;
-    b->open_until_ms = v->open_until_ms;
-    b->probe_in_flight = v->probe_in_flight;
-    b->opens_total = v->opens_total;
-    b->generation = v->generation;
-    b->success_threshold = v->success_threshold;
-    b->consecutive_successes = v->consecutive_successes;
-    b->forced = (Recovery__V1__BreakerStatus)v->forced;
-    b->forced_until_ms = v->forced_until_ms;
-    return b;
 }
 
 /* The timestamp text of e, reusing the previous event's when the instant is
@@ -152,7 +131,7 @@ static Recovery__V1__DecideResponse *ref_decide_out(rd_arena *a, const char *tur
     r->duplicate = d->duplicate;
     if (d->has_classification && !(r->classification = classification_out(a, &d->classification)))
         return NULL;
-    if (!(r->breaker = breaker_out(a, &d->breaker)))
+    if (!(r->breaker = rd_codec_breaker_state_out(a, &d->breaker)))
         return NULL;
     r->n_cascade = d->n_cascade;
     r->n_trace = d->n_trace;
@@ -166,7 +145,7 @@ static Recovery__V1__RecordOutcomeResponse *ref_outcome_out(rd_arena *a, const r
 {
     Recovery__V1__RecordOutcomeResponse *r = ARENA_NEW(a, Recovery__V1__RecordOutcomeResponse,
                                                       RECOVERY__V1__RECORD_OUTCOME_RESPONSE__INIT);
-    if (!r || !(r->breaker = breaker_out(a, &o->breaker)))
+    if (!r || !(r->breaker = rd_codec_breaker_state_out(a, &o->breaker)))
         return NULL;
     r->duplicate = o->duplicate;
     return r;
@@ -180,7 +159,7 @@ static Recovery__V1__GetBreakerStateResponse *ref_breakers_out(rd_arena *a, cons
     if (!r || !(r->breakers = rd_arena_alloc(a, (n ? n : 1) * sizeof *r->breakers)))
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if (!(r->breakers[i] = breaker_out(a, &v[i])))
+        if (!(r->breakers[i] = rd_codec_breaker_state_out(a, &v[i])))
             return NULL;
     r->n_breakers = n;
     return r;
