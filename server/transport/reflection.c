@@ -7,9 +7,9 @@
  * FileDescriptorProto, which has name (1), package (2), dependency (3),
  * message_type (4; DescriptorProto: name 1, nested_type 3, enum_type 4),
  * enum_type (5; name 1) and service (6; name 1, method 2 with name 1).
- * Only our own services are listed: the health and reflection services'
- * descriptors are not in the set, and listing a service whose file cannot
- * be served would break clients that describe everything they list. */
+ * The set holds every service the server answers (ours, grpc.health.v1,
+ * both reflection versions) with source info, so clients list them all and
+ * `describe` shows the proto comments. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>

@@ -54,6 +54,32 @@ def test_describe_service_and_message(ops_launcher):
     assert "ttl_ms" in text
 
 
+def test_every_served_service_is_listed(ops_launcher):
+    """Health and reflection are listed beside ours, so a client that
+    describes everything it lists (grpcurl, Postman, grpcui) finds them all."""
+    server = ops_launcher.start()
+    services = grpcurl(server, "list").split()
+    for name in ("grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                 "grpc.reflection.v1alpha.ServerReflection"):
+        assert name in services
+    for name in services:
+        grpcurl(server, "describe", name)
+
+
+def test_health_check_without_proto_files(ops_launcher):
+    server = ops_launcher.start()
+    out = json.loads(grpcurl(server, "grpc.health.v1.Health/Check", data={"service": ""}))
+    assert out == {"status": "SERVING"}
+
+
+def test_describe_shows_the_proto_comments(ops_launcher):
+    server = ops_launcher.start()
+    text = grpcurl(server, "describe", "recovery.v1.RecoveryService.Decide")
+    assert "// Admission check" in text
+    text = grpcurl(server, "describe", "recovery.v1.PlanStep")
+    assert "// One tool of the turn's plan" in text
+
+
 def test_call_classify_through_reflection(ops_launcher):
     server = ops_launcher.start()
     out = grpcurl(server, "recovery.v1.RecoveryService/Classify",
