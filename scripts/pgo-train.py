@@ -74,13 +74,13 @@ def framed_body(work, name, rtype):
 
 
 def handled_by_code(metrics_port):
-    """{code: calls} of recoveryd_rpc_handled_total, over every method."""
+    """{code: calls} of grpc_server_handled_total, over every method."""
     url = "http://127.0.0.1:%d/metrics" % metrics_port
     text = urllib.request.urlopen(url, timeout=10).read().decode()
     counts = {}
     for line in text.splitlines():
-        if line.startswith("recoveryd_rpc_handled_total{") and SERVICE in line:
-            code = line.split('code="', 1)[1].split('"', 1)[0]
+        if line.startswith("grpc_server_handled_total{") and SERVICE in line:
+            code = line.split('grpc_code="', 1)[1].split('"', 1)[0]
             counts[code] = counts.get(code, 0) + int(float(line.rsplit(" ", 1)[1]))
     return counts
 

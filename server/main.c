@@ -270,6 +270,7 @@ static int services_create(rd_services *svc, rd_store **shared, rd_config *cfg, 
     svc->store = rd_store_from_config(&cfg->store, &cfg->learning, cfg->server.workers, shared,
                                       st);
     svc->metrics = rd_metrics_new(cfg->metrics.max_tools);
+    rd_metrics_set_build_info(svc->metrics, VERSION);
     svc->health = rd_health_new();
     svc->watch = rd_watch_bus_new(RD_WATCH_QUEUE);
     svc->config = rd_live_config_new(cfg);

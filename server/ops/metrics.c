@@ -20,6 +20,7 @@
 
 #include "domain/breaker.h"
 #include "domain/hash.h"
+#include "ops/metrics_process.h"
 #include "ops/metrics_text.h"
 #include "domain/store.h"
 
@@ -53,6 +54,7 @@ static const int64_t BUCKET_US[] = {
 
 typedef struct method_series {
     _Atomic(char *) name;                /* owned; published once */
+    _Atomic(const char *) type;          /* grpc_type label: a static string */
     atomic_uint_fast64_t by_code[GRPC_CODES + 1]; /* last: out-of-range codes */
     atomic_uint_fast64_t buckets[N_BUCKETS + 1];  /* last: above the largest bound */
     atomic_uint_fast64_t sum_us;
@@ -83,6 +85,7 @@ struct rd_metrics {
     atomic_bool shared_auth_refused;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
+    char version[64];                    /* recoveryd_build_info; "" = unset */
 };
 
 static void count(atomic_uint_fast64_t *c, uint64_t n)
@@ -229,12 +232,14 @@ static method_series *method_of(rd_metrics *m, int method, const char *method_na
     return ms;
 }
 
-void rd_metrics_rpc(rd_metrics *m, int method, const char *method_name, int grpc_status,
-                    int64_t latency_us)
+void rd_metrics_rpc(rd_metrics *m, int method, const char *method_name, const char *grpc_type,
+                    int grpc_status, int64_t latency_us)
 {
     if (!m)
         return;
     method_series *ms = method_of(m, method, method_name);
+    if (grpc_type && !atomic_load_explicit(&ms->type, memory_order_relaxed))
+        atomic_store_explicit(&ms->type, grpc_type, memory_order_relaxed);
     count(&ms->by_code[grpc_status >= 0 && grpc_status < GRPC_CODES ? grpc_status
                                                                       : GRPC_CODES], 1);
     if (latency_us < 0)
@@ -435,7 +440,12 @@ static int scan_breaker(void *ctx, const char *tool_id, const rd_breaker *b)
     scan->by_state[gauge]++;
     scan->held += held;
     if (scan->emitted < scan->max_emitted) {
-        sb_tool_sample(&scan->states, "recoveryd_breaker_state", tool_id, "", (uint64_t)gauge);
+        for (int i = 0; i < 3; i++) {
+            char state[32];
+            snprintf(state, sizeof state, ",state=\"%s\"", STATE_LABEL[i]);
+            sb_tool_sample(&scan->states, "recoveryd_breaker_state", tool_id, state,
+                           (uint64_t)(gauge == i));
+        }
         sb_tool_sample(&scan->holds, "recoveryd_breaker_forced", tool_id, "", (uint64_t)hold);
         scan->emitted++;
     }
@@ -458,7 +468,7 @@ static void render_breakers(strbuf *sb, rd_metrics *m, rd_breaker_lister lister,
     breaker_scan scan = {.max_emitted = m->max_tools, .now_ms = now_ms};
     bool listed = lister && lister(ctx, now_ms, scan_breaker, &scan) == 0;
     sb_family(sb, "recoveryd_breaker_state", "gauge",
-              "Circuit breaker state per tool: 0 closed, 1 open, 2 half_open.");
+              "Circuit breaker state per tool: 1 for the state it is in, 0 for the others.");
     sb_take(sb, &scan.states, listed);
     sb_family(sb, "recoveryd_breaker_forced", "gauge",
               "Operator hold per tool: 0 none, 1 held open, 2 held closed.");
@@ -483,11 +493,16 @@ static const char *const GRPC_CODE_NAME[GRPC_CODES + 1] = {
     "UNAUTHENTICATED", "OTHER",
 };
 
-/* service="recovery.v1.RecoveryService",method="Decide" from the path. */
-static void sb_method_labels(strbuf *sb, const char *path)
+/* grpc_type="unary",grpc_service="recovery.v1.RecoveryService",
+ * grpc_method="Decide": the labels of the gRPC ecosystem's server metrics
+ * (go-grpc-prometheus, grpc-java's and the OpenTelemetry exporters' names),
+ * so stock dashboards work. */
+static void sb_method_labels(strbuf *sb, method_series *ms, const char *path)
 {
+    const char *type = atomic_load_explicit(&ms->type, memory_order_relaxed);
+    sb_printf(sb, "grpc_type=\"%s\",", type ? type : "unary");
     if (!path) {
-        sb_puts(sb, "service=\"_unknown\",method=\"_unknown\"");
+        sb_puts(sb, "grpc_service=\"_unknown\",grpc_method=\"_unknown\"");
         return;
     }
     if (path[0] == '/')
@@ -500,9 +515,9 @@ static void sb_method_labels(strbuf *sb, const char *path)
         snprintf(service, sizeof service, "%.*s", (int)(slash - path), path);
         method = slash + 1;
     }
-    sb_puts(sb, "service=\"");
+    sb_puts(sb, "grpc_service=\"");
     sb_label_value(sb, service);
-    sb_puts(sb, "\",method=\"");
+    sb_puts(sb, "\",grpc_method=\"");
     sb_label_value(sb, method);
     sb_puts(sb, "\"");
 }
@@ -521,37 +536,37 @@ static void render_method_codes(strbuf *sb, method_series *ms, const char *path)
         uint64_t n = read_count(&ms->by_code[c]);
         if (!n)
             continue;
-        sb_puts(sb, "recoveryd_rpc_handled_total{");
-        sb_method_labels(sb, path);
-        sb_printf(sb, ",code=\"%s\"} %" PRIu64 "\n", GRPC_CODE_NAME[c], n);
+        sb_puts(sb, "grpc_server_handled_total{");
+        sb_method_labels(sb, ms, path);
+        sb_printf(sb, ",grpc_code=\"%s\"} %" PRIu64 "\n", GRPC_CODE_NAME[c], n);
     }
 }
 
 static void render_method_histogram(strbuf *sb, method_series *ms, const char *path)
 {
-    const char *name = "recoveryd_rpc_duration_seconds";
+    const char *name = "grpc_server_handling_seconds";
     uint64_t cumulative = 0;
     for (size_t b = 0; b <= N_BUCKETS; b++) {
         cumulative += read_count(&ms->buckets[b]);
         sb_printf(sb, "%s_bucket{", name);
-        sb_method_labels(sb, path);
+        sb_method_labels(sb, ms, path);
         if (b < N_BUCKETS)
             sb_printf(sb, ",le=\"%g\"} %" PRIu64 "\n", (double)BUCKET_US[b] / 1e6, cumulative);
         else
             sb_printf(sb, ",le=\"+Inf\"} %" PRIu64 "\n", cumulative);
     }
     sb_printf(sb, "%s_sum{", name);
-    sb_method_labels(sb, path);
+    sb_method_labels(sb, ms, path);
     sb_printf(sb, "} %.6f\n", (double)read_count(&ms->sum_us) / 1e6);
     sb_printf(sb, "%s_count{", name);
-    sb_method_labels(sb, path);
+    sb_method_labels(sb, ms, path);
     sb_printf(sb, "} %" PRIu64 "\n", cumulative);
 }
 
 static void render_rpcs(strbuf *sb, rd_metrics *m)
 {
-    sb_family(sb, "recoveryd_rpc_handled_total", "counter",
-              "Finished RPCs by method and gRPC status code.");
+    sb_family(sb, "grpc_server_handled_total", "counter",
+              "Total number of RPCs completed on the server, regardless of success or failure.");
     for (size_t i = 0; i < METHOD_SLOTS; i++) {
         char *path = atomic_load_explicit(&m->methods[i].name, memory_order_acquire);
         if (path)
@@ -560,8 +575,9 @@ static void render_rpcs(strbuf *sb, rd_metrics *m)
     if (method_used(&m->unknown_method))
         render_method_codes(sb, &m->unknown_method, NULL);
 
-    sb_family(sb, "recoveryd_rpc_duration_seconds", "histogram",
-              "RPC latency from the call's arrival to its status being sent.");
+    sb_family(sb, "grpc_server_handling_seconds", "histogram",
+              "Response latency (seconds) of gRPC that had been application-level handled by "
+              "the server: from the call's arrival to its status being sent.");
     for (size_t i = 0; i < METHOD_SLOTS; i++) {
         char *path = atomic_load_explicit(&m->methods[i].name, memory_order_acquire);
         if (path)
@@ -631,16 +647,35 @@ static void render_process(strbuf *sb, rd_metrics *m)
               read_count(&m->reloads_failed));
 }
 
+void rd_metrics_set_build_info(rd_metrics *m, const char *version)
+{
+    if (m && version)
+        snprintf(m->version, sizeof m->version, "%s", version);
+}
+
+static void render_build_info(strbuf *sb, rd_metrics *m)
+{
+    if (!m->version[0])
+        return;
+    sb_family(sb, "recoveryd_build_info", "gauge",
+              "Always 1; the version of the running binary as a label.");
+    sb_puts(sb, "recoveryd_build_info{version=\"");
+    sb_label_value(sb, m->version);
+    sb_puts(sb, "\"} 1\n");
+}
+
 char *rd_metrics_render(rd_metrics *m, rd_breaker_lister lister, void *lister_ctx, int64_t now_ms)
 {
     if (!m)
         return NULL;
     strbuf sb = {0};
+    render_build_info(&sb, m);
     render_tools(&sb, m);
     render_decisions(&sb, m);
     render_breakers(&sb, m, lister, lister_ctx, now_ms);
     render_rpcs(&sb, m);
     render_process(&sb, m);
+    rd_metrics_render_process_collector(&sb);
     if (sb.failed) {
         free(sb.data);
         return NULL;

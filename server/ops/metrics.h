@@ -23,9 +23,12 @@ rd_metrics *rd_metrics_new(size_t max_tools);
 void rd_metrics_free(rd_metrics *m);
 
 /* One finished RPC: method index into the method table (or -1 for unknown
- * methods), its gRPC status code and latency. */
-void rd_metrics_rpc(rd_metrics *m, int method, const char *method_name, int grpc_status,
-                    int64_t latency_us);
+ * methods), its kind as the grpc_type label ("unary", "server_stream",
+ * "bidi_stream"; a static string), its gRPC status code and latency. */
+void rd_metrics_rpc(rd_metrics *m, int method, const char *method_name, const char *grpc_type,
+                    int grpc_status, int64_t latency_us);
+/* The version shown by recoveryd_build_info (copied). */
+void rd_metrics_set_build_info(rd_metrics *m, const char *version);
 /* A Decide result: decisions by action, errors by retryability, retries,
  * breaker opens (CircuitOpened events), timeouts (ToolTimeout events). */
 void rd_metrics_decision(rd_metrics *m, const char *tool_id, const rd_decision *d);

@@ -134,8 +134,11 @@ void rd_call_record_metrics(rd_call *c, int64_t now_us)
     char *generic = NULL;
     if (!m)
         generic = grpc_slice_to_c_string(c->details.method);
+    static const char *const GRPC_TYPE[] = {
+        [RD_RPC_UNARY] = "unary", [RD_RPC_SERVER_STREAM] = "server_stream",
+        [RD_RPC_BIDI] = "bidi_stream"};
     rd_metrics_rpc(c->worker->server->svc->metrics, c->method, m ? m->path : generic,
-                   (int)c->final_code, now_us - c->started_us);
+                   m ? GRPC_TYPE[m->kind] : NULL, (int)c->final_code, now_us - c->started_us);
     gpr_free(generic);
 }
 

@@ -24,6 +24,11 @@ def dashboard() -> dict:
     return json.loads(DASHBOARD.read_text())
 
 
+# Ours, and the gRPC ecosystem's server metrics that recoveryd exports under
+# their standard names.
+OUR_NAME = r"(?:recoveryd|grpc_server)_\w+"
+
+
 def exprs() -> list[str]:
     return [t["expr"] for p in dashboard()["panels"] for t in p.get("targets", [])]
 
@@ -33,7 +38,7 @@ def family(metric: str) -> str:
 
 
 def used_families() -> set[str]:
-    return {family(m) for e in exprs() for m in re.findall(r"\brecoveryd_\w+", e)}
+    return {family(m) for e in exprs() for m in re.findall(r"\b" + OUR_NAME, e)}
 
 
 def used_labels() -> dict[str, set[str]]:
@@ -41,7 +46,7 @@ def used_labels() -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for e in exprs():
         groups = {lbl.strip() for g in re.findall(r"by \(([^)]*)\)", e) for lbl in g.split(",")}
-        for metric, matchers in re.findall(r"\b(recoveryd_\w+)(?:\{([^}]*)\})?", e):
+        for metric, matchers in re.findall(r"\b(" + OUR_NAME + r")(?:\{([^}]*)\})?", e):
             labels = set(re.findall(r"(\w+)\s*[=!]~?", matchers or "")) | groups
             out.setdefault(family(metric), set()).update(labels - SCRAPE_LABELS)
     return out
@@ -68,7 +73,7 @@ def test_dashboard_is_well_formed():
 
 def test_every_metric_is_one_recoveryd_exports():
     source = "\n".join(p.read_text() for p in (du.REPO / "server/ops").glob("*.c"))
-    exported = set(re.findall(r'"(recoveryd_\w+)', source))
+    exported = set(re.findall(r'"(' + OUR_NAME + ')', source))
     if not exported:
         pytest.skip("server/ops exports no recoveryd_* metric yet")
     missing = used_families() - exported
@@ -108,7 +113,7 @@ def test_metrics_and_labels_match_a_live_scrape(recoveryd_binary, tmp_path):
         server.stop()
     labels: dict[str, set[str]] = {}
     for line in text.splitlines():
-        m = re.match(r"(recoveryd_\w+)(?:\{(.*)\})? ", line)
+        m = re.match(r"(" + OUR_NAME + r")(?:\{(.*)\})? ", line)
         if m:
             labels.setdefault(family(m.group(1)), set()).update(
                 re.findall(r'(\w+)="', m.group(2) or ""))

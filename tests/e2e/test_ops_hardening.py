@@ -323,7 +323,7 @@ def test_scrape_with_the_shared_store_costs_no_redis_command_per_tool(ops_launch
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
-                if 'recoveryd_breaker_state{tool="scraped-0001"} 1' in resp.read().decode():
+                if 'recoveryd_breaker_state{tool="scraped-0001",state="open"} 1' in resp.read().decode():
                     break
             time.sleep(0.2)
         else:

@@ -128,9 +128,9 @@ def scrape(server) -> dict:
 
 
 def rpc_samples(families: dict, service: str, method: str, code: str | None = None):
-    return [v for n, lab, v in families["recoveryd_rpc_handled_total"]["samples"]
-            if lab.get("method") == method and lab.get("service") == service
-            and (code is None or lab.get("code") == code)]
+    return [v for n, lab, v in families["grpc_server_handled_total"]["samples"]
+            if lab.get("grpc_method") == method and lab.get("grpc_service") == service
+            and (code is None or lab.get("grpc_code") == code)]
 
 
 # ---------------------------------------------------------------- tests
@@ -158,8 +158,10 @@ def test_counters_move_with_decisions_and_outcomes(launcher):
         events.count("CircuitOpened") == 1
     assert value(after, "recoveryd_tool_timeouts_total", tool=tool) == events.count("ToolTimeout")
     assert value(after, "recoveryd_tool_retry_successes_total", tool=other) == 1
-    assert value(after, "recoveryd_breaker_state", tool=tool) == 1
-    assert value(after, "recoveryd_breaker_state", tool=other) == 0
+    assert value(after, "recoveryd_breaker_state", tool=tool, state="open") == 1
+    assert value(after, "recoveryd_breaker_state", tool=tool, state="closed") == 0
+    assert value(after, "recoveryd_breaker_state", tool=other, state="open") == 0
+    assert value(after, "recoveryd_breaker_state", tool=other, state="closed") == 1
 
     moved = (value(after, "recoveryd_decisions_total", action="retry") -
              value(before, "recoveryd_decisions_total", action="retry"))
@@ -169,24 +171,22 @@ def test_counters_move_with_decisions_and_outcomes(launcher):
     assert rpc_samples(after, *DECIDE, code="INVALID_ARGUMENT") == [1.0]
     assert rpc_samples(after, "recovery.v1.RecoveryService", "RecordOutcome", code="OK") == [1.0]
 
-    count = value(after, "recoveryd_rpc_duration_seconds_count", service=DECIDE[0],
-                  method=DECIDE[1])
+    labels = dict(grpc_type="unary", grpc_service=DECIDE[0], grpc_method=DECIDE[1])
+    count = value(after, "grpc_server_handling_seconds_count", **labels)
     assert count == 7
-    inf = value(after, "recoveryd_rpc_duration_seconds_bucket", service=DECIDE[0],
-                method=DECIDE[1], le="+Inf")
+    inf = value(after, "grpc_server_handling_seconds_bucket", le="+Inf", **labels)
     assert inf == count
-    assert 0 < value(after, "recoveryd_rpc_duration_seconds_sum", service=DECIDE[0],
-                     method=DECIDE[1]) < 60
+    assert 0 < value(after, "grpc_server_handling_seconds_sum", **labels) < 60
 
 
 def test_histogram_buckets_are_cumulative(launcher):
     server = start_with_metrics(launcher)
     for _ in range(20):
         rdtest.admit(server.stub, rdtest.unique("m-hist"))
-    fam = scrape(server)["recoveryd_rpc_duration_seconds"]
+    fam = scrape(server)["grpc_server_handling_seconds"]
     assert fam["type"] == "histogram"
     buckets = [(lab["le"], v) for n, lab, v in fam["samples"]
-               if n.endswith("_bucket") and lab.get("method") == "Decide"]
+               if n.endswith("_bucket") and lab.get("grpc_method") == "Decide"]
     bounds = [math.inf if le == "+Inf" else float(le) for le, _ in buckets]
     counts = [v for _, v in buckets]
     assert bounds == sorted(bounds) and bounds[-1] == math.inf

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -420,13 +421,20 @@ static void test_breaker_state_gauge(void **state)
     rd_metrics *m = rd_metrics_new(100);
     char *t = rd_metrics_render(m, fake_breakers, NULL, NOW_MS);
     assert_non_null(t);
-    assert_sample(t, "recoveryd_breaker_state{tool=\"closed-tool\"}", 0);
-    assert_sample(t, "recoveryd_breaker_state{tool=\"open-tool\"}", 1);
-    assert_sample(t, "recoveryd_breaker_state{tool=\"half-tool\"}", 2);
-    /* A live hold is the state callers see; the forced gauge says why. */
-    assert_sample(t, "recoveryd_breaker_state{tool=\"held-open\"}", 1);
-    assert_sample(t, "recoveryd_breaker_state{tool=\"held-closed\"}", 0);
-    assert_sample(t, "recoveryd_breaker_state{tool=\"hold-expired\"}", 0);
+    /* One series per state, 1 for the state the breaker is in. A live hold
+     * is the state callers see; the forced gauge says why. */
+    struct { const char *tool, *state; } want[] = {
+        {"closed-tool", "closed"}, {"open-tool", "open"},     {"half-tool", "half_open"},
+        {"held-open", "open"},     {"held-closed", "closed"}, {"hold-expired", "closed"},
+    };
+    static const char *const STATES[] = {"closed", "open", "half_open"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        for (size_t j = 0; j < 3; j++) {
+            char name[128];
+            snprintf(name, sizeof name, "recoveryd_breaker_state{tool=\"%s\",state=\"%s\"}",
+                     want[i].tool, STATES[j]);
+            assert_sample(t, name, strcmp(STATES[j], want[i].state) == 0);
+        }
     assert_sample(t, "recoveryd_breaker_forced{tool=\"held-open\"}", 1);
     assert_sample(t, "recoveryd_breaker_forced{tool=\"held-closed\"}", 2);
     assert_sample(t, "recoveryd_breaker_forced{tool=\"hold-expired\"}", 0);
@@ -452,7 +460,7 @@ static void test_breaker_gauge_capped(void **state)
     rd_metrics *m = rd_metrics_new(2);
     char *t = rd_metrics_render(m, fake_breakers, NULL, NOW_MS);
     assert_non_null(t);
-    assert_true(isnan(sample(t, "recoveryd_breaker_state{tool=\"half-tool\"}")));
+    assert_true(isnan(sample(t, "recoveryd_breaker_state{tool=\"half-tool\",state=\"half_open\"}")));
     assert_sample(t, "recoveryd_breakers{state=\"half_open\"}", 1); /* still counted */
     free(t);
     rd_metrics_free(m);
@@ -467,9 +475,9 @@ static void test_exposition_parses(void **state)
     rd_metrics_decision(m, "quote\"back\\slash\nnewline", &d);
     rd_metrics_decision(m, "bad-utf8-\xff\xc3", &d);
     rd_metrics_decision(m, "caf\xc3\xa9", &d);
-    rd_metrics_rpc(m, 1, "/recovery.v1.RecoveryService/Decide", 0, 1500);
-    rd_metrics_rpc(m, 1, "/recovery.v1.RecoveryService/Decide", 3, 20);
-    rd_metrics_rpc(m, -1, "/evil/{\"}", 12, 5);
+    rd_metrics_rpc(m, 1, "/recovery.v1.RecoveryService/Decide", "unary", 0, 1500);
+    rd_metrics_rpc(m, 1, "/recovery.v1.RecoveryService/Decide", "unary", 3, 20);
+    rd_metrics_rpc(m, -1, "/evil/{\"}", NULL, 12, 5);
     rd_metrics_store_error(m);
     rd_metrics_set_degraded(m, true);
     rd_metrics_config_reload(m, true);
@@ -483,14 +491,14 @@ static void test_exposition_parses(void **state)
     assert_sample(t, "recoveryd_tool_retries_total{tool=\"bad-utf8-\xef\xbf\xbd\xef\xbf\xbd\"}",
                   1);
     assert_sample(t, "recoveryd_tool_retries_total{tool=\"caf\xc3\xa9\"}", 1);
-    assert_sample(t, "recoveryd_rpc_handled_total{service=\"recovery.v1.RecoveryService\","
-                     "method=\"Decide\",code=\"OK\"}", 1);
-    assert_sample(t, "recoveryd_rpc_handled_total{service=\"recovery.v1.RecoveryService\","
-                     "method=\"Decide\",code=\"INVALID_ARGUMENT\"}", 1);
+    assert_sample(t, "grpc_server_handled_total{grpc_type=\"unary\",grpc_service=\"recovery.v1."
+                     "RecoveryService\",grpc_method=\"Decide\",grpc_code=\"OK\"}", 1);
+    assert_sample(t, "grpc_server_handled_total{grpc_type=\"unary\",grpc_service=\"recovery.v1."
+                     "RecoveryService\",grpc_method=\"Decide\",grpc_code=\"INVALID_ARGUMENT\"}", 1);
     /* Unknown methods never turn a caller's path into a label value. */
     assert_null(strstr(t, "evil"));
-    assert_sample(t, "recoveryd_rpc_handled_total{service=\"_unknown\",method=\"_unknown\","
-                     "code=\"UNIMPLEMENTED\"}", 1);
+    assert_sample(t, "grpc_server_handled_total{grpc_type=\"unary\",grpc_service=\"_unknown\","
+                     "grpc_method=\"_unknown\",grpc_code=\"UNIMPLEMENTED\"}", 1);
     assert_sample(t, "recoveryd_store_errors_total", 1);
     assert_sample(t, "recoveryd_store_degraded", 1);
     assert_sample(t, "recoveryd_config_reloads_total{result=\"success\"}", 1);
@@ -512,13 +520,13 @@ static void test_histogram_buckets(void **state)
                                            750000, 3000000, 60000000};
     double sum = 0;
     for (size_t i = 0; i < sizeof latencies_us / sizeof *latencies_us; i++) {
-        rd_metrics_rpc(m, 0, path, 0, latencies_us[i]);
+        rd_metrics_rpc(m, 0, path, "unary", 0, latencies_us[i]);
         sum += (double)latencies_us[i] / 1e6;
     }
     char *t = render(m);
     parse_exposition(t);
-#define BUCKET(le) "recoveryd_rpc_duration_seconds_bucket{service=\"recovery.v1." \
-                   "RecoveryService\",method=\"Classify\",le=\"" le "\"}"
+#define BUCKET(le) "grpc_server_handling_seconds_bucket{grpc_type=\"unary\",grpc_service=" \
+                   "\"recovery.v1.RecoveryService\",grpc_method=\"Classify\",le=\"" le "\"}"
     assert_sample(t, BUCKET("0.0001"), 3);  /* bounds are inclusive: 100 us is in le=0.0001 */
     assert_sample(t, BUCKET("0.001"), 6);
     assert_sample(t, BUCKET("0.0025"), 7);
@@ -528,16 +536,17 @@ static void test_histogram_buckets(void **state)
     assert_sample(t, BUCKET("10"), 10);
     assert_sample(t, BUCKET("+Inf"), 11);
 #undef BUCKET
-    const char *labels = "{service=\"recovery.v1.RecoveryService\",method=\"Classify\"}";
+    const char *labels = "{grpc_type=\"unary\",grpc_service=\"recovery.v1.RecoveryService\","
+                         "grpc_method=\"Classify\"}";
     char name[256];
-    snprintf(name, sizeof name, "recoveryd_rpc_duration_seconds_count%s", labels);
+    snprintf(name, sizeof name, "grpc_server_handling_seconds_count%s", labels);
     assert_sample(t, name, 11);
-    snprintf(name, sizeof name, "recoveryd_rpc_duration_seconds_sum%s", labels);
+    snprintf(name, sizeof name, "grpc_server_handling_seconds_sum%s", labels);
     assert_true(fabs(sample(t, name) - sum) < 1e-6);
 
     /* Buckets never decrease, and le values increase to +Inf. */
     double last_count = -1, last_le = -1;
-    const char *prefix = "recoveryd_rpc_duration_seconds_bucket{";
+    const char *prefix = "grpc_server_handling_seconds_bucket{";
     for (const char *line = strstr(t, prefix); line; line = strstr(line + 1, prefix)) {
         const char *le = strstr(line, "le=\"");
         assert_non_null(le);
@@ -604,7 +613,7 @@ static void test_http_endpoint(void **state)
     assert_non_null(body);
     parse_exposition(body + 4);
     assert_sample(body + 4, "recoveryd_tool_retries_total{tool=\"web\"}", 1);
-    assert_sample(body + 4, "recoveryd_breaker_state{tool=\"open-tool\"}", 1);
+    assert_sample(body + 4, "recoveryd_breaker_state{tool=\"open-tool\",state=\"open\"}", 1);
     free(r);
 
     r = http_request(port, "GET", "/healthz");
@@ -670,7 +679,7 @@ static void *record_many(void *arg)
         rd_metrics_decision(m, tool, &d);
         rd_outcome_input ok = {.tool_id = tool, .success = true, .attempt = 2};
         rd_metrics_outcome(m, tool, &ok, NULL, false);
-        rd_metrics_rpc(m, 2, "/recovery.v1.RecoveryService/Decide", 0, i % 3000);
+        rd_metrics_rpc(m, 2, "/recovery.v1.RecoveryService/Decide", "unary", 0, i % 3000);
     }
     return NULL;
 }
@@ -707,9 +716,34 @@ static void test_concurrent_recording_exact(void **state)
     assert_true(opens == total);
     assert_sample(t, "recoveryd_tool_retries_total{tool=\"_other\"}", total * 10 / TOOLS);
     assert_sample(t, "recoveryd_decisions_total{action=\"retry\"}", total);
-    assert_sample(t, "recoveryd_rpc_duration_seconds_count{service=\"recovery.v1."
-                     "RecoveryService\",method=\"Decide\"}", total);
+    assert_sample(t, "grpc_server_handling_seconds_count{grpc_type=\"unary\",grpc_service="
+                     "\"recovery.v1.RecoveryService\",grpc_method=\"Decide\"}", total);
     assert_sample(t, "recoveryd_metrics_tools_tracked", 30);
+    free(t);
+    rd_metrics_free(m);
+}
+
+/* The families stock dashboards and alerts expect: the client libraries'
+ * process collector and a build_info gauge. */
+static void test_process_and_build_info(void **state)
+{
+    rd_metrics *m = rd_metrics_new(10);
+    char *t = render(m);
+    assert_null(strstr(t, "recoveryd_build_info")); /* no version given: no series */
+    free(t);
+    rd_metrics_set_build_info(m, "1.2.3");
+    t = render(m);
+    parse_exposition(t);
+    assert_sample(t, "recoveryd_build_info{version=\"1.2.3\"}", 1);
+    assert_true(sample(t, "process_resident_memory_bytes") > 1e5);
+    assert_true(sample(t, "process_virtual_memory_bytes") >= sample(t, "process_resident_memory_bytes"));
+    assert_true(sample(t, "process_cpu_seconds_total") >= 0);
+    assert_true(sample(t, "process_open_fds") >= 3); /* stdin, stdout, stderr at least */
+    assert_true(sample(t, "process_max_fds") >= sample(t, "process_open_fds"));
+    double started = sample(t, "process_start_time_seconds");
+    double now = (double)time(NULL);
+    assert_true(started > now - 3600 && started <= now + 1);
+    assert_non_null(strstr(t, "# TYPE process_cpu_seconds_total counter"));
     free(t);
     rd_metrics_free(m);
 }
@@ -718,7 +752,7 @@ static void test_null_is_harmless(void **state)
 {
     rd_decision d = {0};
     rd_metrics_decision(NULL, "x", &d);
-    rd_metrics_rpc(NULL, 0, "x", 0, 1);
+    rd_metrics_rpc(NULL, 0, "x", "unary", 0, 1);
     rd_metrics_store_error(NULL);
     rd_metrics_set_degraded(NULL, true);
     rd_metrics_config_reload(NULL, true);
@@ -744,6 +778,7 @@ int main(void)
         cmocka_unit_test(test_http_endpoint),
         cmocka_unit_test(test_http_bad_listen),
         cmocka_unit_test(test_concurrent_recording_exact),
+        cmocka_unit_test(test_process_and_build_info),
         cmocka_unit_test(test_null_is_harmless),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
