@@ -81,6 +81,14 @@ fi
 rd_go_env "$WHO"
 rd_go_install "$WHO" "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION" grpcurl
 rd_go_install "$WHO" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" kustomize
+# promlint: the Prometheus client library's linter over our /metrics
+# (tests/tools/promlint, its versions pinned in go.mod/go.sum).
+if [ ! -x "$RD_TOOLS/bin/promlint" ] || [ tests/tools/promlint/go.sum -nt "$RD_TOOLS/bin/promlint" ]; then
+  echo "$WHO: building tests/tools/promlint through the Go module proxy"
+  mkdir -p "$RD_TOOLS/bin"
+  (cd tests/tools/promlint && go build -o "$RD_TOOLS/bin/promlint" .) ||
+    rd_fail "$WHO" "building tests/tools/promlint failed (Go module proxy $(rd_go_proxy))"
+fi
 
 # The client stubs' toolchains (Go plugins, Node, Java, the stubs' venv).
 scripts/install-stub-deps.sh

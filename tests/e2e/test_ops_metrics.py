@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import signal
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -283,3 +284,28 @@ def test_readyz_follows_grpc_health_through_shutdown(launcher):
         time.sleep(0.02)
     assert get(server, "/readyz")[:3:2] == (503, "not serving\n")
     assert server.wait(10) == 0
+
+
+def test_exposition_passes_the_prometheus_linter(launcher):
+    """The Prometheus client library's own linter (promlint, built by
+    scripts/install-deps.sh --test) finds nothing to fix in a scrape that
+    has every family populated: tools, breakers in each state, RPCs of each
+    kind and errors."""
+    promlint = rdtest.REPO / "build-tools" / "bin" / "promlint"
+    assert promlint.is_file(), "scripts/install-deps.sh --test builds build-tools/bin/promlint"
+    server = start_with_metrics(launcher)
+    tool = rdtest.unique("lint")
+    for attempt in range(1, 7):
+        rdtest.decide(server.stub, tool, rdtest.network_timeout(), attempt=attempt)
+    rdtest.record(server.stub, rdtest.unique("lint-ok"), success=True, attempt=2)
+    rdtest.breaker(server.stub, tool)
+    with pytest.raises(Exception):
+        rdtest.decide(server.stub, "", rdtest.network_timeout())
+    status, _, body = get(server)
+    assert status == 200
+    families = parse(body)
+    for name in ("grpc_server_handled_total", "grpc_server_handling_seconds",
+                 "recoveryd_build_info", "process_cpu_seconds_total", "recoveryd_breaker_state"):
+        assert name in families, name
+    proc = subprocess.run([str(promlint)], input=body, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
