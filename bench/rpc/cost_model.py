@@ -8,11 +8,18 @@ the error, which records it. The per-call CPU figures are measured:
 redis-server's by bench/rpc/redis_cost.py (--cluster: a primary with a
 replica), recoveryd's by bench/rpc/run.sh (docs/PERFORMANCE.md).
 
-With the shipped caches, calls to Redis per tool and replica are what the
-caches let through, for evenly loaded tools each seeing Poisson arrivals:
-  admission checks: lam / (1 + lam * closed_cache_s)    (a CLOSED entry lives closed_cache_s)
-  outcome batches:  (1 - exp(-lam * batch_s)) / batch_s  (one flush per batch_s with something in it)
-where lam is the tool's rate of that kind of call on one replica.
+With the shipped caches, what reaches Redis per tool and replica, for
+evenly loaded tools each seeing Poisson arrivals at rate lam on a replica:
+  outcome batches:  (1 - exp(-lam_o * batch_s)) / batch_s per kind of outcome
+                    (one flush per batch_s with something in it);
+  admission checks: m = lam * exp(-(b + m) * closed_cache_s), solved for m:
+                    a check asks Redis when no reply for the tool (a check's
+                    or a batch's, b of them per second) came in the last
+                    closed_cache_s.
+The cache and batch tables are direct-mapped with 1024 entries: the
+exp(-(tools - 1) / 1024) of the tools that have an entry to themselves get
+the above, the others send every admission check and every outcome.
+bench/rpc/cache_yield.py checks this against a measured run.
 
   bench/rpc/cost_model.py [--tools 1000] [--failure-rate 0.05] [--loads 100000,1000000]
 """
@@ -20,13 +27,24 @@ import argparse
 import math
 
 
-def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s):
-    admit = lam_admit / (1 + lam_admit * closed_s) if closed_s > 0 else lam_admit
+CACHE_SLOTS = 1024
+
+
+def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s, tools=1):
+    """Script runs per second for one tool on one replica: (admission
+    checks, success batches, failure batches), averaged over the tools."""
 
     def batches(lam):
         return (1 - math.exp(-lam * batch_s)) / batch_s if batch_s > 0 and lam > 0 else lam
 
-    return admit, batches(lam_ok), batches(lam_fail)
+    ok, fail = batches(lam_ok), batches(lam_fail)
+    admit = lam_admit
+    if closed_s > 0:
+        for _ in range(100):  # the fixed point of m = lam exp(-(b + m) c)
+            admit = lam_admit * math.exp(-(ok + fail + admit) * closed_s)
+    alone = math.exp(-(tools - 1) / CACHE_SLOTS)
+    return (alone * admit + (1 - alone) * lam_admit, alone * ok + (1 - alone) * lam_ok,
+            alone * fail + (1 - alone) * lam_fail)
 
 
 def size(args, load, cached):
@@ -38,7 +56,7 @@ def size(args, load, cached):
     if cached:
         a, s, e = per_tool_scripts(per_tool_replica, per_tool_replica * (1 - f),
                                    per_tool_replica * f, args.closed_cache_ms / 1000,
-                                   args.batch_ms / 1000)
+                                   args.batch_ms / 1000, args.tools)
     else:
         a, s, e = per_tool_replica, per_tool_replica * (1 - f), per_tool_replica * f
     scripts = (a + s + e) * args.tools * replicas
