@@ -89,6 +89,44 @@ def test_one_breaker_and_exactly_one_probe_across_replicas(cluster_env, redis_cl
           f"checks over 3 replicas, exactly one probe each")
 
 
+def _collect(stream, out, until):
+    try:
+        for msg in stream:
+            out.append(msg)
+            if until(out):
+                return
+    except Exception:  # noqa: BLE001 - the stream is cancelled at the end
+        pass
+
+
+def test_watch_on_one_replica_sees_a_breaker_opened_through_another(cluster_env,  # noqa: F811
+                                                                    redis_cluster):
+    """The events a script publishes on one primary reach a replica whose
+    subscriber listens on another node."""
+    cluster = replicas(cluster_env, redis_cluster, "watch:", SHARED_BUDGET_MS)
+    a, b, _ = cluster.stubs
+    # tools on every primary, so some events cross nodes whichever one A listens on
+    tools = [unique(f"watched-{i}") for i in range(6)]
+    assert len({redis_cluster.primary_port(tool_slot("watch:", t)) for t in tools}) >= 2
+    for tool in tools:
+        admit(b, tool)
+    stream = a.WatchBreakers(pb.WatchBreakersRequest(tool_ids=tools), timeout=20)
+    seen = []
+    reader = threading.Thread(target=_collect, args=(
+        stream, seen, lambda s: sum(m.cause == "opened" for m in s) >= len(tools)))
+    reader.start()
+    time.sleep(0.4)
+    for tool in tools:
+        for _ in range(FAILURE_THRESHOLD):
+            record(b, tool, success=False, error=network_timeout())
+    reader.join(timeout=5)
+    time.sleep(0.3)  # a duplicate would arrive within this
+    stream.cancel()
+    reader.join(timeout=2)
+    opened = sorted(m.breaker.tool_id for m in seen if m.cause == "opened")
+    assert opened == sorted(tools), [(m.cause, m.breaker.tool_id) for m in seen]
+
+
 class ToolLoad(Load):
     """Load on the tools given (each caller its own tool), instead of
     tools of random slots."""
