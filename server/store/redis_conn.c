@@ -1,7 +1,10 @@
 /* Connections of the Redis store: where the master is (directly, or asked
- * of the sentinels), how a connection is set up (AUTH, SELECT, timeouts),
- * the pool the worker threads share, and how a command's failure is told
- * apart (Redis unavailable vs. a bug).
+ * of the sentinels), or in a Redis Cluster which node serves a slot
+ * (redis_cluster.c keeps the map, this file connects to the nodes and
+ * fetches the map for it), how a connection is set up (AUTH, SELECT,
+ * timeouts), the pool the worker threads share, and how a command's
+ * failure is told apart (Redis unavailable vs. a bug; in a cluster, one
+ * node's failure vs. the whole cluster's).
  *
  * hiredis 0.14 knows nothing of Sentinel, so discovery is done here: each
  * sentinel in turn is asked SENTINEL get-master-addr-by-name; the address
@@ -413,13 +416,13 @@ static void drop_all_nodes(conn_slot *slot)
     slot->node = -1;
 }
 
-static int node_down(redis_store *r, int index, rd_status *st)
+/* A command for a node that keeps failing, refused without trying it. */
+static int node_down(redis_store *r, rd_status *st)
 {
     atomic_fetch_add(&r->errors, 1);
     rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster node serving the key is failing");
     if (st)
         st->store_partial = rd_cluster_some_up(r->cluster, rd_clock_mono_ms());
-    (void)index;
     return RD_ERR_UNAVAILABLE;
 }
 
@@ -437,7 +440,7 @@ int rd_redis_use_node(redis_store *r, conn_slot *slot, int index, unsigned gener
     if (slot->ctx)
         return RD_OK;
     if (!rd_cluster_node_usable(r->cluster, index, rd_clock_mono_ms()))
-        return node_down(r, index, st);
+        return node_down(r, st);
     char host[RD_CLUSTER_HOST_MAX];
     int port;
     if (!rd_cluster_node_addr(r->cluster, index, generation, host, sizeof host, &port))

@@ -11,7 +11,8 @@ int rd_redis_target_init(rd_redis_target *t, const rd_redis_options *o, rd_statu
 void rd_redis_target_free(rd_redis_target *t);
 
 /* A connection to the master, authenticated, db selected, command timeout
- * set. Through the sentinels when there are any (and ROLE checked).
+ * set. Through the sentinels when there are any (and ROLE checked); in a
+ * cluster, to the first seed node that answers.
  * Returns NULL with *st set (RD_ERR_UNAVAILABLE) when none can be had. */
 redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st);
 
