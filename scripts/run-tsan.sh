@@ -19,7 +19,7 @@ jobs="${JOBS:-$(nproc)}"
 reports="$build/tsan-reports"
 cd "$root"
 
-UNIT_TESTS=(test_store_memory test_store_redis test_ops_watch test_metrics)
+UNIT_TESTS=(test_store_memory test_store_redis test_store_redis_cluster test_ops_watch test_metrics)
 # End-to-end tests whose server runs many threads at once. Deselected: the
 # ones that time a 300 ms breaker window or count calls per second, which a
 # TSan build (5-15x slower) cannot meet; they prove nothing about races.

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """What each RPC costs on the Redis store: calls per second, recoveryd's and
-redis-server's CPU per call, and the Redis commands per call (INFO
-commandstats; commands run inside scripts are counted too).
+redis-server's CPU per call, the Redis commands per call (INFO
+commandstats; commands run inside scripts are counted too) and the bytes
+per call between recoveryd and Redis (INFO stats, replication traffic left
+out), and from redis-server's CPU per call the calls one Redis primary (one
+core) serves per second.
 
-Starts its own redis-server and one recoveryd (workers=1, the benchmark's
-config plus --redis-option lines), both pinned to --server-cores; for each
-case sends --warmup calls, then --calls calls with h2load (-c4 -m64, pinned
-to --client-cores), and reads /proc and commandstats before and after.
+Starts its own redis-server (or with --cluster a six-node Redis Cluster,
+three primaries with a replica each, summed over the primaries) and one
+recoveryd (workers=1, the benchmark's config plus --redis-option lines),
+all pinned to --server-cores; for each case sends --warmup calls, then
+--calls calls with h2load (-c4 -m64, pinned to --client-cores), and reads
+/proc, commandstats and stats before and after.
 
-  bench/rpc/redis_cost.py [--recoveryd build-perf/recoveryd] \\
+  bench/rpc/redis_cost.py [--recoveryd build-perf/recoveryd] [--cluster] \\
       [--cases GetBreakerState] [--redis-option "read_cache_ms: 0"] [--calls 20000]
 """
 import argparse
@@ -25,11 +30,27 @@ import run  # noqa: E402  (the benchmark's own helpers)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def command_stats(port):
-    out = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"],
-                         capture_output=True, text=True, check=True).stdout
-    return {m.group(1): (int(m.group(2)), int(m.group(3)))
-            for m in re.finditer(r"cmdstat_(\w+):calls=(\d+),usec=(\d+)", out)}
+def info(port, section):
+    return subprocess.run(["redis-cli", "-p", str(port), "info", section],
+                          capture_output=True, text=True, check=True).stdout
+
+
+def command_stats(ports):
+    """Per command (calls, usec), and ("bytes in", "bytes out") of client
+    traffic, summed over the servers on ports."""
+    total = {}
+    for port in ports:
+        out = info(port, "commandstats")
+        for m in re.finditer(r"cmdstat_(\w+):calls=(\d+),usec=(\d+)", out):
+            c, u = total.get(m.group(1), (0, 0))
+            total[m.group(1)] = (c + int(m.group(2)), u + int(m.group(3)))
+        stats = dict(re.findall(r"^(\w+):(\d+)", info(port, "stats"), re.M))
+        for way, key in (("in", "input"), ("out", "output")):
+            moved = int(stats["total_net_%s_bytes" % key]) - \
+                int(stats.get("total_net_repl_%s_bytes" % key, 0))
+            c, _ = total.get("bytes " + way, (0, 0))
+            total["bytes " + way] = (c + moved, 0)
+    return total
 
 
 def h2load(args, port, case, body, n, pinned):
@@ -41,23 +62,71 @@ def h2load(args, port, case, body, n, pinned):
     return run.parse_h2load(out)
 
 
-def measure(args, case, body, srv, redis_proc, redis_port):
+def cpu_ticks(procs):
+    return sum(run.proc_cpu_ticks(p.pid) for p in procs)
+
+
+def measure(args, case, body, srv, redis_procs, redis_ports):
     h2load(args, srv.port, case, body, args.warmup, False)
-    before = command_stats(redis_port)
-    t0, r0, w0 = run.proc_cpu_ticks(srv.pid), run.proc_cpu_ticks(redis_proc.pid), time.time()
+    before = command_stats(redis_ports)
+    t0, r0, w0 = run.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs), time.time()
     res = h2load(args, srv.port, case, body, args.calls, True)
     wall = time.time() - w0
-    t1, r1 = run.proc_cpu_ticks(srv.pid), run.proc_cpu_ticks(redis_proc.pid)
-    after = command_stats(redis_port)
+    t1, r1 = run.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs)
+    after = command_stats(redis_ports)
     n = res["succeeded"]
     us = 1e6 / run.CLK_TCK / n
+    redis_us = (r1 - r0) * us
+    delta = {k: (after[k][0] - before.get(k, (0, 0))[0], after[k][1] - before.get(k, (0, 0))[1])
+             for k in after}
+    # Not the calls' own: the bench's INFO, replicas' acks, the slot-map fetches.
+    others = ("info", "bytes in", "bytes out", "replconf", "cluster", "ping")
+    commands = sum(c for k, (c, _) in delta.items() if k not in others)
+    scripts = sum(delta.get(k, (0, 0))[0] for k in ("evalsha", "eval"))
     print("%-17s %8.0f calls/s  recoveryd %5.1f us/call  redis-server %5.1f us/call  "
-          "(%d of %d ok)" % (case.name, n / wall, (t1 - t0) * us, (r1 - r0) * us, n, args.calls))
-    for name in sorted(after):
-        calls = after[name][0] - before.get(name, (0, 0))[0]
-        usec = after[name][1] - before.get(name, (0, 0))[1]
-        if calls and name != "info":
+          "(%d of %d ok)" % (case.name, n / wall, (t1 - t0) * us, redis_us, n, args.calls))
+    print("    %.2f script runs, %.2f Redis commands (those inside scripts too), %.0f bytes to "
+          "Redis, %.0f bytes back per call; one primary core serves %s calls/s"
+          % (scripts / n, commands / n, delta["bytes in"][0] / n,
+                                      delta["bytes out"][0] / n,
+                                      "%.0f" % (1e6 / redis_us) if redis_us > 0 else "(no CPU)"))
+    for name in sorted(delta):
+        calls, usec = delta[name]
+        if calls and name not in others:
             print("    %-14s %5.2f per call, %6.1f us each" % (name, calls / n, usec / calls))
+
+
+def start_cluster(work, cores):
+    """Six nodes joined by redis-cli --cluster create; returns the processes
+    and ports of the three primaries, and the other processes."""
+    procs, ports = [], []
+    for i in range(6):
+        d = os.path.join(work, "node-%d" % i)
+        os.makedirs(d)
+        port = run.free_port()
+        argv = run.pin(cores) + [
+            "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", d, "--cluster-enabled", "yes",
+            "--cluster-config-file", "nodes.conf", "--cluster-port", str(run.free_port()),
+            "--repl-diskless-sync-delay", "0"]
+        out = open(os.path.join(d, "redis.log"), "w")
+        procs.append(subprocess.Popen(argv, stdout=out, stderr=out))
+        run.wait_for_port(port, procs[-1])
+        ports.append(port)
+    subprocess.run(["redis-cli", "--cluster", "create"] +
+                   ["127.0.0.1:%d" % p for p in ports] +
+                   ["--cluster-replicas", "1", "--cluster-yes"],
+                   capture_output=True, check=True)
+    deadline = time.time() + 30
+    while not all("cluster_state:ok" in subprocess.run(
+            ["redis-cli", "-p", str(p), "cluster", "info"], capture_output=True,
+            text=True).stdout for p in ports):
+        if time.time() > deadline:
+            sys.exit("the cluster did not form")
+        time.sleep(0.2)
+    primary = ["role:master" in info(p, "replication") for p in ports]
+    return ([p for p, m in zip(procs, primary) if m], [p for p, m in zip(ports, primary) if m],
+            [p for p, m in zip(procs, primary) if not m])
 
 
 def main():
@@ -67,26 +136,37 @@ def main():
     p.add_argument("--redis-option", action="append", default=[],
                    help='a line of store.redis, e.g. "read_cache_ms: 0" (repeatable)')
     p.add_argument("--calls", type=int, default=20000)
+    p.add_argument("--cluster", action="store_true",
+                   help="a six-node Redis Cluster instead of one redis-server")
     p.add_argument("--warmup", type=int, default=2000)
     p.add_argument("--server-cores", default="0")
     p.add_argument("--client-cores", default="1")
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="redis-cost-")
     bodies = run.encode_bodies(work)
-    redis_proc, redis_port = run.start_redis(work, args.server_cores)
+    others = []
+    if args.cluster:
+        redis_procs, redis_ports, others = start_cluster(work, args.server_cores)
+        args.redis_option.append("cluster: [%s]" % ", ".join(
+            '"127.0.0.1:%d"' % p for p in redis_ports))
+    else:
+        redis_proc, redis_port = run.start_redis(work, args.server_cores)
+        redis_procs, redis_ports = [redis_proc], [redis_port]
     port = run.free_port()
     extra = "".join("    %s\n" % line for line in args.redis_option)
-    cfg = run.write_config(work, "redis-cost", port, 1, redis_port, redis_extra=extra)
+    # With --cluster the address is ignored: store.redis.cluster names the nodes.
+    cfg = run.write_config(work, "redis-cost", port, 1, redis_ports[0], redis_extra=extra)
     srv = run.Server("recoveryd", [args.recoveryd, "--config", cfg], port, args.server_cores,
                      work).start()
     try:
         for case in run.CASES:
             if case.name in args.cases.split(","):
-                measure(args, case, bodies[case.body][1], srv, redis_proc, redis_port)
+                measure(args, case, bodies[case.body][1], srv, redis_procs, redis_ports)
     finally:
         srv.stop()
-        redis_proc.terminate()
-        redis_proc.wait()
+        for p in redis_procs + others:
+            p.terminate()
+            p.wait()
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ LAYERS = {
     "base": None,
     "overlays/single": "base",
     "overlays/production": "base",
+    "overlays/production-cluster": "base",
 }
 HEADER = """\
 # recoveryd main configuration for the {layer} layer of deploy/k8s.

@@ -48,6 +48,7 @@ int rd_config_ops_defaults(rd_config *cfg)
     r->closed_cache_ms = 250;
     r->outcome_batch_ms = 5;
     r->read_cache_ms = 100;
+    r->cluster_refresh_ms = 1000;
     return cfg->metrics.listen && r->address && r->key_prefix ? RD_OK : RD_ERR_NOMEM;
 }
 
@@ -352,10 +353,11 @@ static bool address_ok(const char *a)
     return *end == '\0' && port >= 1 && port <= 65535;
 }
 
-static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, rd_redis_config *r)
+/* A list of host:port (store.redis.sentinels, store.redis.cluster). */
+static int parse_address_list(const rd_yctx *c, const rd_ynode *map, const char *key,
+                              const char *path, char ***out, size_t *n_out)
 {
-    const rd_ynode *list = rd_ymap_get(map, "sentinels");
-    const char *path = "store.redis.sentinels";
+    const rd_ynode *list = rd_ymap_get(map, key);
     if (!list)
         return RD_OK;
     int rc = rd_yexpect(c, list, path, RD_YSEQ);
@@ -363,7 +365,7 @@ static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, rd_redis_confi
         return rc;
     if (list->n > MAX_SENTINELS)
         return rd_yerr(c, list->line, path, "more than %d entries", MAX_SENTINELS);
-    if (list->n && !(r->sentinels = calloc(list->n, sizeof *r->sentinels)))
+    if (list->n && !(*out = calloc(list->n, sizeof **out)))
         return rd_yerr(c, list->line, path, "out of memory");
     for (size_t i = 0; i < list->n; i++) {
         char p[RD_YPATH_MAX];
@@ -373,17 +375,33 @@ static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, rd_redis_confi
             rc = rd_yerr(c, list->items[i]->line, p, "expected host:port, got \"%s\"", text);
         if (rc != RD_OK)
             return rc;
-        if (!(r->sentinels[i] = strdup(text)))
+        if (!((*out)[i] = strdup(text)))
             return rd_yerr(c, list->items[i]->line, p, "out of memory");
-        r->n_sentinels = i + 1;
+        *n_out = i + 1;
     }
     return RD_OK;
+}
+
+static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, rd_redis_config *r)
+{
+    int rc = parse_address_list(c, map, "sentinels", "store.redis.sentinels", &r->sentinels,
+                                &r->n_sentinels);
+    if (rc == RD_OK)
+        rc = parse_address_list(c, map, "cluster", "store.redis.cluster", &r->cluster,
+                                &r->n_cluster);
+    if (rc == RD_OK && r->n_cluster && r->n_sentinels)
+        rc = rd_yerr(c, rd_ymap_key_line(map, "cluster"), "store.redis.cluster",
+                     "not with sentinels (a Redis Cluster fails over by itself)");
+    if (rc == RD_OK && r->n_cluster && r->db != 0)
+        rc = rd_yerr(c, rd_ymap_key_line(map, "db"), "store.redis.db",
+                     "must be 0 with cluster (Redis Cluster has one db)");
+    return rc;
 }
 
 static const char *const REDIS_KEYS[] = {
     "address", "password_file", "password_env", "db", "key_prefix", "command_timeout_ms",
     "connect_timeout_ms", "sentinels", "master_name", "probe_interval_ms", "closed_cache_ms",
-    "outcome_batch_ms", "read_cache_ms", NULL};
+    "outcome_batch_ms", "read_cache_ms", "cluster", "cluster_refresh_ms", NULL};
 
 /* The millisecond settings of store.redis and their ranges. */
 typedef struct redis_time {
@@ -399,6 +417,7 @@ static const redis_time REDIS_TIMES[] = {
     {"closed_cache_ms", 0, 10000, offsetof(rd_redis_config, closed_cache_ms)},
     {"outcome_batch_ms", 0, 1000, offsetof(rd_redis_config, outcome_batch_ms)},
     {"read_cache_ms", 0, 10000, offsetof(rd_redis_config, read_cache_ms)},
+    {"cluster_refresh_ms", 100, 600000, offsetof(rd_redis_config, cluster_refresh_ms)},
 };
 
 static int parse_redis_values(const rd_yctx *c, const rd_ynode *map, rd_redis_config *r)
@@ -556,6 +575,9 @@ void rd_config_ops_free(rd_config *cfg)
     for (size_t i = 0; i < r->n_sentinels; i++)
         free(r->sentinels[i]);
     free(r->sentinels);
+    for (size_t i = 0; i < r->n_cluster; i++)
+        free(r->cluster[i]);
+    free(r->cluster);
     free(r->master_name);
     free(cfg->tools_dir);
 }

@@ -31,6 +31,9 @@ typedef struct rd_status {
      * call says whether any of its operations was answered degraded. */
     bool store_local;            /* a backend answered from its own cache or batch */
     bool store_degraded;         /* the degraded-mode fallback answered */
+    /* With RD_ERR_UNAVAILABLE from a store: only part of the shared store
+     * (the keys of one failing node) is out, the rest still answers. */
+    bool store_partial;
     char msg[RD_STATUS_MSG_MAX];
 } rd_status;
 
@@ -41,6 +44,7 @@ static inline void rd_status_clear(rd_status *st)
     st->code = RD_OK;
     st->store_local = false;
     st->store_degraded = false;
+    st->store_partial = false;
     st->msg[0] = '\0';
 }
 

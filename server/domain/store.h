@@ -45,6 +45,9 @@ typedef struct rd_redis_config {
     int64_t closed_cache_ms;     /* 0 = every admission check asks Redis */
     int64_t outcome_batch_ms;    /* 0 = every success is recorded at once */
     int64_t read_cache_ms;       /* 0 = every read of a named tool asks Redis */
+    char **cluster;              /* Redis Cluster seed nodes, "host:port" each */
+    size_t n_cluster;
+    int64_t cluster_refresh_ms;  /* the cluster's slot map is fetched this often */
 } rd_redis_config;
 
 typedef struct rd_store_config {

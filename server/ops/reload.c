@@ -85,7 +85,8 @@ static bool store_differs(const rd_store_config *a, const rd_store_config *b)
            str_differs(x->master_name, y->master_name) ||
            x->probe_interval_ms != y->probe_interval_ms ||
            x->closed_cache_ms != y->closed_cache_ms ||
-           x->outcome_batch_ms != y->outcome_batch_ms || x->read_cache_ms != y->read_cache_ms;
+           x->outcome_batch_ms != y->outcome_batch_ms || x->read_cache_ms != y->read_cache_ms ||
+           x->n_cluster != y->n_cluster || x->cluster_refresh_ms != y->cluster_refresh_ms;
 }
 
 /* Logs every key whose new value will not take effect until a restart. */

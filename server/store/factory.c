@@ -67,13 +67,16 @@ static rd_store *redis_store(const rd_redis_config *r, unsigned workers,
         .sentinels = (const char *const *)r->sentinels,
         .n_sentinels = r->n_sentinels,
         .master_name = r->master_name,
+        .cluster = (const char *const *)r->cluster,
+        .n_cluster = r->n_cluster,
+        .cluster_refresh_ms = (int)r->cluster_refresh_ms,
         .pool_size = workers + 1,
         .closed_cache_ms = (int)r->closed_cache_ms,
         .outcome_batch_ms = (int)r->outcome_batch_ms,
         .read_cache_ms = (int)r->read_cache_ms,
         .limits = *limits,
     };
-    if (r->n_sentinels == 0 && split_address(r->address, host, sizeof host, &o, st) != RD_OK)
+    if (r->n_sentinels == 0 && r->n_cluster == 0 && split_address(r->address, host, sizeof host, &o, st) != RD_OK)
         return NULL;
     rd_store *shared = rd_store_redis_new(&o, st);
     if (!shared)

@@ -8,6 +8,7 @@
  *   P{turn:<id>}:meta      hash  s = started_at, t = last touch, n = events, d = dropped
  *   P{turn:<id>}:events    list  one serialised rd_trace_event per element
  *   P{tools} P{turns} P{outcomes}  sorted sets, only when the matching cap is set
+ *                          (in a cluster, large ones in shards P{tools:<k>}: redis_ops.h)
  *
  * Ownership: every string the store keeps is copied; replies are freed
  * here; turn_read's array is malloc'd for the caller. */
@@ -42,11 +43,19 @@ static void rs_destroy(rd_store *s)
     pthread_mutex_destroy(&r->listener_lock);
     pthread_mutex_destroy(&r->error_lock);
     for (size_t i = 0; r->pool && i < r->pool_size; i++) {
-        if (r->pool[i].ctx)
-            redisFree(r->pool[i].ctx);
-        pthread_mutex_destroy(&r->pool[i].lock);
+        conn_slot *slot = &r->pool[i];
+        for (size_t k = 0; k < RD_CLUSTER_MAX_NODES; k++)
+            if (slot->node_ctx[k] && slot->node_ctx[k] != slot->ctx)
+                redisFree(slot->node_ctx[k]);
+        if (slot->ctx)
+            redisFree(slot->ctx);
+        pthread_mutex_destroy(&slot->lock);
     }
     free(r->pool);
+    if (r->cluster) {
+        rd_cluster_destroy(r->cluster);
+        free(r->cluster);
+    }
     rd_redis_cache_destroy(&r->cache);
     rd_redis_target_free(&r->target);
     free(r->prefix);
@@ -97,7 +106,28 @@ static int init_pool(redis_store *r, size_t size, rd_status *st)
     for (size_t i = 0; i < size; i++) {
         pthread_mutex_init(&r->pool[i].lock, NULL);
         rd_rng_seed_os(&r->pool[i].rng);
+        r->pool[i].node = -1;
     }
+    return RD_OK;
+}
+
+/* Redis Cluster: the topology, a first fetch of the slot map (a cluster
+ * that is down at start is not an error) and its refresher. */
+static int init_cluster(redis_store *r, const rd_redis_options *opt, rd_status *st)
+{
+    if (r->target.n_seeds == 0)
+        return RD_OK;
+    r->cluster = calloc(1, sizeof *r->cluster);
+    if (!r->cluster)
+        return rd_status_set(st, RD_ERR_NOMEM, "store.redis: out of memory");
+    if (rd_cluster_init(r->cluster, opt->cluster_refresh_ms, 0, rd_redis_fetch_slots, r) != 0) {
+        free(r->cluster);
+        r->cluster = NULL;
+        return rd_status_set(st, RD_ERR_INTERNAL, "store.redis: cannot set up the cluster map");
+    }
+    (void)rd_cluster_refresh(r->cluster, 0);
+    if (rd_cluster_start(r->cluster) != 0)
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: cannot start the cluster refresher");
     return RD_OK;
 }
 
@@ -118,6 +148,8 @@ static int init_store(redis_store *r, const rd_redis_options *opt, rd_status *st
     if (rc != RD_OK)
         return rc;
     rc = init_pool(r, opt->pool_size ? opt->pool_size : RD_REDIS_DEFAULT_POOL_SIZE, st);
+    if (rc == RD_OK)
+        rc = init_cluster(r, opt, st);
     if (rc != RD_OK)
         return rc;
     /* The subscriber thread also watches the sentinels for a failover. */
@@ -190,6 +222,8 @@ bool rd_store_redis_stats(rd_store *s, rd_redis_stats *out)
         .deferred_dropped = atomic_load(&r->deferred_dropped),
         .subscribed = atomic_load(&r->cache.usable),
         .auth_refused = atomic_load(&r->auth_refused),
+        .cluster_refreshes = r->cluster ? atomic_load(&r->cluster->refreshes) : 0,
+        .cluster_redirects = r->cluster ? atomic_load(&r->cluster->redirects) : 0,
     };
     pthread_mutex_lock(&r->error_lock);
     snprintf(out->last_error, sizeof out->last_error, "%s", r->last_error);

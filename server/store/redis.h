@@ -12,8 +12,14 @@
  * takes one connection of a small pool for the length of its commands.
  * No command waits longer than command_timeout_ms.
  *
+ * Redis Cluster (options.cluster): commands go to the primary serving
+ * their keys' slot, MOVED and ASK are followed, the slot map is refreshed
+ * on a timer and on redirection, list() and evict() walk every primary
+ * (docs/REDIS.md, "Redis Cluster").
+ *
  * Errors: a Redis that cannot answer (refused, timed out, LOADING, READONLY,
- * ...) gives RD_ERR_UNAVAILABLE; wrap the store with rd_store_resilient_new
+ * ...) gives RD_ERR_UNAVAILABLE, with st->store_partial set when only the
+ * cluster node serving the keys fails; wrap the store with rd_store_resilient_new
  * (store/resilient.h) to keep answering from memory meanwhile. */
 #ifndef RD_STORE_REDIS_H
 #define RD_STORE_REDIS_H
@@ -48,6 +54,12 @@ typedef struct rd_redis_options {
     size_t n_sentinels;
     const char *master_name;       /* the Sentinel master name, default "mymaster" */
     const char *sentinel_password; /* AUTH towards the sentinels, if they need it */
+    /* Redis Cluster: "host:port" of some of its nodes to learn the slot map
+     * from. When given, host/port, unix_socket and the sentinels are
+     * ignored and db must be 0. */
+    const char *const *cluster;
+    size_t n_cluster;
+    int cluster_refresh_ms;        /* the slot map is fetched this often; default 1000 */
     size_t pool_size;              /* connections, default 8 (one per worker thread) */
     bool no_local_cache;           /* true: every admission check goes to Redis */
     /* How long an admission check may be answered "CLOSED, go ahead" from
@@ -95,6 +107,8 @@ typedef struct rd_redis_stats {
     uint64_t deferred_dropped;  /* of those, lost because Redis failed the batch */
     bool subscribed;            /* the event subscriber is connected */
     bool auth_refused;          /* the last connection attempt was refused by AUTH */
+    uint64_t cluster_refreshes; /* Redis Cluster: slot maps fetched */
+    uint64_t cluster_redirects; /* Redis Cluster: MOVED and ASK answers followed */
     char last_error[RD_STATUS_MSG_MAX]; /* why the last failed attempt failed ("" = none) */
 } rd_redis_stats;
 

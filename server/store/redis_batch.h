@@ -3,7 +3,7 @@
 #define RD_STORE_REDIS_BATCH_H
 
 #include "store/redis_cache.h"
-#include "store/redis_conn.h"
+#include "store/redis_exec.h"
 
 /* Counts an outcome on a breaker the cache knows CLOSED, when it cannot
  * open the breaker by what this replica knows, and fills *out with the

@@ -173,9 +173,9 @@ static int index_reserve(redis_store *r, conn_slot *slot, const char *tool, int6
                          bool *reserved, rd_status *st)
 {
     char idx[RD_KEY_MAX], now[24], cap[24];
-    key_index(r, "tools", idx);
+    size_t shard_cap = key_index(r, "tools", tool, r->base.limits.max_tools, idx);
     time_arg(r, now_ms, now);
-    fmt_i64(cap, (int64_t)r->base.limits.max_tools);
+    fmt_i64(cap, (int64_t)shard_cap);
     const char *argv[] = {idx, now, tool, cap};
     redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_INDEX_RESERVE, 1, 4, argv, NULL, st);
     if (!reply)
@@ -188,27 +188,26 @@ static int index_reserve(redis_store *r, conn_slot *slot, const char *tool, int6
 /* How many of the index's oldest members are looked at to make room. */
 #define RD_REDIS_DISPLACE_CANDIDATES 64
 
-/* max_tools reached: like the memory store, forgets the least recently used
- * CLOSED breaker without probe or hold among the index's oldest members (a
- * member whose breaker already expired goes first: it holds nothing). The
- * forget script checks again atomically, so a breaker that opened
- * meanwhile is kept. *made receives whether a slot was freed. */
-static int tools_make_room(redis_store *r, conn_slot *slot, int64_t now_ms, bool *made,
-                           rd_status *st)
+/* max_tools reached (in the shard `tool` goes to): like the memory store,
+ * forgets the least recently used CLOSED breaker without probe or hold
+ * among the shard's oldest members (a member whose breaker already expired
+ * goes first: it holds nothing). The forget script checks again
+ * atomically, so a breaker that opened meanwhile is kept. *made receives
+ * whether a place was freed. */
+static int tools_make_room(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                           bool *made, rd_status *st)
 {
     *made = false;
     char idx[RD_KEY_MAX], last[24];
-    key_index(r, "tools", idx);
+    key_index(r, "tools", tool, r->base.limits.max_tools, idx);
     fmt_i64(last, RD_REDIS_DISPLACE_CANDIDATES - 1);
     const char *argv[] = {"ZRANGE", idx, "0", last};
-    if (rd_redis_slot_ready(r, slot, st) != RD_OK)
-        return RD_ERR_UNAVAILABLE;
-    redisReply *some = redisCommandArgv(slot->ctx, 4, argv, NULL);
-    if (!some || some->type != REDIS_REPLY_ARRAY) {
-        int rc = rd_redis_fail(r, slot, some, "ZRANGE", st);
-        if (some)
-            freeReplyObject(some);
-        return rc;
+    redisReply *some = rd_redis_command(r, slot, 4, argv, st);
+    if (!some)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    if (some->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(some);
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: redis ZRANGE: unexpected reply");
     }
     char *victim = NULL;
     int64_t victim_seen = INT64_MAX;
@@ -216,19 +215,19 @@ static int tools_make_room(redis_store *r, conn_slot *slot, int64_t now_ms, bool
     for (size_t i = 0; rc == RD_OK && i < some->elements; i++) {
         rd_breaker b;
         bool found;
-        char *tool = some->element[i]->str;
-        rc = rd_redis_read_breaker(r, slot, tool, now_ms, &b, &found, st);
+        char *member = some->element[i]->str;
+        rc = rd_redis_read_breaker(r, slot, member, now_ms, &b, &found, st);
         if (rc != RD_OK)
             break;
         if (!found) { /* expired on its own: only the index entry is left */
-            victim = tool;
+            victim = member;
             break;
         }
         bool displaceable = rd_breaker_status_at(&b, now_ms) == RD_BREAKER_CLOSED &&
                             !rd_breaker_probe_live(&b, now_ms) &&
                             !rd_breaker_hold_live(&b, now_ms);
         if (displaceable && b.last_seen_ms < victim_seen) {
-            victim = tool;
+            victim = member;
             victim_seen = b.last_seen_ms;
         }
     }
@@ -236,7 +235,7 @@ static int tools_make_room(redis_store *r, conn_slot *slot, int64_t now_ms, bool
     if (rc == RD_OK && victim)
         rc = rd_redis_forget_tool(r, slot, victim, now_ms, "closed", &res, st);
     if (rc == RD_OK && victim && res != 0)
-        rc = rd_redis_index_remove(r, slot, "tools", &victim, 1, st);
+        rc = rd_redis_index_remove(r, slot, "tools", r->base.limits.max_tools, &victim, 1, st);
     if (rc == RD_OK && victim && res != 0) {
         *made = true;
         rd_store_count_displaced(res == 1);
@@ -251,7 +250,7 @@ static int reserve_tool(redis_store *r, conn_slot *slot, const char *tool, int64
     bool reserved, made = false;
     int rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
     if (rc == RD_OK && !reserved)
-        rc = tools_make_room(r, slot, now_ms, &made, st);
+        rc = tools_make_room(r, slot, tool, now_ms, &made, st);
     if (rc == RD_OK && !reserved && made)
         rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
     if (rc == RD_OK && !reserved)
@@ -429,26 +428,22 @@ int rd_redis_forget_tool(redis_store *r, conn_slot *slot, const char *tool, int6
     return RD_OK;
 }
 
-/* ZREM of members from P{index}, in chunks. */
-int rd_redis_index_remove(redis_store *r, conn_slot *slot, const char *index, char **members,
-                          size_t n, rd_status *st)
+/* ZREM of members from index `index`: in chunks from one key, or one
+ * member at a time when the index is sharded. */
+int rd_redis_index_remove(redis_store *r, conn_slot *slot, const char *index, size_t cap,
+                          char **members, size_t n, rd_status *st)
 {
-    char idx[RD_KEY_MAX];
-    key_index(r, index, idx);
-    if (n && rd_redis_slot_ready(r, slot, st) != RD_OK)
-        return RD_ERR_UNAVAILABLE;
+    bool sharded = index_shards(r, cap) > 1;
     for (size_t done = 0; done < n;) {
-        size_t chunk = n - done < RD_PIPELINE_BATCH ? n - done : RD_PIPELINE_BATCH;
+        size_t chunk = sharded ? 1 : n - done < RD_PIPELINE_BATCH ? n - done : RD_PIPELINE_BATCH;
+        char idx[RD_KEY_MAX];
+        key_index(r, index, members[done], cap, idx);
         const char *argv[RD_PIPELINE_BATCH + 2] = {"ZREM", idx};
         for (size_t i = 0; i < chunk; i++)
             argv[2 + i] = members[done + i];
-        redisReply *reply = redisCommandArgv(slot->ctx, (int)chunk + 2, argv, NULL);
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            int rc = rd_redis_fail(r, slot, reply, "ZREM", st);
-            if (reply)
-                freeReplyObject(reply);
-            return rc;
-        }
+        redisReply *reply = rd_redis_command(r, slot, (int)chunk + 2, argv, st);
+        if (!reply)
+            return st ? st->code : RD_ERR_UNAVAILABLE;
         freeReplyObject(reply);
         done += chunk;
     }

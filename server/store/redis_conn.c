@@ -1,7 +1,10 @@
 /* Connections of the Redis store: where the master is (directly, or asked
- * of the sentinels), how a connection is set up (AUTH, SELECT, timeouts),
- * the pool the worker threads share, and how a command's failure is told
- * apart (Redis unavailable vs. a bug).
+ * of the sentinels), or in a Redis Cluster which node serves a slot
+ * (redis_cluster.c keeps the map, this file connects to the nodes and
+ * fetches the map for it), how a connection is set up (AUTH, SELECT,
+ * timeouts), the pool the worker threads share, and how a command's
+ * failure is told apart (Redis unavailable vs. a bug; in a cluster, one
+ * node's failure vs. the whole cluster's).
  *
  * hiredis 0.14 knows nothing of Sentinel, so discovery is done here: each
  * sentinel in turn is asked SENTINEL get-master-addr-by-name; the address
@@ -27,34 +30,36 @@ static char *dup_or_null(const char *s)
     return s && s[0] ? strdup(s) : NULL;
 }
 
-static int parse_endpoint(const char *spec, rd_redis_endpoint *out, rd_status *st)
+static int parse_endpoint(const char *field, const char *spec, rd_redis_endpoint *out,
+                          rd_status *st)
 {
     const char *colon = spec ? strrchr(spec, ':') : NULL;
     if (!colon || colon == spec)
-        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.sentinels: \"%s\" is not host:port",
-                             spec ? spec : "");
+        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.%s: \"%s\" is not host:port",
+                             field, spec ? spec : "");
     char *end;
     long port = strtol(colon + 1, &end, 10);
     if (*end || port <= 0 || port > 65535)
-        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.sentinels: bad port in \"%s\"",
+        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.%s: bad port in \"%s\"", field,
                              spec);
     out->host = strndup(spec, (size_t)(colon - spec));
     out->port = (int)port;
     return out->host ? RD_OK : rd_status_set(st, RD_ERR_NOMEM, "store.redis: out of memory");
 }
 
-static int init_sentinels(rd_redis_target *t, const rd_redis_options *o, rd_status *st)
+static int init_endpoints(const char *field, const char *const *specs, size_t n,
+                          rd_redis_endpoint **out, size_t *n_out, rd_status *st)
 {
-    if (o->n_sentinels == 0)
+    if (n == 0)
         return RD_OK;
-    t->sentinels = calloc(o->n_sentinels, sizeof *t->sentinels);
-    if (!t->sentinels)
+    *out = calloc(n, sizeof **out);
+    if (!*out)
         return rd_status_set(st, RD_ERR_NOMEM, "store.redis: out of memory");
-    for (size_t i = 0; i < o->n_sentinels; i++) {
-        int rc = parse_endpoint(o->sentinels[i], &t->sentinels[i], st);
+    for (size_t i = 0; i < n; i++) {
+        int rc = parse_endpoint(field, specs[i], &(*out)[i], st);
         if (rc != RD_OK)
             return rc;
-        t->n_sentinels++;
+        (*n_out)++;
     }
     return RD_OK;
 }
@@ -81,7 +86,14 @@ int rd_redis_target_init(rd_redis_target *t, const rd_redis_options *o, rd_statu
         return rd_status_set(st, RD_ERR_CONFIG, "store.redis.port: %d is out of range", t->port);
     if (t->db < 0)
         return rd_status_set(st, RD_ERR_CONFIG, "store.redis.db: %d is negative", t->db);
-    return init_sentinels(t, o, st);
+    if (o->n_cluster && t->db != 0)
+        return rd_status_set(st, RD_ERR_CONFIG,
+                             "store.redis.db: must be 0 with cluster (Redis Cluster has one db)");
+    int rc = init_endpoints("cluster", o->cluster, o->n_cluster, &t->seeds, &t->n_seeds, st);
+    if (rc != RD_OK || o->n_cluster)
+        return rc;
+    return init_endpoints("sentinels", o->sentinels, o->n_sentinels, &t->sentinels,
+                          &t->n_sentinels, st);
 }
 
 void rd_redis_target_free(rd_redis_target *t)
@@ -94,6 +106,9 @@ void rd_redis_target_free(rd_redis_target *t)
     for (size_t i = 0; i < t->n_sentinels; i++)
         free(t->sentinels[i].host);
     free(t->sentinels);
+    for (size_t i = 0; i < t->n_seeds; i++)
+        free(t->seeds[i].host);
+    free(t->seeds);
     memset(t, 0, sizeof *t);
 }
 
@@ -233,8 +248,34 @@ static redisContext *connect_via_sentinels(const rd_redis_target *t, rd_status *
     return NULL;
 }
 
+redisContext *rd_redis_connect_node(const rd_redis_target *t, const char *host, int port,
+                                   rd_status *st)
+{
+    char why[RD_STATUS_MSG_MAX / 2] = "connection refused or timed out";
+    redisContext *c = open_tcp(host, port, t->connect_timeout_ms, t->command_timeout_ms);
+    if (c)
+        c = prepare(c, t, false, why, sizeof why);
+    if (!c)
+        rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster node %s:%d not reachable: %s",
+                      host, port, why);
+    return c;
+}
+
+/* The first seed that answers (the subscriber and the first map fetch). */
+static redisContext *connect_to_a_seed(const rd_redis_target *t, rd_status *st)
+{
+    for (size_t i = 0; i < t->n_seeds; i++) {
+        redisContext *c = rd_redis_connect_node(t, t->seeds[i].host, t->seeds[i].port, st);
+        if (c)
+            return c;
+    }
+    return NULL;
+}
+
 redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st)
 {
+    if (t->n_seeds)
+        return connect_to_a_seed(t, st);
     if (t->n_sentinels)
         return connect_via_sentinels(t, st);
     redisContext *c;
@@ -263,7 +304,10 @@ static void drop_connection(conn_slot *slot)
 {
     if (slot->ctx)
         redisFree(slot->ctx);
+    if (slot->node >= 0)
+        slot->node_ctx[slot->node] = NULL;
     slot->ctx = NULL;
+    slot->node = -1;
 }
 
 static __thread unsigned thread_slot_hint;
@@ -307,7 +351,7 @@ void rd_redis_note_connect(redis_store *r, const char *error)
  * name Redis gives each: what EVALSHA must send is whatever Redis says, so
  * nothing here computes it. A script Redis refuses keeps "" and goes with
  * EVAL. False when the connection failed (it is unusable then). */
-static bool load_scripts(conn_slot *slot)
+bool rd_redis_load_scripts(conn_slot *slot)
 {
     const rd_script *sc = rd_redis_scripts();
     for (size_t i = 0; i < RD_SCRIPT_COUNT; i++) {
@@ -331,6 +375,9 @@ static bool load_scripts(conn_slot *slot)
 
 int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
 {
+    if (r->cluster) /* a cluster connection is chosen by key (rd_redis_use_node) */
+        return slot->ctx ? RD_OK
+                         : rd_status_set(st, RD_ERR_INTERNAL, "store: no cluster node chosen");
     unsigned epoch = atomic_load(&r->master_epoch);
     if (slot->ctx && slot->master_epoch == epoch)
         return RD_OK;
@@ -349,11 +396,122 @@ int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
     atomic_fetch_add(&r->connects, 1);
     /* A new server, or one restarted empty, may not know our scripts. */
     atomic_fetch_add(&r->commands, 1);
-    if (!load_scripts(slot))
+    if (!rd_redis_load_scripts(slot))
         return rd_redis_fail(r, slot, NULL, "SCRIPT LOAD", st);
     /* We may have missed events while we were away: start the cache over. */
     rd_redis_cache_clear(&r->cache);
     return RD_OK;
+}
+
+/* ---- Redis Cluster: the connection to one node ---- */
+
+static void drop_all_nodes(conn_slot *slot)
+{
+    for (size_t i = 0; i < RD_CLUSTER_MAX_NODES; i++) {
+        if (slot->node_ctx[i])
+            redisFree(slot->node_ctx[i]);
+        slot->node_ctx[i] = NULL;
+    }
+    slot->ctx = NULL;
+    slot->node = -1;
+}
+
+/* A command for a node that keeps failing, refused without trying it. */
+static int node_down(redis_store *r, rd_status *st)
+{
+    atomic_fetch_add(&r->errors, 1);
+    rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster node serving the key is failing");
+    if (st)
+        st->store_partial = rd_cluster_some_up(r->cluster, rd_clock_mono_ms());
+    return RD_ERR_UNAVAILABLE;
+}
+
+int rd_redis_use_node(redis_store *r, conn_slot *slot, int index, unsigned generation,
+                      rd_status *st)
+{
+    if (slot->node_gen != generation) { /* the node table started over */
+        drop_all_nodes(slot);
+        slot->node_gen = generation;
+    }
+    if (index < 0 || index >= RD_CLUSTER_MAX_NODES)
+        return rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster slot not served");
+    slot->node = index;
+    slot->ctx = slot->node_ctx[index];
+    if (slot->ctx)
+        return RD_OK;
+    if (!rd_cluster_node_usable(r->cluster, index, rd_clock_mono_ms()))
+        return node_down(r, st);
+    char host[RD_CLUSTER_HOST_MAX];
+    int port;
+    if (!rd_cluster_node_addr(r->cluster, index, generation, host, sizeof host, &port))
+        return rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster map changed");
+    rd_status failed;
+    rd_status_clear(&failed);
+    slot->ctx = rd_redis_connect_node(&r->target, host, port, &failed);
+    rd_redis_note_connect(r, slot->ctx ? NULL : failed.msg);
+    if (!slot->ctx) {
+        rd_cluster_node_failed(r->cluster, index, rd_clock_mono_ms());
+        if (st) {
+            *st = failed;
+            st->store_partial = rd_cluster_some_up(r->cluster, rd_clock_mono_ms());
+        }
+        atomic_fetch_add(&r->errors, 1);
+        return RD_ERR_UNAVAILABLE;
+    }
+    slot->node_ctx[index] = slot->ctx;
+    atomic_fetch_add(&r->connects, 1);
+    atomic_fetch_add(&r->commands, 1);
+    if (!rd_redis_load_scripts(slot))
+        return rd_redis_fail(r, slot, NULL, "SCRIPT LOAD", st);
+    rd_redis_cache_clear(&r->cache);
+    return RD_OK;
+}
+
+int rd_redis_use_slot(redis_store *r, conn_slot *slot, unsigned hash_slot, rd_status *st)
+{
+    unsigned generation;
+    int index = rd_cluster_slot_node(r->cluster, hash_slot, &generation);
+    if (index < 0 && rd_cluster_refresh(r->cluster, RD_CLUSTER_URGENT_REFRESH_MS))
+        index = rd_cluster_slot_node(r->cluster, hash_slot, &generation);
+    if (index < 0) {
+        atomic_fetch_add(&r->errors, 1);
+        rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster: no node serves slot %u",
+                      hash_slot);
+        if (st)
+            st->store_partial = rd_cluster_some_up(r->cluster, rd_clock_mono_ms());
+        return RD_ERR_UNAVAILABLE;
+    }
+    return rd_redis_use_node(r, slot, index, generation, st);
+}
+
+/* The cluster's rd_cluster_fetch_fn: CLUSTER SLOTS from the first node
+ * that answers, known primaries first, then the other known nodes, then
+ * the seeds. */
+bool rd_redis_fetch_slots(void *arg, rd_cluster *c)
+{
+    redis_store *r = arg;
+    enum { MAX_TRIES = 16 };
+    char hosts[MAX_TRIES][RD_CLUSTER_HOST_MAX];
+    int ports[MAX_TRIES];
+    size_t n = rd_cluster_addresses(c, hosts, ports, MAX_TRIES);
+    for (size_t i = 0; i < r->target.n_seeds && n < MAX_TRIES; i++, n++) {
+        snprintf(hosts[n], RD_CLUSTER_HOST_MAX, "%s", r->target.seeds[i].host);
+        ports[n] = r->target.seeds[i].port;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rd_status st;
+        redisContext *ctx = rd_redis_connect_node(&r->target, hosts[i], ports[i], &st);
+        if (!ctx)
+            continue;
+        redisReply *reply = redisCommand(ctx, "CLUSTER SLOTS");
+        bool ok = reply && rd_cluster_apply(c, reply);
+        if (reply)
+            freeReplyObject(reply);
+        redisFree(ctx);
+        if (ok)
+            return true;
+    }
+    return false;
 }
 
 static bool starts_with(const char *s, const char *prefix)
@@ -383,117 +541,41 @@ static bool rediscover_error(const char *msg)
            strstr(msg, "LOADING");
 }
 
+/* In a cluster, a failure of one node: counted against it (failed fast
+ * once it keeps failing) and a fresh slot map asked for; the failure is a
+ * partial one while other primaries answer. */
+static int cluster_outage(redis_store *r, int node, bool node_fault, rd_status *st)
+{
+    if (!r->cluster)
+        return RD_ERR_UNAVAILABLE;
+    int64_t now = rd_clock_mono_ms();
+    if (node_fault)
+        rd_cluster_node_failed(r->cluster, node, now);
+    else
+        rd_cluster_want_refresh(r->cluster);
+    if (st)
+        st->store_partial = rd_cluster_some_up(r->cluster, now);
+    return RD_ERR_UNAVAILABLE;
+}
+
 int rd_redis_fail(redis_store *r, conn_slot *slot, const redisReply *reply, const char *what,
                   rd_status *st)
 {
     atomic_fetch_add(&r->errors, 1);
+    int node = slot->node;
     if (!reply) {
         const char *err = slot->ctx && slot->ctx->errstr[0] ? slot->ctx->errstr : "no reply";
         rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis %s failed: %s", what, err);
         drop_connection(slot);
-        return RD_ERR_UNAVAILABLE;
+        return cluster_outage(r, node, true, st);
     }
     const char *msg = reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply";
     if (reply->type == REDIS_REPLY_ERROR && unavailable_error(msg)) {
         rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis %s: %.200s", what, msg);
         if (rediscover_error(msg))
             drop_connection(slot);
-        return RD_ERR_UNAVAILABLE;
+        return cluster_outage(r, node, rediscover_error(msg) || starts_with(msg, "CLUSTERDOWN"),
+                              st);
     }
     return rd_status_set(st, RD_ERR_INTERNAL, "store: redis %s: %.200s", what, msg);
-}
-
-/* ---- running scripts ---- */
-
-#define RD_EVAL_MAX_ARGS 64
-
-/* EVALSHA with the name this connection loaded the script under, or EVAL
- * with its text when it has none (or `text`). */
-static redisReply *send_script(conn_slot *slot, rd_script_id id, bool text, int nkeys,
-                               int nargs, const char **argv, const size_t *lens)
-{
-    const rd_script *sc = &rd_redis_scripts()[id];
-    bool by_sha = !text && slot->sha[id][0] != '\0';
-    const char *full[RD_EVAL_MAX_ARGS + 3];
-    size_t full_lens[RD_EVAL_MAX_ARGS + 3];
-    char nkeys_text[16];
-    snprintf(nkeys_text, sizeof nkeys_text, "%d", nkeys);
-    full[0] = by_sha ? "EVALSHA" : "EVAL";
-    full[1] = by_sha ? slot->sha[id] : sc->source;
-    full[2] = nkeys_text;
-    full_lens[0] = strlen(full[0]);
-    full_lens[1] = by_sha ? 40 : sc->len;
-    full_lens[2] = strlen(full[2]);
-    for (int i = 0; i < nargs; i++) {
-        full[3 + i] = argv[i];
-        full_lens[3 + i] = lens ? lens[i] : strlen(argv[i]);
-    }
-    return redisCommandArgv(slot->ctx, 3 + nargs, full, full_lens);
-}
-
-static bool is_noscript(const redisReply *reply)
-{
-    return reply && reply->type == REDIS_REPLY_ERROR && starts_with(reply->str, "NOSCRIPT");
-}
-
-redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int nkeys,
-                          int nargs, const char **argv, const size_t *lens, rd_status *st)
-{
-    if (nargs > RD_EVAL_MAX_ARGS) {
-        rd_status_set(st, RD_ERR_INTERNAL, "store: too many script arguments (%d)", nargs);
-        return NULL;
-    }
-    if (rd_redis_slot_ready(r, slot, st) != RD_OK)
-        return NULL;
-    const char *name = rd_redis_scripts()[id].name;
-    atomic_fetch_add(&r->commands, 1);
-    redisReply *reply = send_script(slot, id, false, nkeys, nargs, argv, lens);
-    if (is_noscript(reply)) {
-        /* SCRIPT FLUSH, or a restarted server behind the same connection:
-         * load them all again (the other scripts are gone too) and run. */
-        freeReplyObject(reply);
-        atomic_fetch_add(&r->script_reloads, 1);
-        if (!load_scripts(slot)) {
-            rd_redis_fail(r, slot, NULL, "SCRIPT LOAD", st);
-            return NULL;
-        }
-        reply = send_script(slot, id, false, nkeys, nargs, argv, lens);
-        if (is_noscript(reply)) { /* flushed again in between: send the text */
-            freeReplyObject(reply);
-            reply = send_script(slot, id, true, nkeys, nargs, argv, lens);
-        }
-    }
-    if (reply && reply->type != REDIS_REPLY_ERROR)
-        return reply;
-    rd_redis_fail(r, slot, reply, name, st);
-    if (reply)
-        freeReplyObject(reply);
-    return NULL;
-}
-
-int rd_redis_pipeline(redis_store *r, conn_slot *slot, size_t n, const int *argcs,
-                      const char ***argvs, const size_t **lens, redisReply **replies,
-                      rd_status *st)
-{
-    memset(replies, 0, n * sizeof *replies);
-    int rc = rd_redis_slot_ready(r, slot, st);
-    if (rc != RD_OK)
-        return rc;
-    atomic_fetch_add(&r->commands, 1);
-    for (size_t i = 0; i < n; i++)
-        if (redisAppendCommandArgv(slot->ctx, argcs[i], argvs[i], lens ? lens[i] : NULL) !=
-            REDIS_OK)
-            return rd_redis_fail(r, slot, NULL, "pipeline", st);
-    for (size_t i = 0; i < n; i++) {
-        void *reply = NULL;
-        if (redisGetReply(slot->ctx, &reply) != REDIS_OK) {
-            for (size_t j = 0; j < i; j++) {
-                freeReplyObject(replies[j]);
-                replies[j] = NULL;
-            }
-            return rd_redis_fail(r, slot, NULL, "pipeline", st);
-        }
-        replies[i] = reply;
-    }
-    return RD_OK;
 }

@@ -11,7 +11,8 @@ int rd_redis_target_init(rd_redis_target *t, const rd_redis_options *o, rd_statu
 void rd_redis_target_free(rd_redis_target *t);
 
 /* A connection to the master, authenticated, db selected, command timeout
- * set. Through the sentinels when there are any (and ROLE checked).
+ * set. Through the sentinels when there are any (and ROLE checked); in a
+ * cluster, to the first seed node that answers.
  * Returns NULL with *st set (RD_ERR_UNAVAILABLE) when none can be had. */
 redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st);
 
@@ -19,21 +20,28 @@ redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st);
  * is malloc'd (caller frees). False when no sentinel answers. */
 bool rd_redis_sentinel_master(const rd_redis_target *t, char **host, int *port);
 
-/* Runs script `id` with nkeys keys then args (argv/len pairs) on the slot's
- * connection, connecting first if needed. Returns the reply (caller frees
- * with freeReplyObject) or NULL with *st set; a Redis error reply becomes
- * RD_ERR_UNAVAILABLE (LOADING, READONLY, ...) or RD_ERR_INTERNAL. */
-redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int nkeys,
-                          int nargs, const char **argv, const size_t *lens, rd_status *st);
+/* A connection to one node of a Redis Cluster (AUTH, timeouts), or NULL
+ * with *st set. */
+redisContext *rd_redis_connect_node(const rd_redis_target *t, const char *host, int port,
+                                   rd_status *st);
 
-/* Sends n prepared commands in one round trip and collects their replies
- * into replies[] (each freed by the caller). Same error rules. */
-int rd_redis_pipeline(redis_store *r, conn_slot *slot, size_t n, const int *argcs,
-                      const char ***argvs, const size_t **lens, redisReply **replies,
-                      rd_status *st);
-
-/* Makes sure slot->ctx is connected. */
+/* Makes sure slot->ctx is connected (single master or Sentinel; in a
+ * cluster, only that a node was chosen). */
 int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st);
+/* Loads every script on slot->ctx and keeps their names; false when the
+ * connection failed. */
+bool rd_redis_load_scripts(conn_slot *slot);
+
+/* Cluster: points slot->ctx at node `index` of the map's generation,
+ * connecting (and loading the scripts) if needed. A node failing fast
+ * gives RD_ERR_UNAVAILABLE at once. */
+int rd_redis_use_node(redis_store *r, conn_slot *slot, int index, unsigned generation,
+                      rd_status *st);
+/* Cluster: the same for the node serving hash_slot (fetching the map
+ * first when it does not know). */
+int rd_redis_use_slot(redis_store *r, conn_slot *slot, unsigned hash_slot, rd_status *st);
+/* The cluster's rd_cluster_fetch_fn (arg: the redis_store). */
+bool rd_redis_fetch_slots(void *arg, rd_cluster *c);
 /* Records the outcome of a connection attempt: error NULL = it worked. */
 void rd_redis_note_connect(redis_store *r, const char *error);
 

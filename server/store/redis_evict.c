@@ -64,16 +64,12 @@ static void glob_escape(const char *in, char *out, size_t out_size)
     out[o] = '\0';
 }
 
-/* Every key matching P<suffix_pattern>, collected with SCAN (O(keys in the
- * db) per call: see docs/REDIS.md). */
-static int scan_keys(redis_store *r, conn_slot *slot, const char *suffix_pattern, key_list *out,
-                     rd_status *st)
+/* One node's keys matching pattern, with SCAN. */
+static int scan_node(redis_store *r, conn_slot *slot, int node, unsigned generation,
+                     const char *pattern, key_list *out, rd_status *st)
 {
-    char pattern[RD_KEY_MAX];
-    glob_escape(r->prefix, pattern, sizeof pattern);
-    strncat(pattern, suffix_pattern, sizeof pattern - strlen(pattern) - 1);
     char cursor[32] = "0";
-    int rc = rd_redis_slot_ready(r, slot, st);
+    int rc = rd_redis_use_walk_node(r, slot, node, generation, st);
     do {
         if (rc != RD_OK)
             break;
@@ -93,6 +89,26 @@ static int scan_keys(redis_store *r, conn_slot *slot, const char *suffix_pattern
                 rc = rd_status_set(st, RD_ERR_NOMEM, "store: out of memory scanning keys");
         freeReplyObject(reply);
     } while (strcmp(cursor, "0") != 0);
+    return rc;
+}
+
+/* Every key matching P<suffix_pattern>, collected with SCAN on the master
+ * or on every primary of a cluster (O(keys in the db) per call: see
+ * docs/REDIS.md). */
+static int scan_keys(redis_store *r, conn_slot *slot, const char *suffix_pattern, key_list *out,
+                     rd_status *st)
+{
+    char pattern[RD_KEY_MAX];
+    glob_escape(r->prefix, pattern, sizeof pattern);
+    strncat(pattern, suffix_pattern, sizeof pattern - strlen(pattern) - 1);
+    int nodes[RD_CLUSTER_MAX_NODES];
+    unsigned generation;
+    size_t n = rd_redis_walk_nodes(r, nodes, RD_CLUSTER_MAX_NODES, &generation);
+    if (n == 0)
+        return rd_status_set(st, RD_ERR_UNAVAILABLE, "store: redis cluster map unknown");
+    int rc = RD_OK;
+    for (size_t i = 0; rc == RD_OK && i < n; i++)
+        rc = scan_node(r, slot, nodes[i], generation, pattern, out, st);
     if (rc == RD_OK)
         key_list_finish(out);
     return rc;
@@ -218,7 +234,7 @@ static size_t sweep_family(redis_store *r, conn_slot *slot, const key_family *f,
         dropped++;
         char *member = id;
         if (f->cap)
-            rd_redis_index_remove(r, slot, f->index, &member, 1, &st);
+            rd_redis_index_remove(r, slot, f->index, f->cap, &member, 1, &st);
     }
     key_list_free(&keys);
     return dropped;

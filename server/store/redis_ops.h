@@ -61,9 +61,36 @@ static inline void key_outcome(const redis_store *r, const char *id, char *out)
     snprintf(out, RD_KEY_MAX, "%s{outcome:%s}", r->prefix, id);
 }
 
-static inline void key_index(const redis_store *r, const char *name, char *out)
+/* The capped indexes (P{tools}, P{turns}, P{outcomes}). In a cluster a
+ * large one is split in shards, P{tools:<k>}, each on its own slot, a
+ * member in shard hash(member) mod shards and each shard capped at its
+ * share of the cap: no slot holds the whole index, and the total never
+ * passes the cap (a shard may fill before the others: docs/REDIS.md). A
+ * small cap keeps one shard, so its bound stays exact. */
+#define RD_INDEX_SHARDS 16
+#define RD_INDEX_SHARD_MIN 256
+
+static inline size_t index_shards(const redis_store *r, size_t cap)
 {
-    snprintf(out, RD_KEY_MAX, "%s{%s}", r->prefix, name);
+    if (!r->cluster)
+        return 1;
+    size_t n = cap / RD_INDEX_SHARD_MIN;
+    return n < 1 ? 1 : n > RD_INDEX_SHARDS ? RD_INDEX_SHARDS : n;
+}
+
+/* The key of member's shard of index `name` (capped at cap), and the
+ * shard's own cap. */
+static inline size_t key_index(const redis_store *r, const char *name, const char *member,
+                               size_t cap, char *out)
+{
+    size_t shards = index_shards(r, cap);
+    if (shards == 1) {
+        snprintf(out, RD_KEY_MAX, "%s{%s}", r->prefix, name);
+        return cap;
+    }
+    size_t k = (size_t)(rd_redis_tool_hash(member) % shards);
+    snprintf(out, RD_KEY_MAX, "%s{%s:%zu}", r->prefix, name, k);
+    return cap / shards + (k < cap % shards ? 1 : 0);
 }
 
 static inline int64_t int_at(const redisReply *a, size_t i)
@@ -107,9 +134,9 @@ int rd_redis_op_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker
                     bool *found, rd_status *st);
 int rd_redis_forget_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                          const char *mode, int64_t *result, rd_status *st);
-/* ZREM of members from P{index}, in chunks. */
-int rd_redis_index_remove(redis_store *r, conn_slot *slot, const char *index, char **members,
-                          size_t n, rd_status *st);
+/* ZREM of members from index `index` (capped at cap: its shards). */
+int rd_redis_index_remove(redis_store *r, conn_slot *slot, const char *index, size_t cap,
+                          char **members, size_t n, rd_status *st);
 
 /* redis_turns.c */
 /* Runs an outcome script (claim or expire) over the outcome's key with

@@ -42,10 +42,29 @@ static void handle_reply(redis_store *r, const redisReply *reply)
         handle_event(r, reply->element[2]->str, reply->element[2]->len);
 }
 
-static redisContext *subscribe(redis_store *r)
+/* A connection to the master, or in a cluster to any node (a PUBLISH
+ * reaches every node of a cluster): the known primaries first, then the
+ * seeds. */
+static redisContext *connect_for_events(redis_store *r)
 {
     rd_status st;
-    redisContext *c = rd_redis_connect(&r->target, &st);
+    if (r->cluster) {
+        enum { MAX_TRIES = 8 };
+        char hosts[MAX_TRIES][RD_CLUSTER_HOST_MAX];
+        int ports[MAX_TRIES];
+        size_t n = rd_cluster_addresses(r->cluster, hosts, ports, MAX_TRIES);
+        for (size_t i = 0; i < n; i++) {
+            redisContext *c = rd_redis_connect_node(&r->target, hosts[i], ports[i], &st);
+            if (c)
+                return c;
+        }
+    }
+    return rd_redis_connect(&r->target, &st);
+}
+
+static redisContext *subscribe(redis_store *r)
+{
+    redisContext *c = connect_for_events(r);
     if (!c)
         return NULL;
     const char *argv[] = {"SUBSCRIBE", r->channel};

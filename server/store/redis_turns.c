@@ -10,9 +10,9 @@ static int index_trim(redis_store *r, conn_slot *slot, const char *index, const 
                       int64_t now_ms, size_t cap, redisReply **removed, rd_status *st)
 {
     char idx[RD_KEY_MAX], now[24], cap_text[24];
-    key_index(r, index, idx);
+    size_t shard_cap = key_index(r, index, member, cap, idx);
     time_arg(r, now_ms, now);
-    fmt_i64(cap_text, (int64_t)cap);
+    fmt_i64(cap_text, (int64_t)shard_cap);
     const char *argv[] = {idx, now, member, cap_text, "0"};
     redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_INDEX_TRIM, 1, 5, argv, NULL, st);
     if (!reply)
@@ -29,18 +29,11 @@ static int index_trim(redis_store *r, conn_slot *slot, const char *index, const 
 static int delete_keys(redis_store *r, conn_slot *slot, const char *const *keys, size_t n,
                        rd_status *st)
 {
-    if (n && rd_redis_slot_ready(r, slot, st) != RD_OK)
-        return RD_ERR_UNAVAILABLE;
     for (size_t i = 0; i < n; i++) {
         const char *argv[] = {"DEL", keys[i]};
-        atomic_fetch_add(&r->commands, 1);
-        redisReply *reply = redisCommandArgv(slot->ctx, 2, argv, NULL);
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            int rc = rd_redis_fail(r, slot, reply, "DEL", st);
-            if (reply)
-                freeReplyObject(reply);
-            return rc;
-        }
+        redisReply *reply = rd_redis_command(r, slot, 2, argv, st);
+        if (!reply)
+            return st ? st->code : RD_ERR_UNAVAILABLE;
         freeReplyObject(reply);
     }
     return RD_OK;

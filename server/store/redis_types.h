@@ -1,9 +1,9 @@
 /* The types the files of the Redis store share: the store itself, its
  * connection pool, cache and batch tables, and the scripts' ids. Types
  * only; each file's functions are declared in its own header, and the files
- * stand in a line (redis_scripts.c, redis_cache.c, redis_conn.c,
- * redis_subscriber.c, redis_batch.c, redis.c: each calls only those before
- * it; redis_batch.c sends through a function redis.c gives it). Nothing
+ * stand in a line (redis_crc16.c, redis_cluster.c, redis_scripts.c,
+ * redis_cache.c, redis_conn.c, redis_exec.c, redis_subscriber.c,
+ * redis_batch.c, redis.c: each calls only those before it; redis_batch.c sends through a function redis.c gives it). Nothing
  * outside server/store includes these headers. */
 #ifndef RD_STORE_REDIS_TYPES_H
 #define RD_STORE_REDIS_TYPES_H
@@ -14,6 +14,7 @@
 
 #include "domain/retry.h"
 #include "store/redis.h"
+#include "store/redis_cluster.h"
 
 /* ---- scripts (redis_scripts.c) ---- */
 
@@ -62,13 +63,23 @@ typedef struct rd_redis_target {
     rd_redis_endpoint *sentinels; /* owned array */
     size_t n_sentinels;
     char *master_name;       /* owned */
+    rd_redis_endpoint *seeds; /* owned array: Redis Cluster nodes to start from */
+    size_t n_seeds;
 } rd_redis_target;
 
 /* ---- the store ---- */
 
 typedef struct conn_slot {
     pthread_mutex_t lock;
-    redisContext *ctx;       /* NULL until first use or after a failure */
+    /* The connection commands go to: the master's, or in a cluster the one
+     * to the node the last routing chose (node_ctx[node]). NULL until
+     * first use or after a failure. */
+    redisContext *ctx;
+    /* Cluster only: one connection per node of the topology's generation
+     * node_gen, made when first needed; node = the index ctx is, -1 = none. */
+    redisContext *node_ctx[RD_CLUSTER_MAX_NODES];
+    unsigned node_gen;
+    int node;
     unsigned master_epoch;   /* r->master_epoch when ctx was connected */
     rd_rng rng;              /* probe tokens; used under lock */
     /* The name SCRIPT LOAD gave each script on this connection; "" = not
@@ -156,6 +167,7 @@ struct redis_store {
     int64_t read_cache_ms;   /* 0: every read asks Redis */
     redis_batch batch;
     conn_slot *pool;         /* owned, pool_size entries */
+    rd_cluster *cluster;     /* owned; NULL unless the target is a Redis Cluster */
     size_t pool_size;
     atomic_uint next_slot;
     redis_cache cache;

@@ -54,13 +54,26 @@ static void primary_answered(resilient_store *z, rd_status *st)
         atomic_store(&z->failures_in_row, 0);
 }
 
+/* Clears what the primary reports about its answer before asking it. */
+static void before_primary(rd_status *st)
+{
+    rd_store_clear_local_answer(st);
+    if (st)
+        st->store_partial = false;
+}
+
 /* The primary failed this call: count it, maybe trip, and answer from the
- * fallback. */
+ * fallback. A failure of part of the primary (one Redis Cluster node: the
+ * rest still answers) is answered from the fallback without counting
+ * towards the trip, so the keys the other nodes serve stay shared. */
 static void primary_failed(resilient_store *z, rd_status *st)
 {
     (void)rd_store_take_local_answer(st);
     atomic_fetch_add(&z->errors, 1);
-    if (atomic_fetch_add(&z->failures_in_row, 1) + 1 >= z->opt.failure_threshold)
+    bool partial = st && st->store_partial;
+    if (st)
+        st->store_partial = false;
+    if (!partial && atomic_fetch_add(&z->failures_in_row, 1) + 1 >= z->opt.failure_threshold)
         atomic_store(&z->degraded, true);
     if (st)
         st->store_degraded = true;
@@ -82,7 +95,7 @@ static void from_fallback(rd_status *st)
     do {                                                                        \
         resilient_store *z_ = as_resilient(s);                                  \
         if (use_primary(z_)) {                                                  \
-            rd_store_clear_local_answer(st);                                    \
+            before_primary(st);                                                 \
             int rc_ = z_->primary->ops->op(z_->primary, __VA_ARGS__);           \
             if (!is_outage(rc_)) {                                              \
                 primary_answered(z_, st);                                       \
@@ -175,7 +188,7 @@ static int rz_list(rd_store *s, int64_t now_ms, rd_store_visit visit, void *ctx,
     resilient_store *z = as_resilient(s);
     if (use_primary(z)) {
         counting_visit c = {.visit = visit, .ctx = ctx};
-        rd_store_clear_local_answer(st);
+        before_primary(st);
         int rc = z->primary->ops->list(z->primary, now_ms, count_and_visit, &c, st);
         if (!is_outage(rc)) {
             primary_answered(z, st);
@@ -216,7 +229,7 @@ static int rz_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
 {
     resilient_store *z = as_resilient(s);
     if (use_primary(z)) {
-        rd_store_clear_local_answer(st);
+        before_primary(st);
         int rc = z->primary->ops->turn_read(z->primary, turn_id, now_ms, events, n,
                                             started_at_ms, st);
         if (!is_outage(rc)) {

@@ -8,7 +8,10 @@
  * the outage is known. A background thread checks the primary every
  * probe_interval_ms (a read of one key) and returns to it after
  * recover_after good checks. The call that hits a failure is itself
- * answered from the fallback, so callers see no error.
+ * answered from the fallback, so callers see no error. A failure the
+ * primary marks partial (st->store_partial: one node of a Redis Cluster)
+ * is answered from the fallback too but does not count towards the trip:
+ * only the keys of that node are degraded.
  *
  * State written to the fallback during an outage stays local to this
  * process and is not copied to the primary afterwards (docs/REDIS.md).

@@ -11,7 +11,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 K8S = REPO / "deploy" / "k8s"
-OVERLAYS = ["overlays/single", "overlays/production"]
+OVERLAYS = ["overlays/single", "overlays/production", "overlays/production-cluster"]
 LAYERS = ["base", *OVERLAYS]
 
 

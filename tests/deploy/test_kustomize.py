@@ -273,6 +273,32 @@ def test_production_shares_state_through_redis_sentinel(rendered):
                for r in redis_policy["spec"]["ingress"] for f in r["from"])
 
 
+def test_production_cluster_shares_state_through_a_redis_cluster(rendered):
+    objects = rendered("overlays/production-cluster")
+    dep = deployment_of(objects)
+    assert dep["spec"]["replicas"] >= 3
+    redis = du.recovery_yaml(objects, dep)["store"]["redis"]
+    assert "sentinels" not in redis and redis.get("db", 0) == 0
+    sts = one(objects, "StatefulSet", "recoveryd-redis-cluster")
+    assert sts["spec"]["replicas"] == 6  # three primaries with a replica each
+    service = sts["spec"]["serviceName"]
+    assert one(objects, "Service", service)["spec"]["clusterIP"] == "None"
+    names = {f"{sts['metadata']['name']}-{i}.{service}:6379" for i in range(6)}
+    assert redis["cluster"] and set(redis["cluster"]) <= names
+    job = one(objects, "Job", "recoveryd-redis-cluster-create")
+    env = {e["name"]: e["value"] for e in container(job, "create")["env"]}
+    assert int(env["NODES"]) == sts["spec"]["replicas"]
+    assert not all_of(objects, "Secret"), "no Secret may be rendered from the repository"
+    egress = [r for r in one(objects, "NetworkPolicy", "recoveryd")["spec"]["egress"]
+              if any(t.get("podSelector", {}).get("matchLabels", {}).get(
+                  "app.kubernetes.io/name") == "recoveryd-redis-cluster" for t in r.get("to", []))]
+    assert egress and {p["port"] for r in egress for p in r["ports"]} == {6379}
+    policy = one(objects, "NetworkPolicy", "recoveryd-redis-cluster")
+    bus = [r for r in policy["spec"]["ingress"] if any(p["port"] == 16379 for p in r["ports"])]
+    assert bus and all(f["podSelector"]["matchLabels"]["app.kubernetes.io/name"] ==
+                       "recoveryd-redis-cluster" for r in bus for f in r["from"])
+
+
 def test_servicemonitor_component_scrapes_the_metrics_port(kustomize, tmp_path):
     kdir = tmp_path / "with-monitoring"
     kdir.mkdir()

@@ -1059,6 +1059,15 @@ static void test_ops_key_errors(void **state)
                       "store.redis.outcome_batch_ms", "out of range (0..1000)");
     expect_main_error("store:\n  redis:\n    read_cache_ms: 10001\n" MAIN_MIN, 3,
                       "store.redis.read_cache_ms", "out of range (0..10000)");
+    expect_main_error("store:\n  redis:\n    cluster: [\"a\"]\n" MAIN_MIN, 3,
+                      "store.redis.cluster[0]", "expected host:port");
+    expect_main_error("store:\n  redis:\n    cluster: [\"a:1\"]\n    sentinels: [\"b:2\"]\n"
+                      "    master_name: m\n" MAIN_MIN, 3,
+                      "store.redis.cluster", "not with sentinels");
+    expect_main_error("store:\n  redis:\n    db: 2\n    cluster: [\"a:1\"]\n" MAIN_MIN, 3,
+                      "store.redis.db", "must be 0 with cluster");
+    expect_main_error("store:\n  redis:\n    cluster_refresh_ms: 10\n" MAIN_MIN, 3,
+                      "store.redis.cluster_refresh_ms", "out of range (100..600000)");
 }
 
 static void test_secret_never_in_error_messages(void **state)
@@ -1084,6 +1093,23 @@ static void test_redis_backend_is_accepted(void **state)
     rd_config_free(cfg);
 }
 
+static void test_redis_cluster_seeds_are_read(void **state)
+{
+    (void)state;
+    rd_config *cfg = load_ok("store:\n  backend: redis\n  redis:\n"
+                             "    cluster: [\"10.0.0.1:6379\", \"redis-1.redis:6379\"]\n"
+                             "    cluster_refresh_ms: 2500\n" MAIN_MIN,
+                             NULL);
+    assert_int_equal(cfg->store.redis.n_cluster, 2);
+    assert_string_equal(cfg->store.redis.cluster[1], "redis-1.redis:6379");
+    assert_int_equal(cfg->store.redis.cluster_refresh_ms, 2500);
+    rd_config_free(cfg);
+    cfg = load_ok("store:\n  backend: redis\n" MAIN_MIN, NULL);
+    assert_int_equal(cfg->store.redis.n_cluster, 0);
+    assert_int_equal(cfg->store.redis.cluster_refresh_ms, 1000);
+    rd_config_free(cfg);
+}
+
 
 int main(void)
 {
@@ -1096,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_listen_addresses_that_are_local),
         T(test_secret_never_in_error_messages),
         T(test_redis_backend_is_accepted),
+        T(test_redis_cluster_seeds_are_read),
         T(test_absent_keys_take_documented_defaults),
         T(test_workers_zero_means_one_per_core),
         T(test_every_main_key_is_read),

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Checks the cache model of bench/rpc/cost_model.py by measurement: many
+tools, each called at a low rate, through one recoveryd with the shipped
+caches on its own redis-server; compares the script runs per tool call
+Redis counted (INFO commandstats: EVALSHA) with what the model predicts for
+the tool rate reached.
+
+Each tool call is an admission check (Decide without an error) and then a
+RecordOutcome success, or with probability --failure-rate a Decide with a
+timeout error. Every tool's breaker is created before the measurement. Runs with the e2e venv (it uses the Python stubs):
+
+  .venv/bin/python bench/rpc/cache_yield.py --recoveryd build-test/recoveryd \\
+      [--tools 200] [--seconds 10] [--threads 8]
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import cost_model  # noqa: E402
+import grpc  # noqa: E402
+import rdtest  # noqa: E402
+import run  # noqa: E402
+
+pb, pb_grpc = rdtest.pb, rdtest.pb_grpc
+
+
+def evalsha_calls(port):
+    out = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("cmdstat_evalsha:"):
+            return int(line.split("calls=")[1].split(",")[0])
+    return 0
+
+
+def caller(port, tools, failure_rate, stop, counts, lock):
+    channel = grpc.insecure_channel("127.0.0.1:%d" % port)
+    stub = pb_grpc.RecoveryServiceStub(channel)
+    rng = random.Random()
+    done = 0
+    i = 0
+    while not stop.is_set():
+        tool = tools[i % len(tools)]
+        i += 1
+        stub.Decide(pb.DecideRequest(tool_id=tool, executor_id="bench"), timeout=5)
+        if rng.random() < failure_rate:
+            stub.Decide(pb.DecideRequest(tool_id=tool, error=rdtest.network_timeout(),
+                                         attempt=1, executor_id="bench"), timeout=5)
+        else:
+            stub.RecordOutcome(pb.RecordOutcomeRequest(tool_id=tool, success=True, attempt=1,
+                                                       latency_ms=5, executor_id="bench"),
+                               timeout=5)
+        done += 1
+    with lock:
+        counts.append(done)
+    channel.close()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--recoveryd", default=os.path.join(ROOT, "build-perf", "recoveryd"))
+    p.add_argument("--tools", type=int, default=200)
+    p.add_argument("--seconds", type=float, default=10)
+    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--failure-rate", type=float, default=0.05)
+    args = p.parse_args()
+    work = tempfile.mkdtemp(prefix="cache-yield-")
+    redis_proc, redis_port = run.start_redis(work, "0-1")
+    port = run.free_port()
+    extra = "    closed_cache_ms: 250\n    outcome_batch_ms: 5\n    read_cache_ms: 100\n"
+    cfg = run.write_config(work, "cache-yield", port, 2, redis_port, redis_extra=extra)
+    srv = run.Server("recoveryd", [args.recoveryd, "--config", cfg], port, "0-1", work).start()
+    try:
+        tag = rdtest.unique("y")
+        per_thread = [["%s-%d" % (tag, k) for k in range(t, args.tools, args.threads)]
+                      for t in range(args.threads)]
+        # Every tool's breaker exists before the measurement: creating one
+        # (with max_tools, a reservation in the index and a second admission)
+        # is a cost per tool, not per call.
+        with grpc.insecure_channel("127.0.0.1:%d" % port) as channel:
+            stub = pb_grpc.RecoveryServiceStub(channel)
+            for tools in per_thread:
+                for tool in tools:
+                    stub.RecordOutcome(pb.RecordOutcomeRequest(tool_id=tool, success=True,
+                                                               attempt=1), timeout=5)
+        time.sleep(0.3)  # the admission entries of the warm-up have expired
+        stop, lock, counts = threading.Event(), threading.Lock(), []
+        threads = [threading.Thread(target=caller, args=(port, tools, args.failure_rate, stop,
+                                                         counts, lock))
+                   for tools in per_thread]
+        before, t0 = evalsha_calls(redis_port), time.time()
+        for t in threads:
+            t.start()
+        time.sleep(args.seconds)
+        stop.set()
+        for t in threads:
+            t.join()
+        wall = time.time() - t0
+        time.sleep(0.05)  # the last batches
+        scripts = evalsha_calls(redis_port) - before
+    finally:
+        srv.stop()
+        redis_proc.terminate()
+        redis_proc.wait()
+    calls = sum(counts)
+    lam = calls / wall / args.tools  # tool calls per second per tool (one replica)
+    a, s, e = cost_model.per_tool_scripts(lam, lam * (1 - args.failure_rate),
+                                          lam * args.failure_rate, 0.25, 0.005, args.tools)
+    predicted = (a + s + e) / lam
+    print("%d tools, %.0f tool calls/s (%.1f per tool), failure rate %.0f%%: "
+          "%.3f script runs per tool call measured, %.3f predicted (%+.1f%%)"
+          % (args.tools, calls / wall, lam, args.failure_rate * 100, scripts / calls, predicted,
+             100 * (scripts / calls - predicted) / predicted))
+
+
+if __name__ == "__main__":
+    main()

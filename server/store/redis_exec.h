@@ -1,0 +1,30 @@
+/* Running commands and scripts on the Redis store's connections
+ * (redis_exec.c): to the master, or in a cluster to the primary serving
+ * the command's key, following MOVED and ASK. */
+#ifndef RD_STORE_REDIS_EXEC_H
+#define RD_STORE_REDIS_EXEC_H
+
+#include "store/redis_conn.h"
+
+/* Runs script `id` with nkeys keys then args (argv/len pairs) on the slot's
+ * connection (in a cluster: to the node serving argv[0]), connecting
+ * first if needed. Returns the reply (caller frees with freeReplyObject)
+ * or NULL with *st set; a Redis error reply becomes RD_ERR_UNAVAILABLE
+ * (LOADING, READONLY, ...) or RD_ERR_INTERNAL. nkeys must be at least 1. */
+redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int nkeys,
+                          int nargs, const char **argv, const size_t *lens, rd_status *st);
+
+/* Runs one command whose key is argv[1], routed like a script. Returns a
+ * reply that is not an error (caller frees) or NULL with *st set. */
+redisReply *rd_redis_command(redis_store *r, conn_slot *slot, int argc, const char **argv,
+                             rd_status *st);
+
+/* The nodes a walk over the whole keyspace visits (SCAN): in a cluster
+ * every primary of the map, else the master alone (index -1). Returns how
+ * many; *generation goes to rd_redis_use_walk_node. */
+size_t rd_redis_walk_nodes(redis_store *r, int *indexes, size_t max, unsigned *generation);
+/* Points slot->ctx at walk node `index`, connecting if needed. */
+int rd_redis_use_walk_node(redis_store *r, conn_slot *slot, int index, unsigned generation,
+                           rd_status *st);
+
+#endif
