@@ -49,7 +49,7 @@ static const rd_key TOOLS_KEYS[] = {
      .doc = "tools served without a manifest that manifests may name in alternatives and "
             "depends_on (reloadable)"},
 };
-static const rd_key_table TOOLS = RD_KEY_TABLE("`tools`", TOOLS_KEYS, NULL);
+static const rd_key_table TOOLS = RD_KEY_TABLE("tools", NULL, TOOLS_KEYS, NULL);
 
 static const rd_key CLASSIFICATION_KEYS[] = {
     {.name = "rules_file", .type = RD_KEY_TEXT, RD_FIELD(rd_config, rules_file),
@@ -58,7 +58,7 @@ static const rd_key CLASSIFICATION_KEYS[] = {
             "(reloadable)"},
 };
 static const rd_key_table CLASSIFICATION =
-    RD_KEY_TABLE("`classification`", CLASSIFICATION_KEYS, NULL);
+    RD_KEY_TABLE("classification", NULL, CLASSIFICATION_KEYS, NULL);
 
 /* The main file. Its sections in the order the docs show them. */
 static const rd_key MAIN_KEYS[] = {
@@ -76,7 +76,7 @@ static const rd_key MAIN_KEYS[] = {
     RD_K_SECTION(rd_config, "learning", learning, &rd_keys_learning,
                  "learning from outcomes (docs/FLEET.md)"),
 };
-const rd_key_table rd_keys_main = RD_KEY_TABLE("recovery.yaml", MAIN_KEYS, NULL);
+const rd_key_table rd_keys_main = RD_KEY_TABLE("recovery.yaml", NULL, MAIN_KEYS, NULL);
 
 void rd_config_keys_markdown(FILE *out)
 {

@@ -78,14 +78,15 @@ struct rd_key {
 };
 
 struct rd_key_table {
-    const char *title;           /* heading in the docs ("server", "tool.retry_policy") */
+    const char *title;           /* where it is: "server", or "defaults.retry_policy, tool.retry_policy" */
+    const char *note;            /* a sentence under the heading in the docs, or NULL */
     const rd_key *keys;
     size_t n;
     rd_table_check_fn check;
 };
 
-#define RD_KEY_TABLE(title_, rows_, check_) \
-    {title_, rows_, sizeof rows_ / sizeof rows_[0], check_}
+#define RD_KEY_TABLE(title_, note_, rows_, check_) \
+    {title_, note_, rows_, sizeof rows_ / sizeof rows_[0], check_}
 
 /* Field of a row: its offset and width in struct `st`. */
 #define RD_FIELD(st, f) .offset = offsetof(st, f), .width = sizeof(((st *)0)->f)

@@ -43,7 +43,7 @@ static const char *type_text(const rd_key *k)
     case RD_KEY_FILE: return "file";
     case RD_KEY_SECRET: return "secret";
     case RD_KEY_ENUM: return "choice";
-    case RD_KEY_SECTION: return "mapping";
+    case RD_KEY_SECTION: return "section";
     case RD_KEY_CUSTOM: return k->type_doc ? k->type_doc : "";
     case RD_KEY_INCLUDE: break;
     }
@@ -89,9 +89,12 @@ static void range_text(const rd_key *k, char *buf, size_t cap)
             used += n > 0 ? (size_t)n : 0;
         }
         return;
-    case RD_KEY_SECTION:
-        snprintf(buf, cap, "`%s` below", k->sub->title);
+    case RD_KEY_SECTION: {
+        /* the table's first place is enough to find it */
+        size_t n = strcspn(k->sub->title, ",");
+        snprintf(buf, cap, "mapping: `%.*s`", (int)n, k->sub->title);
         return;
+    }
     case RD_KEY_CUSTOM:
     case RD_KEY_INCLUDE:
         break;
@@ -138,7 +141,7 @@ static void default_text(const rd_key *k, char *buf, size_t cap)
     case RD_KEY_INCLUDE:
         break;
     }
-    buf[0] = '\0';
+    snprintf(buf, cap, "—");
 }
 
 static void rows(FILE *out, const rd_key_table *t)
@@ -179,11 +182,29 @@ static bool first_visit(seen_tables *s, const rd_key_table *t)
 static void sections_under(FILE *out, const rd_key_table *t, const char *heading,
                            seen_tables *seen);
 
+/* "### `a`, `b`" for the title "a, b". */
+static void heading_line(FILE *out, const char *heading, const char *title)
+{
+    fprintf(out, "%s ", heading);
+    for (;;) {
+        size_t n = strcspn(title, ",");
+        fprintf(out, "`%.*s`", (int)n, title);
+        if (!title[n])
+            break;
+        fputs(", ", out);
+        title += n + 1;
+        title += strspn(title, " ");
+    }
+    fputs("\n\n", out);
+}
+
 static void table(FILE *out, const rd_key_table *t, const char *heading, seen_tables *seen)
 {
     if (!first_visit(seen, t))
         return;
-    fprintf(out, "%s %s\n\n", heading, t->title);
+    heading_line(out, heading, t->title);
+    if (t->note)
+        fprintf(out, "%s\n\n", t->note);
     fputs("| Key | Type | Range | Default | What it does |\n", out);
     fputs("|-----|------|-------|---------|--------------|\n", out);
     rows(out, t);

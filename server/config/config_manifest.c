@@ -159,7 +159,7 @@ static const rd_key CLASSIFICATION_KEYS[] = {
             "the rules' classification"},
 };
 static const rd_key_table CLASSIFICATION =
-    RD_KEY_TABLE("`tool.classification`", CLASSIFICATION_KEYS, NULL);
+    RD_KEY_TABLE("tool.classification", NULL, CLASSIFICATION_KEYS, NULL);
 
 static const rd_key TOOL_KEYS[] = {
     {.name = "id", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD, .parse = parse_tool_id,
@@ -183,15 +183,16 @@ static const rd_key TOOL_KEYS[] = {
      .range_doc = "up to 65536 bytes (JSON as a quoted string)",
      .doc = "the value used in place of this tool's result when it is skipped"},
 };
-static const rd_key_table TOOL = RD_KEY_TABLE("`tool` (a file of `tools.directory`; the "
-                                              "policies' keys as in `defaults`)",
-                                              TOOL_KEYS, NULL);
+static const rd_key_table TOOL = RD_KEY_TABLE(
+    "tool", "A tool manifest: one file of `tools.directory` holding `tool:` and these keys. It "
+            "starts from the values of `defaults` and changes what it names.",
+    TOOL_KEYS, NULL);
 
 static const rd_key MANIFEST_KEYS[] = {
     {.name = "tool", .type = RD_KEY_SECTION, .offset = 0, .sub = &TOOL, .required = true,
      .doc = "one manifest per file"},
 };
-const rd_key_table rd_keys_manifest = RD_KEY_TABLE("tool manifest", MANIFEST_KEYS, NULL);
+const rd_key_table rd_keys_manifest = RD_KEY_TABLE("(manifest)", NULL, MANIFEST_KEYS, NULL);
 
 int rd_config_parse_manifest(const rd_yctx *c, const rd_ynode *root, rd_tool_config *t)
 {

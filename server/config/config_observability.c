@@ -37,7 +37,7 @@ static const rd_key METRICS_KEYS[] = {
     RD_K_SECTION(rd_metrics_config, "auth", token, &rd_keys_token,
                  "bearer token /metrics requires (not /healthz)"),
 };
-const rd_key_table rd_keys_metrics = RD_KEY_TABLE("`metrics` (restart)", METRICS_KEYS, NULL);
+const rd_key_table rd_keys_metrics = RD_KEY_TABLE("metrics", "Changes need a restart.", METRICS_KEYS, NULL);
 
 /* ---- log ---- */
 
@@ -48,7 +48,7 @@ static const rd_key LOG_KEYS[] = {
     RD_K_ENUM(rd_config, "level", log_level, LEVELS, NULL, RD_CONFIG_LOG_INFO,
               "the least severe level logged, as JSON lines on stdout (reloadable)"),
 };
-const rd_key_table rd_keys_log = RD_KEY_TABLE("`log`", LOG_KEYS, NULL);
+const rd_key_table rd_keys_log = RD_KEY_TABLE("log", NULL, LOG_KEYS, NULL);
 
 /* ---- reload ---- */
 
@@ -57,4 +57,4 @@ static const rd_key RELOAD_KEYS[] = {
               "reload when a file in the main file's or the tools directory changes; SIGHUP "
               "always reloads (restart)"),
 };
-const rd_key_table rd_keys_reload = RD_KEY_TABLE("`reload`", RELOAD_KEYS, NULL);
+const rd_key_table rd_keys_reload = RD_KEY_TABLE("reload", NULL, RELOAD_KEYS, NULL);

@@ -44,7 +44,7 @@ static const rd_key RETRY_KEYS[] = {
              "no retry once the time since the first failure plus the delay reaches this"),
 };
 static const rd_key_table RETRY =
-    RD_KEY_TABLE("`defaults.retry_policy`, `tool.retry_policy`", RETRY_KEYS, check_delay_order);
+    RD_KEY_TABLE("defaults.retry_policy, tool.retry_policy", NULL, RETRY_KEYS, check_delay_order);
 
 /* ---- circuit_breaker ---- */
 
@@ -58,7 +58,7 @@ static const rd_key QUORUM_KEYS[] = {
              "the quorum's window"),
 };
 static const rd_key_table QUORUM = RD_KEY_TABLE(
-    "`defaults.circuit_breaker.quorum`, `tool.circuit_breaker.quorum`", QUORUM_KEYS, NULL);
+    "defaults.circuit_breaker.quorum, tool.circuit_breaker.quorum", NULL, QUORUM_KEYS, NULL);
 
 static const rd_key BREAKER_KEYS[] = {
     RD_K_INT(rd_breaker_policy, "failure_threshold", failure_threshold, 1, 10000, 5,
@@ -82,7 +82,7 @@ static const rd_key BREAKER_KEYS[] = {
     RD_K_SECTION_HERE("quorum", &QUORUM, "quorum tripping"),
 };
 static const rd_key_table BREAKER = RD_KEY_TABLE(
-    "`defaults.circuit_breaker`, `tool.circuit_breaker`", BREAKER_KEYS, NULL);
+    "defaults.circuit_breaker, tool.circuit_breaker", NULL, BREAKER_KEYS, NULL);
 
 /* ---- retry_budget ---- */
 
@@ -97,7 +97,7 @@ static const rd_key BUDGET_KEYS[] = {
              "the budget's window"),
 };
 static const rd_key_table BUDGET =
-    RD_KEY_TABLE("`defaults.retry_budget`, `tool.retry_budget`", BUDGET_KEYS, NULL);
+    RD_KEY_TABLE("defaults.retry_budget, tool.retry_budget", NULL, BUDGET_KEYS, NULL);
 
 /* ---- a tool's policies ---- */
 
@@ -118,8 +118,8 @@ static const rd_key POLICY_KEYS[] = {
               "admitted in order"),
 };
 const rd_key_table rd_keys_policies =
-    RD_KEY_TABLE("`defaults` (what a tool without a manifest gets; reloadable)", POLICY_KEYS,
-                 NULL);
+    RD_KEY_TABLE("defaults", "What a tool without a manifest gets, and what a manifest starts "
+                             "from (reloadable).", POLICY_KEYS, NULL);
 
 /* ---- turn ---- */
 
@@ -127,7 +127,7 @@ static const rd_key TURN_KEYS[] = {
     RD_K_INT(rd_config, "timeout_ms", turn_timeout_ms, 1, RD_DAY_MS, 300000,
              "per-turn budget when the caller sends none"),
 };
-const rd_key_table rd_keys_turn = RD_KEY_TABLE("`turn` (reloadable)", TURN_KEYS, NULL);
+const rd_key_table rd_keys_turn = RD_KEY_TABLE("turn", "Reloadable.", TURN_KEYS, NULL);
 
 /* ---- learning ---- */
 
@@ -141,4 +141,4 @@ static const rd_key LEARNING_KEYS[] = {
     RD_K_INT(rd_learning_policy, "ttl_ms", ttl_ms, 1000, 30 * RD_DAY_MS, RD_DAY_MS,
              "a signature not settled this long is forgotten"),
 };
-const rd_key_table rd_keys_learning = RD_KEY_TABLE("`learning`", LEARNING_KEYS, NULL);
+const rd_key_table rd_keys_learning = RD_KEY_TABLE("learning", "docs/FLEET.md; changes need a restart.", LEARNING_KEYS, NULL);

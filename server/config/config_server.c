@@ -17,8 +17,8 @@ static const rd_key TOKEN_KEYS[] = {
     {.name = "token", .type = RD_KEY_SECRET, .offset = 0, .width = sizeof(char *),
      .doc = "the bearer token; never logged, error messages name the file or variable only"},
 };
-const rd_key_table rd_keys_token = RD_KEY_TABLE("`server.auth`, `server.admin`, `metrics.auth`",
-                                                TOKEN_KEYS, NULL);
+const rd_key_table rd_keys_token = RD_KEY_TABLE(
+    "server.auth, server.admin, metrics.auth", "One of the two keys.", TOKEN_KEYS, NULL);
 
 /* ---- server.tls ---- */
 
@@ -41,7 +41,7 @@ static const rd_key TLS_KEYS[] = {
     RD_K_FILE(rd_tls_config, "client_ca_file", client_ca_file,
               "set: mutual TLS, clients need a certificate signed by this CA"),
 };
-static const rd_key_table TLS = RD_KEY_TABLE("`server.tls`", TLS_KEYS, check_tls);
+static const rd_key_table TLS = RD_KEY_TABLE("server.tls", "The files are read again when they change; a change of the paths needs a restart.", TLS_KEYS, check_tls);
 
 /* ---- server ---- */
 
@@ -103,7 +103,7 @@ static const rd_key SERVER_KEYS[] = {
     RD_K_INT(rd_server_config, "max_watch_streams", max_watch_streams, 1, 100000, 256,
              "`WatchBreakers` streams open at once (reloadable)"),
     RD_K_BOOL(rd_server_config, "allow_unauthenticated", allow_unauthenticated, false,
-              "without `auth`: true listens where `listen` says, false on 127.0.0.1:<port> "
+              "without `auth`: true listens where `listen` says, false on `127.0.0.1:<port>` "
               "with a warning (restart)"),
     RD_K_SECTION(rd_server_config, "tls", tls, &TLS, "TLS from files; absent = plaintext"),
     RD_K_SECTION(rd_server_config, "auth", auth_token, &rd_keys_token,
@@ -111,7 +111,7 @@ static const rd_key SERVER_KEYS[] = {
     RD_K_SECTION(rd_server_config, "admin", admin_token, &rd_keys_token,
                  "bearer token for AdminService; unset = AdminService refused (reloadable)"),
 };
-const rd_key_table rd_keys_server = RD_KEY_TABLE("`server`", SERVER_KEYS, NULL);
+const rd_key_table rd_keys_server = RD_KEY_TABLE("server", NULL, SERVER_KEYS, NULL);
 
 bool rd_config_listen_is_local(const char *listen)
 {

@@ -128,7 +128,7 @@ static const rd_key REDIS_KEYS[] = {
     RD_K_INT(rd_redis_config, "read_cache_ms", read_cache_ms, 0, 10000, 100,
              "GetBreakerState of a named tool from the last reply this long; 0 = ask every time"),
 };
-static const rd_key_table REDIS = RD_KEY_TABLE("`store.redis`", REDIS_KEYS, check_redis);
+static const rd_key_table REDIS = RD_KEY_TABLE("store.redis", NULL, REDIS_KEYS, check_redis);
 
 /* ---- store ---- */
 
@@ -156,4 +156,4 @@ static const rd_key STORE_KEYS[] = {
              "how often the expiry sweep runs"),
     RD_K_SECTION(rd_store_config, "redis", redis, &REDIS, "with `backend: redis`"),
 };
-const rd_key_table rd_keys_store = RD_KEY_TABLE("`store` (restart)", STORE_KEYS, NULL);
+const rd_key_table rd_keys_store = RD_KEY_TABLE("store", "Changes to the whole section need a restart.", STORE_KEYS, NULL);
