@@ -2,6 +2,7 @@
 #include "config/config_keys.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,9 @@ static void add_known(known_list *l, const char *name, const char *unknown)
         l->used += n > 0 ? (size_t)n : 0;
     }
     size_t d = distance(name, unknown);
+    size_t n = strlen(unknown);
+    if (n > 2 && strncmp(name, unknown, n) == 0 && name[n] == '_')
+        d = 1; /* the unit left out: "timeout" for "timeout_ms" */
     if (d < l->nearest_distance) {
         l->nearest_distance = d;
         snprintf(l->nearest_buf, sizeof l->nearest_buf, "%s", name);
@@ -397,4 +401,83 @@ int rd_keys_parse(const rd_yctx *c, const rd_ynode *map, int line, const char *p
     if (rc == RD_OK && t->check)
         rc = t->check(c, map, path, base);
     return rc;
+}
+
+/* ---- the tables' own consistency ---- */
+
+static int bad_row(const rd_key_table *t, const rd_key *k, char *err, size_t cap,
+                   const char *what)
+{
+    snprintf(err, cap, "%s.%s: %s", t->title, k->name ? k->name : "?", what);
+    return RD_ERR_INTERNAL;
+}
+
+static int check_int_row(const rd_key_table *t, const rd_key *k, char *err, size_t cap)
+{
+    int64_t max = k->width == 8 ? INT64_MAX : k->width == 4 ? INT32_MAX
+                : k->width == 2 ? INT16_MAX : k->width == 1 ? INT8_MAX : 0;
+    if (max == 0)
+        return bad_row(t, k, err, cap, "the field is not an integer of 1, 2, 4 or 8 bytes");
+    if (k->lo > k->hi || k->hi > max || k->lo < 0)
+        return bad_row(t, k, err, cap, "the range does not fit the field");
+    bool in_range = k->def >= k->lo && k->def <= k->hi;
+    if (!in_range && !(k->type == RD_KEY_OFF_OR_INT && k->def == 0))
+        return bad_row(t, k, err, cap, "the default is out of range");
+    return RD_OK;
+}
+
+static int check_row(const rd_key_table *t, const rd_key *k, char *err, size_t cap)
+{
+    if (!k->name || (k->type != RD_KEY_INCLUDE && !k->doc))
+        return bad_row(t, k, err, cap, "no name or no description");
+    if (!has_field(k) && k->type != RD_KEY_CUSTOM && k->type != RD_KEY_ENUM)
+        return bad_row(t, k, err, cap, "no field");
+    size_t n = 0;
+    switch (k->type) {
+    case RD_KEY_INT:
+    case RD_KEY_OFF_OR_INT:
+        return check_int_row(t, k, err, cap);
+    case RD_KEY_DOUBLE:
+        if (k->width != sizeof(double) || k->dlo > k->dhi || k->ddef < k->dlo || k->ddef > k->dhi)
+            return bad_row(t, k, err, cap, "not a double, or the default is out of range");
+        return RD_OK;
+    case RD_KEY_BOOL:
+        return k->width == sizeof(bool) ? RD_OK : bad_row(t, k, err, cap, "not a bool");
+    case RD_KEY_TEXT:
+    case RD_KEY_OPT_TEXT:
+        if (k->hi < 1 || (k->sdef && strlen(k->sdef) > (size_t)k->hi))
+            return bad_row(t, k, err, cap, "no length limit, or the default is longer");
+        /* fall through */
+    case RD_KEY_FILE:
+    case RD_KEY_SECRET:
+        return k->width == sizeof(char *) ? RD_OK : bad_row(t, k, err, cap, "not a char *");
+    case RD_KEY_ENUM:
+        while (k->names && k->names[n])
+            n++;
+        if (n == 0 || k->def < 0 || (size_t)k->def >= n)
+            return bad_row(t, k, err, cap, "no names, or the default is not one of them");
+        if (has_field(k) && k->width != sizeof(int))
+            return bad_row(t, k, err, cap, "not an enum field");
+        return RD_OK;
+    case RD_KEY_SECTION:
+    case RD_KEY_INCLUDE:
+        return rd_keys_self_check(k->sub, err, cap);
+    case RD_KEY_CUSTOM:
+        return k->parse ? RD_OK : bad_row(t, k, err, cap, "no parse function");
+    }
+    return bad_row(t, k, err, cap, "unknown type");
+}
+
+int rd_keys_self_check(const rd_key_table *t, char *err, size_t err_cap)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const rd_key *k = &t->keys[i];
+        int rc = check_row(t, k, err, err_cap);
+        if (rc != RD_OK)
+            return rc;
+        for (size_t j = 0; j < i && k->type != RD_KEY_INCLUDE; j++)
+            if (t->keys[j].type != RD_KEY_INCLUDE && strcmp(t->keys[j].name, k->name) == 0)
+                return bad_row(t, k, err, err_cap, "named twice");
+    }
+    return RD_OK;
 }

@@ -132,6 +132,12 @@ int rd_keys_parse(const rd_yctx *c, const rd_ynode *map, int line, const char *p
 /* Frees the text rows (and custom rows' release) of t in base. */
 void rd_keys_free(const rd_key_table *t, void *base);
 
+/* Whether every row of t (and the tables under it) is well formed: its
+ * field width fits its type and range, its default lies in its range,
+ * no key is named twice. RD_OK, or RD_ERR_INTERNAL with the first
+ * problem in err ("table.key: problem"). For the tests. */
+int rd_keys_self_check(const rd_key_table *t, char *err, size_t err_cap);
+
 /* The sections of each file's table as Markdown, each table once: a
  * heading (`heading`, e.g. "###", then the title) and a row per key. */
 void rd_keys_markdown(FILE *out, const rd_key_table *const *files, size_t n_files,
