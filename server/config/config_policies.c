@@ -133,12 +133,12 @@ const rd_key_table rd_keys_turn = RD_KEY_TABLE("turn", "Reloadable.", TURN_KEYS,
 
 static const rd_key LEARNING_KEYS[] = {
     RD_K_BOOL(rd_learning_policy, "enabled", enabled, false,
-              "classify unknown errors from how their past retries went"),
+              "classify unknown errors from how their past retries went (reloadable)"),
     RD_K_INT(rd_learning_policy, "min_samples", min_samples, 1, 1000000, 20,
-             "settled retries of a signature before it decides"),
+             "settled retries of a signature before it decides (reloadable)"),
     RD_K_INT(rd_learning_policy, "max_signatures", max_signatures, 1, 10000000, 10000,
-             "kept at once, least recently settled dropped first"),
+             "kept at once, least recently settled dropped first (a store limit: restart)"),
     RD_K_INT(rd_learning_policy, "ttl_ms", ttl_ms, 1000, 30 * RD_DAY_MS, RD_DAY_MS,
-             "a signature not settled this long is forgotten"),
+             "a signature not settled this long is forgotten (a store limit: restart)"),
 };
-const rd_key_table rd_keys_learning = RD_KEY_TABLE("learning", "docs/FLEET.md; changes need a restart.", LEARNING_KEYS, NULL);
+const rd_key_table rd_keys_learning = RD_KEY_TABLE("learning", "docs/FLEET.md.", LEARNING_KEYS, NULL);
