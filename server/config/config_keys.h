@@ -4,7 +4,13 @@
  * the tables come the defaults (rd_keys_defaults), the parsing with every
  * error as "FILE:LINE: KEY: problem" (rd_keys_parse), the release of what
  * parsing allocated (rd_keys_free) and the documentation's key tables
- * (rd_keys_markdown). Adding a key is adding a row.
+ * (rd_keys_markdown). Adding a key is adding a row, to the table of its
+ * section (config_tables.h says which file holds which), e.g.
+ *
+ *     RD_K_BOOL(rd_redis_config, "cluster", cluster, false, "Redis Cluster"),
+ *
+ * beside the field in its struct, then refreshing the docs with
+ * scripts/config-keys-doc.sh (ctest config.docs_key_table compares them).
  *
  * Checks between keys (a certificate needs its key, sentinels need a
  * master name) are a table's `check`, run after its rows are read.
@@ -25,7 +31,7 @@
 #define RD_DAY_MS 86400000LL
 
 typedef enum {
-    RD_KEY_INT,        /* integer lo..hi, into an integer field of `width` bytes */
+    RD_KEY_INT,        /* integer lo..hi (0 <= lo), into an integer field of `width` bytes */
     RD_KEY_OFF_OR_INT, /* 0 (off) or lo..hi */
     RD_KEY_DOUBLE,     /* number dlo..dhi, into a double */
     RD_KEY_BOOL,       /* true | false */
@@ -119,7 +125,8 @@ struct rd_key_table {
 #define RD_K_SECTION_HERE(key, sub_, doc_) \
     {.name = key, .type = RD_KEY_SECTION, .offset = 0, .sub = sub_, .doc = doc_}
 
-/* Sets every row's default into base (text rows: strdup'd). RD_ERR_NOMEM. */
+/* Sets every row's default into base, a zeroed struct (text rows:
+ * strdup'd). RD_OK or RD_ERR_NOMEM. */
 int rd_keys_defaults(const rd_key_table *t, void *base);
 
 /* Reads `map` (the value of `path`) with table t into base: unknown and
