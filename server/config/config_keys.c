@@ -463,7 +463,9 @@ static int check_row(const rd_key_table *t, const rd_key *k, char *err, size_t c
     case RD_KEY_INCLUDE:
         return rd_keys_self_check(k->sub, err, cap);
     case RD_KEY_CUSTOM:
-        return k->parse ? RD_OK : bad_row(t, k, err, cap, "no parse function");
+        if (!k->parse)
+            return bad_row(t, k, err, cap, "no parse function");
+        return k->sub ? rd_keys_self_check(k->sub, err, cap) : RD_OK;
     }
     return bad_row(t, k, err, cap, "unknown type");
 }

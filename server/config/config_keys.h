@@ -72,7 +72,7 @@ struct rd_key {
     const char *sdef;            /* TEXT, OPT_TEXT (NULL = unset) */
     const char *const *names;    /* ENUM, NULL-terminated */
     const int *values;           /* ENUM; NULL = the index */
-    const rd_key_table *sub;     /* SECTION, INCLUDE */
+    const rd_key_table *sub;     /* SECTION, INCLUDE; CUSTOM: the table it reads entries with */
     rd_key_parse_fn parse;       /* CUSTOM */
     void (*release)(void *base); /* CUSTOM: frees what parse stored */
     rd_key_check_fn check;       /* optional, after the value is stored */

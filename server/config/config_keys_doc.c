@@ -217,7 +217,7 @@ static void sections_under(FILE *out, const rd_key_table *t, const char *heading
 {
     for (size_t i = 0; i < t->n; i++) {
         const rd_key *k = &t->keys[i];
-        if (k->type == RD_KEY_SECTION)
+        if (k->type == RD_KEY_SECTION || (k->type == RD_KEY_CUSTOM && k->sub))
             table(out, k->sub, heading, seen);
         else if (k->type == RD_KEY_INCLUDE)
             sections_under(out, k->sub, heading, seen);

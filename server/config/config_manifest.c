@@ -84,36 +84,56 @@ static int parse_depends_on(const rd_yctx *c, const rd_ynode *map, const rd_ynod
                          &t->n_depends_on);
 }
 
-static const char *const OVERRIDE_KEYS[] = {"when", "retryability", "category", "suggestion",
-                                            NULL};
+/* ---- classification.overrides: a table per entry ---- */
 
-static int parse_override(const rd_yctx *c, const rd_ynode *map, const char *path,
-                          rd_override *o)
+static int parse_when(const rd_yctx *c, const rd_ynode *map, const rd_ynode *v, const char *path,
+                      void *base)
 {
-    char p[RD_YPATH_MAX];
-    int rc = rd_ymap_check(c, map, path, OVERRIDE_KEYS);
-    if (rc != RD_OK)
-        return rc;
-    o->line = map->line;
-    const rd_ynode *when = rd_ymap_get(map, "when");
-    if (!when)
-        return rd_yerr(c, map->line, rd_ypath(p, path, "when"),
-                       "missing (at least one condition is required)");
-    const rd_ynode *retry = rd_ymap_get(map, "retryability");
-    const rd_ynode *cat = rd_ymap_get(map, "category");
-    if (!retry && !cat && !rd_ymap_get(map, "suggestion"))
-        return rd_yerr(c, map->line, path,
-                       "an override needs retryability, category or suggestion");
-    rc = rd_match_parse(c, when, rd_ypath(p, path, "when"), &o->when);
-    if (rc == RD_OK && retry)
-        rc = rd_parse_retryability(c, retry, rd_ypath(p, path, "retryability"),
-                                   &o->retryability);
-    if (rc == RD_OK && cat)
-        rc = rd_parse_category(c, cat, rd_ypath(p, path, "category"), &o->category);
-    if (rc == RD_OK)
-        rc = rd_yget_str(c, map, path, "suggestion", RD_SUGGESTION_MAX, &o->suggestion);
-    return rc;
+    (void)map;
+    return rd_match_parse(c, v, path, &((rd_override *)base)->when);
 }
+
+static int parse_override_retryability(const rd_yctx *c, const rd_ynode *map, const rd_ynode *v,
+                                       const char *path, void *base)
+{
+    (void)map;
+    return rd_parse_retryability(c, v, path, &((rd_override *)base)->retryability);
+}
+
+static int parse_override_category(const rd_yctx *c, const rd_ynode *map, const rd_ynode *v,
+                                   const char *path, void *base)
+{
+    (void)map;
+    return rd_parse_category(c, v, path, &((rd_override *)base)->category);
+}
+
+static int check_override(const rd_yctx *c, const rd_ynode *map, const char *path, void *base)
+{
+    (void)base;
+    if (rd_ymap_get(map, "retryability") || rd_ymap_get(map, "category") ||
+        rd_ymap_get(map, "suggestion"))
+        return RD_OK;
+    return rd_yerr(c, map->line, path, "an override needs retryability, category or suggestion");
+}
+
+static const rd_key OVERRIDE_KEYS[] = {
+    {.name = "when", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD, .parse = parse_when,
+     .required = true, .type_doc = "mapping", .range_doc = "the conditions of a rule",
+     .doc = "when the override applies (docs/CLASSIFICATION.md); at least one condition"},
+    {.name = "retryability", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
+     .parse = parse_override_retryability, .type_doc = "choice",
+     .range_doc = "`transient` | `permanent`", .default_doc = "the rules'",
+     .doc = "replaces the rules' retryability"},
+    {.name = "category", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
+     .parse = parse_override_category, .type_doc = "choice",
+     .range_doc = "a category of the rules file", .default_doc = "the rules'",
+     .doc = "replaces the rules' category"},
+    {.name = "suggestion", .type = RD_KEY_TEXT, RD_FIELD(rd_override, suggestion),
+     .hi = RD_SUGGESTION_MAX, .doc = "replaces the rules' suggestion"},
+};
+static const rd_key_table OVERRIDE = RD_KEY_TABLE(
+    "tool.classification.overrides[]",
+    "Each entry needs `when` and at least one of the other keys.", OVERRIDE_KEYS, check_override);
 
 static int parse_overrides(const rd_yctx *c, const rd_ynode *map, const rd_ynode *list,
                            const char *path, void *base)
@@ -131,7 +151,9 @@ static int parse_overrides(const rd_yctx *c, const rd_ynode *map, const rd_ynode
     t->n_overrides = list->n;
     for (size_t i = 0; i < list->n && rc == RD_OK; i++) {
         char p[RD_YPATH_MAX];
-        rc = parse_override(c, list->items[i], rd_ypath_index(p, path, i), &t->overrides[i]);
+        rd_override *o = &t->overrides[i];
+        o->line = list->items[i]->line;
+        rc = rd_keys_parse(c, list->items[i], o->line, rd_ypath_index(p, path, i), &OVERRIDE, o);
     }
     return rc;
 }
@@ -153,8 +175,8 @@ static int parse_default_value(const rd_yctx *c, const rd_ynode *map, const rd_y
 
 static const rd_key CLASSIFICATION_KEYS[] = {
     {.name = "overrides", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
-     .parse = parse_overrides, .type_doc = "list", .default_doc = "none",
-     .range_doc = "up to 256 of {when, retryability, category, suggestion}",
+     .parse = parse_overrides, .sub = &OVERRIDE, .type_doc = "list", .default_doc = "none",
+     .range_doc = "up to 256 entries: `tool.classification.overrides[]`",
      .doc = "when `when` matches (the conditions of the rules file), the fields given replace "
             "the rules' classification"},
 };
