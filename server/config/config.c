@@ -19,7 +19,6 @@
 #include "config/yaml_util.h"
 #include "domain/err.h"
 
-#define MAX_WORKERS 64 /* server.workers' upper bound */
 #define PATH_TEXT_MAX 4096
 
 /* ---- the main file's own sections ---- */
@@ -125,7 +124,7 @@ static unsigned workers_for_this_machine(void)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores < 1)
         return 1;
-    return cores > MAX_WORKERS ? MAX_WORKERS : (unsigned)cores;
+    return cores > RD_MAX_WORKERS ? RD_MAX_WORKERS : (unsigned)cores;
 }
 
 static int set_defaults(rd_config *cfg, const char *path)

@@ -59,7 +59,7 @@ static const rd_key SERVER_KEYS[] = {
      .sdef = "0.0.0.0:50051", .check = check_listen, .range_doc = "host:port",
      .doc = "where gRPC listens (restart); without `auth`, loopback only unless "
             "`allow_unauthenticated`"},
-    RD_K_INT(rd_server_config, "workers", workers, 0, 64, 2,
+    RD_K_INT(rd_server_config, "workers", workers, 0, RD_MAX_WORKERS, 2,
              "completion-queue threads; 0 = one per core (restart)"),
     RD_K_INT(rd_server_config, "shutdown_grace_ms", shutdown_grace_ms, 0, 600000, 5000,
              "in-flight calls get this long at shutdown"),

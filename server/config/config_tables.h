@@ -6,6 +6,9 @@
 
 #include "config/config_keys.h"
 
+/* server.workers at most; 0 asks for one per core, up to this too */
+#define RD_MAX_WORKERS 64
+
 /* config_server.c: `server` (with tls, auth, admin), over rd_server_config */
 extern const rd_key_table rd_keys_server;
 /* config_server.c: {token_file | token_env}, over the char * of the token */
