@@ -1,6 +1,7 @@
 /* recoveryd: the recovery-decision service.
  *
  *   recoveryd --config FILE [--listen HOST:PORT] [--check-config]
+ *   recoveryd --config-keys      (every configuration key, as Markdown)
  *
  * Startup: load and validate the config (exit 1 with file:line on error),
  * create the store, metrics, health and watch bus, start the gRPC server
@@ -62,6 +63,7 @@ static void usage(FILE *out)
             "  --config FILE       main configuration (e.g. config/recovery.yaml)\n"
             "  --listen HOST:PORT  listen here instead of server.listen\n"
             "  --check-config      validate the configuration and exit (0 = valid)\n"
+            "  --config-keys       print every configuration key as Markdown and exit\n"
             "  --version           print the version and exit\n");
 }
 
@@ -76,6 +78,9 @@ static int parse_args(int argc, char **argv, options *o)
             o->listen = argv[++i];
         } else if (!strcmp(a, "--check-config")) {
             o->check_only = true;
+        } else if (!strcmp(a, "--config-keys")) {
+            rd_config_keys_markdown(stdout);
+            return fflush(stdout) == 0 ? 0 : 1;
         } else if (!strcmp(a, "--version")) {
             printf("recoveryd %s\n", VERSION);
             return 0;

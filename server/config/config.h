@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "domain/model.h"
 #include "domain/store.h"
@@ -82,6 +83,7 @@ typedef enum {
 typedef struct rd_config {
     char *path;                  /* the main file as given */
     char *tools_dir;             /* the tools directory, resolved */
+    char *rules_file;            /* classification.rules_file, resolved */
     rd_server_config server;
     rd_store_config store;
     rd_metrics_config metrics;
@@ -112,6 +114,11 @@ typedef struct rd_config {
  * (RD_CONFIG_ERR_MAX bytes) holding "file:line: key: problem". */
 rd_config *rd_config_load(const char *path, char *err, size_t err_cap);
 void rd_config_free(rd_config *cfg);
+
+/* Every key of the main file and of a tool manifest, as the Markdown
+ * tables of docs/OPERATIONS.md (one per section: key, type, range,
+ * default, what it does). */
+void rd_config_keys_markdown(FILE *out);
 
 /* The manifest for tool_id, or NULL when the tool has none. */
 const rd_tool_config *rd_config_find_tool(const rd_config *cfg, const char *tool_id);

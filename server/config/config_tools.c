@@ -1,6 +1,6 @@
-/* Tool manifests: one manifest parsed (timeout, policies, overrides,
- * alternatives, dependencies, default), and the tools directory loaded in
- * file-name order, with unique ids and no dependency cycles. */
+/* The tools directory: every manifest in it loaded (config_manifest.c)
+ * in file-name order, ids unique, no dependency cycles, every reference
+ * to another tool known (config_refs.c). */
 #include "config/config_tools.h"
 
 #include <dirent.h>
@@ -9,193 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/config_fleet.h"
-#include "config/config_ops.h"
+#include "config/config_manifest.h"
 #include "config/config_refs.h"
 #include "config/rules_parse.h"
 #include "domain/err.h"
 
 #define MAX_MANIFESTS 100000
-#define MAX_OVERRIDES 256
-#define MAX_ALTERNATIVES 16
-
-/* ---- one manifest ---- */
-
-static int parse_tool_id(const rd_yctx *c, const rd_ynode *tool, rd_tool_config *t)
-{
-    const rd_ynode *id = rd_ymap_get(tool, "id");
-    if (!id)
-        return rd_yerr(c, tool->key_line, "tool.id", "missing (required)");
-    const char *text;
-    int rc = rd_yscalar_str(c, id, "tool.id", RD_ID_MAX, &text);
-    if (rc != RD_OK)
-        return rc;
-    if (!rd_valid_tool_id(text, false))
-        return rd_yerr(c, id->line, "tool.id",
-                       "\"%s\" is not a tool id (1..%d bytes of [A-Za-z0-9_.:/-])", text,
-                       RD_ID_MAX);
-    t->id = strdup(text);
-    t->line = id->line;
-    return t->id ? RD_OK : rd_yerr(c, id->line, "tool.id", "out of memory");
-}
-
-/* A list of other tools' ids: no repeats, never the tool itself. */
-static int parse_id_list(const rd_yctx *c, const rd_ynode *tool, const char *key,
-                         const char *self, size_t max_n, char ***out, size_t *n)
-{
-    const rd_ynode *list = rd_ymap_get(tool, key);
-    char p[RD_YPATH_MAX], pi[RD_YPATH_MAX];
-    rd_ypath(p, "tool", key);
-    if (!list)
-        return RD_OK;
-    int rc = rd_yexpect(c, list, p, RD_YSEQ);
-    if (rc != RD_OK)
-        return rc;
-    if (list->n > max_n)
-        return rd_yerr(c, list->line, p, "more than %zu entries", max_n);
-    if (list->n == 0)
-        return RD_OK;
-    *out = calloc(list->n, sizeof **out);
-    if (!*out)
-        return rd_yerr(c, list->line, p, "out of memory");
-    *n = list->n;
-    for (size_t i = 0; i < list->n; i++) {
-        const rd_ynode *item = list->items[i];
-        const char *text;
-        rc = rd_yscalar_str(c, item, rd_ypath_index(pi, p, i), RD_ID_MAX, &text);
-        if (rc != RD_OK)
-            return rc;
-        if (!rd_valid_tool_id(text, false))
-            return rd_yerr(c, item->line, pi, "\"%s\" is not a tool id", text);
-        if (strcmp(text, self) == 0)
-            return rd_yerr(c, item->line, pi, "a tool cannot name itself");
-        for (size_t j = 0; j < i; j++)
-            if (strcmp((*out)[j], text) == 0)
-                return rd_yerr(c, item->line, pi, "\"%s\" is listed twice", text);
-        if (!((*out)[i] = strdup(text)))
-            return rd_yerr(c, item->line, pi, "out of memory");
-    }
-    return RD_OK;
-}
-
-static const char *const OVERRIDE_KEYS[] = {"when", "retryability", "category", "suggestion",
-                                            NULL};
-
-static int parse_override(const rd_yctx *c, const rd_ynode *map, const char *path,
-                          rd_override *o)
-{
-    char p[RD_YPATH_MAX];
-    int rc = rd_ymap_check(c, map, path, OVERRIDE_KEYS);
-    if (rc != RD_OK)
-        return rc;
-    o->line = map->line;
-    const rd_ynode *when = rd_ymap_get(map, "when");
-    if (!when)
-        return rd_yerr(c, map->line, rd_ypath(p, path, "when"),
-                       "missing (at least one condition is required)");
-    const rd_ynode *retry = rd_ymap_get(map, "retryability");
-    const rd_ynode *cat = rd_ymap_get(map, "category");
-    if (!retry && !cat && !rd_ymap_get(map, "suggestion"))
-        return rd_yerr(c, map->line, path,
-                       "an override needs retryability, category or suggestion");
-    rc = rd_match_parse(c, when, rd_ypath(p, path, "when"), &o->when);
-    if (rc == RD_OK && retry)
-        rc = rd_parse_retryability(c, retry, rd_ypath(p, path, "retryability"),
-                                   &o->retryability);
-    if (rc == RD_OK && cat)
-        rc = rd_parse_category(c, cat, rd_ypath(p, path, "category"), &o->category);
-    if (rc == RD_OK)
-        rc = rd_yget_str(c, map, path, "suggestion", RD_SUGGESTION_MAX, &o->suggestion);
-    return rc;
-}
-
-static const char *const TOOL_CLASSIFICATION_KEYS[] = {"overrides", NULL};
-
-static int parse_overrides(const rd_yctx *c, const rd_ynode *tool, rd_tool_config *t)
-{
-    const char *path = "tool.classification";
-    const rd_ynode *map = rd_ymap_get(tool, "classification");
-    if (!map)
-        return RD_OK;
-    int rc = rd_ymap_check(c, map, path, TOOL_CLASSIFICATION_KEYS);
-    const rd_ynode *list = rd_ymap_get(map, "overrides");
-    if (rc != RD_OK || !list)
-        return rc;
-    rc = rd_yexpect(c, list, "tool.classification.overrides", RD_YSEQ);
-    if (rc == RD_OK && list->n > MAX_OVERRIDES)
-        rc = rd_yerr(c, list->line, "tool.classification.overrides", "more than %d entries",
-                     MAX_OVERRIDES);
-    if (rc != RD_OK || list->n == 0)
-        return rc;
-    t->overrides = calloc(list->n, sizeof *t->overrides);
-    if (!t->overrides)
-        return rd_yerr(c, list->line, "tool.classification.overrides", "out of memory");
-    t->n_overrides = list->n;
-    for (size_t i = 0; i < list->n && rc == RD_OK; i++) {
-        char p[RD_YPATH_MAX];
-        rc = parse_override(c, list->items[i],
-                            rd_ypath_index(p, "tool.classification.overrides", i),
-                            &t->overrides[i]);
-    }
-    return rc;
-}
-
-static int parse_default_value(const rd_yctx *c, const rd_ynode *tool, rd_tool_config *t)
-{
-    const rd_ynode *v = rd_ymap_get(tool, "default");
-    if (!v)
-        return RD_OK;
-    if (v->type != RD_YSCALAR || rd_yis_null(v))
-        return rd_yerr(c, v->line, "tool.default",
-                       "expected text, got %s (write JSON as a quoted string)",
-                       rd_ytype_name(v));
-    if (v->len > RD_DEFAULT_VALUE_MAX)
-        return rd_yerr(c, v->line, "tool.default", "longer than %d bytes", RD_DEFAULT_VALUE_MAX);
-    t->default_value = strdup(v->text);
-    t->has_default = t->default_value != NULL;
-    return t->has_default ? RD_OK : rd_yerr(c, v->line, "tool.default", "out of memory");
-}
-
-static const char *const TOOL_KEYS[] = {"id", "timeout_ms", "retry_policy", "circuit_breaker",
-                                        "retry_budget", "alternatives_ranking",
-                                        "classification", "alternatives", "depends_on",
-                                        "optional", "default", NULL};
-
-/* *t starts as a copy of the defaults' policies; the manifest overrides
- * whatever it names. *depends_line receives the depends_on key's line. */
-static int parse_manifest(const rd_yctx *c, const rd_ynode *root, rd_tool_config *t,
-                          int *depends_line)
-{
-    static const char *const top_keys[] = {"tool", NULL};
-    int rc = rd_yexpect(c, root, "(file)", RD_YMAP);
-    if (rc == RD_OK)
-        rc = rd_ymap_check(c, root, "", top_keys);
-    const rd_ynode *tool = rd_ymap_get(root, "tool");
-    if (rc == RD_OK && !tool)
-        rc = rd_yerr(c, root->line, "tool", "missing (a manifest is `tool: {id: ...}`)");
-    if (rc == RD_OK)
-        rc = rd_ymap_check(c, tool, "tool", TOOL_KEYS);
-    if (rc == RD_OK)
-        rc = parse_tool_id(c, tool, t);
-    if (rc == RD_OK)
-        rc = rd_config_parse_policies(c, tool, "tool", t);
-    if (rc == RD_OK)
-        rc = parse_overrides(c, tool, t);
-    if (rc == RD_OK)
-        rc = parse_id_list(c, tool, "alternatives", t->id, MAX_ALTERNATIVES, &t->alternatives,
-                           &t->n_alternatives);
-    if (rc == RD_OK)
-        rc = parse_id_list(c, tool, "depends_on", t->id, RD_DEPENDS_MAX, &t->depends_on,
-                           &t->n_depends_on);
-    *depends_line = rd_ymap_key_line(tool, "depends_on");
-    t->depends_on_line = *depends_line;
-    t->alternatives_line = rd_ymap_key_line(tool, "alternatives");
-    if (rc == RD_OK)
-        rc = rd_yget_bool(c, tool, "tool", "optional", &t->optional);
-    if (rc == RD_OK)
-        rc = parse_default_value(c, tool, t);
-    return rc;
-}
 
 void rd_config_free_tool(rd_tool_config *t)
 {
@@ -217,12 +36,11 @@ void rd_config_free_tool(rd_tool_config *t)
 
 /* ---- the tools directory ---- */
 
-/* Manifests in file-name order, with the line of each depends_on for the
- * cycle message; cfg->tools is sorted by id only at the very end. */
+/* Manifests in file-name order; cfg->tools is sorted by id only at the
+ * very end. */
 typedef struct tool_loader {
     rd_config *cfg;
     size_t cap;
-    int *depends_line;
 } tool_loader;
 
 static bool is_manifest_name(const char *name)
@@ -287,10 +105,6 @@ static rd_tool_config *new_tool_slot(tool_loader *l)
         if (!tools)
             return NULL;
         cfg->tools = tools;
-        int *lines = realloc(l->depends_line, cap * sizeof *lines);
-        if (!lines)
-            return NULL;
-        l->depends_line = lines;
         l->cap = cap;
     }
     rd_tool_config *t = &cfg->tools[cfg->n_tools++];
@@ -316,7 +130,7 @@ static int load_manifest(tool_loader *l, const char *file, char *err, size_t err
     int rc = rd_yaml_load(&c, &root);
     if (rc != RD_OK)
         return rc;
-    rc = parse_manifest(&c, root, t, &l->depends_line[l->cfg->n_tools - 1]);
+    rc = rd_config_parse_manifest(&c, root, t);
     rd_yaml_free(root);
     return rc;
 }
@@ -446,7 +260,7 @@ static size_t next_unresolved(const rd_config *cfg, const rd_tool_config **byid,
 /* From a tool left unresolved, follow unresolved dependencies until one
  * repeats; that stretch is a cycle, named in the message. */
 static int report_cycle(const rd_config *cfg, const rd_tool_config **byid, const size_t *left,
-                        size_t start, const int *depends_line, char *err, size_t err_cap)
+                        size_t start, char *err, size_t err_cap)
 {
     size_t n = cfg->n_tools, steps = 0;
     size_t *path = malloc(n * sizeof *path);
@@ -468,7 +282,7 @@ static int report_cycle(const rd_config *cfg, const rd_tool_config **byid, const
             const rd_tool_config *t = &cfg->tools[cur];
             rd_yctx c = {.file = t->file, .err = err, .err_cap = err_cap};
             free(path);
-            return rd_yerr(&c, depends_line[cur], "tool.depends_on", "dependency cycle: %s",
+            return rd_yerr(&c, t->depends_on_line, "tool.depends_on", "dependency cycle: %s",
                            chain);
         }
         path[steps++] = cur;
@@ -482,7 +296,7 @@ static int report_cycle(const rd_config *cfg, const rd_tool_config **byid, const
 }
 
 static int check_no_cycles(const rd_config *cfg, const rd_tool_config **byid,
-                           const int *depends_line, char *err, size_t err_cap)
+                           char *err, size_t err_cap)
 {
     size_t *left = malloc((cfg->n_tools ? cfg->n_tools : 1) * sizeof *left);
     if (!left || resolve_dependencies(cfg, byid, left) != RD_OK) {
@@ -492,7 +306,7 @@ static int check_no_cycles(const rd_config *cfg, const rd_tool_config **byid,
     int rc = RD_OK;
     for (size_t i = 0; i < cfg->n_tools && rc == RD_OK; i++)
         if (left[i] > 0)
-            rc = report_cycle(cfg, byid, left, i, depends_line, err, err_cap);
+            rc = report_cycle(cfg, byid, left, i, err, err_cap);
     free(left);
     return rc;
 }
@@ -510,7 +324,7 @@ static int check_tool_graph(tool_loader *l, char *err, size_t err_cap)
     qsort(byid, cfg->n_tools, sizeof *byid, compare_tool_ptrs);
     int rc = check_unique_tool_ids(cfg, byid, err, err_cap);
     if (rc == RD_OK)
-        rc = check_no_cycles(cfg, byid, l->depends_line, err, err_cap);
+        rc = check_no_cycles(cfg, byid, err, err_cap);
     free(byid);
     if (rc == RD_OK)
         qsort(cfg->tools, cfg->n_tools, sizeof *cfg->tools, compare_tools);
@@ -556,7 +370,6 @@ int rd_config_load_tools(rd_config *cfg, const rd_yctx *mc, const rd_tools_ref *
     if (rc == RD_OK) {
         tool_loader l = {.cfg = cfg};
         rc = load_manifests(&l, dir, names, n, mc->err, mc->err_cap);
-        free(l.depends_line);
         if (rc == RD_OK)
             rc = rd_config_check_refs(cfg, mc->err, mc->err_cap);
     }

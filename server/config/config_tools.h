@@ -1,6 +1,5 @@
-/* The tool manifests (config_tools.c): one manifest parsed, the tools
- * directory loaded and its graph checked; and what config.c and
- * config_tools.c share. Errors: "FILE:LINE: KEY: problem" in the context's
+/* The tools directory (config_tools.c): its manifests loaded and their
+ * graph checked; and the path helpers config.c and config_tools.c share. Errors: "FILE:LINE: KEY: problem" in the context's
  * buffer, as everywhere in the loader. */
 #ifndef RD_CONFIG_CONFIG_TOOLS_H
 #define RD_CONFIG_CONFIG_TOOLS_H
@@ -23,10 +22,6 @@ int rd_config_load_tools(rd_config *cfg, const rd_yctx *mc, const rd_tools_ref *
 void rd_config_free_tool(rd_tool_config *t);
 /* "dir/name" from the first dir_len bytes of dir; malloc'd. */
 char *rd_config_join_path(const char *dir, size_t dir_len, const char *name);
-/* timeout_ms, retry_policy and circuit_breaker of a defaults section or a
- * manifest, over the values already in *t. */
-int rd_config_parse_policies(const rd_yctx *c, const rd_ynode *map, const char *path,
-                             rd_tool_config *t);
 /* `rel` resolved against the directory of `base_file`; malloc'd. */
 char *rd_config_resolve_relative(const char *base_file, const char *rel);
 

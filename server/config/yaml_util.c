@@ -523,50 +523,6 @@ int rd_yscalar_str(const rd_yctx *c, const rd_ynode *node, const char *path, siz
 
 /* ---- optional keys ---- */
 
-int rd_yget_int(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                int64_t lo, int64_t hi, int64_t *out)
-{
-    const rd_ynode *v = rd_ymap_get(map, key);
-    char p[RD_YPATH_MAX];
-    return v ? rd_yscalar_int(c, v, rd_ypath(p, path, key), lo, hi, out) : RD_OK;
-}
-
-int rd_yget_u32(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                int64_t lo, int64_t hi, uint32_t *out)
-{
-    int64_t v = *out;
-    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
-    if (rc == RD_OK)
-        *out = (uint32_t)v;
-    return rc;
-}
-
-int rd_yget_size(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                 int64_t lo, int64_t hi, size_t *out)
-{
-    int64_t v = (int64_t)*out;
-    int rc = rd_yget_int(c, map, path, key, lo, hi, &v);
-    if (rc == RD_OK)
-        *out = (size_t)v;
-    return rc;
-}
-
-int rd_yget_double(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                   double lo, double hi, double *out)
-{
-    const rd_ynode *v = rd_ymap_get(map, key);
-    char p[RD_YPATH_MAX];
-    return v ? rd_yscalar_double(c, v, rd_ypath(p, path, key), lo, hi, out) : RD_OK;
-}
-
-int rd_yget_bool(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                 bool *out)
-{
-    const rd_ynode *v = rd_ymap_get(map, key);
-    char p[RD_YPATH_MAX];
-    return v ? rd_yscalar_bool(c, v, rd_ypath(p, path, key), out) : RD_OK;
-}
-
 int rd_yget_str(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
                 size_t max_len, char **out)
 {

@@ -93,21 +93,10 @@ int rd_yscalar_bool(const rd_yctx *c, const rd_ynode *node, const char *path, bo
 int rd_yscalar_str(const rd_yctx *c, const rd_ynode *node, const char *path, size_t max_len,
                    const char **out);
 
-/* Optional keys of a mapping: when the key is absent, *out is left as it was
- * (the caller pre-sets the default) and RD_OK is returned. */
-int rd_yget_int(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                int64_t lo, int64_t hi, int64_t *out);
-/* rd_yget_int narrowed to the field's own type (lo/hi within it). */
-int rd_yget_u32(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                int64_t lo, int64_t hi, uint32_t *out);
-int rd_yget_size(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                 int64_t lo, int64_t hi, size_t *out);
-int rd_yget_double(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                   double lo, double hi, double *out);
-int rd_yget_bool(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
-                 bool *out);
-/* On success with the key present, *out is replaced by a malloc'd copy the
- * caller owns (the previous *out is freed). */
+/* An optional text key of a mapping: when it is absent, *out is left as
+ * it was and RD_OK is returned; when present, *out is replaced by a
+ * malloc'd copy the caller owns (the previous *out is freed). The keys
+ * of the configuration files go through config_keys.h instead. */
 int rd_yget_str(const rd_yctx *c, const rd_ynode *map, const char *path, const char *key,
                 size_t max_len, char **out);
 

@@ -481,7 +481,13 @@ static void test_main_unknown_and_duplicate_keys(void **state)
     (void)state;
     expect_main_error("server:\n  listen: \"a:1\"\n  wokers: 3\n" MAIN_MIN, 3, "server.wokers",
                       "unknown key (expected one of: listen, workers,");
-    expect_main_error("srever: {}\n" MAIN_MIN, 1, "srever", "unknown key");
+    expect_main_error("srever: {}\n" MAIN_MIN, 1, "srever",
+                      "unknown key (expected one of: server, store, defaults, turn, tools, "
+                      "classification, metrics, log, reload, learning); did you mean \"server\"?");
+    expect_main_error("server:\n  wokers: 3\n" MAIN_MIN, 2, "server.wokers",
+                      "did you mean \"workers\"?");
+    expect_main_error("store:\n  redis:\n    pasword_env: X\n" MAIN_MIN, 3,
+                      "store.redis.pasword_env", "did you mean \"password_env\"?");
     expect_main_error("server:\n  workers: 1\n  workers: 2\n" MAIN_MIN, 3, "server.workers",
                       "duplicate key (first at line 2)");
     expect_main_error(MAIN_MIN "classification: {}\n", 3, "classification",
@@ -748,6 +754,13 @@ static void test_manifest_errors(void **state)
     expect_tool_error("tool:\n  id: t\n  default: {a: 1}\n", 3, "tool.default",
                       "expected text, got a mapping");
     expect_tool_error("name: t\n", 1, "name", "unknown key");
+    expect_tool_error("tool:\n  id: t\n  timeout: 5\n", 3, "tool.timeout",
+                      "did you mean \"timeout_ms\"?");
+    expect_tool_error("tool:\n  id: t\n  circuit_breaker:\n    quorum: {min_executors: 33}\n", 4,
+                      "tool.circuit_breaker.quorum.min_executors", "out of range (1..32)");
+    expect_tool_error("tool:\n  id: t\n  alternatives_ranking: best\n", 3,
+                      "tool.alternatives_ranking", "unknown alternatives_ranking \"best\" "
+                      "(live | manifest)");
     /* The manifest raises the initial delay above the inherited cap. */
     expect_tool_error("tool:\n  id: t\n  retry_policy:\n    initial_delay_ms: 1000\n", 4,
                       "tool.retry_policy.initial_delay_ms",
@@ -1049,6 +1062,19 @@ static void test_ops_key_errors(void **state)
                       "store.redis.key_prefix", "is not 1..64 bytes");
     expect_main_error("store:\n  redis:\n    address: \"host\"\n" MAIN_MIN, 3,
                       "store.redis.address", "expected host:port or unix:/path");
+    expect_main_error("store:\n  redis:\n    address: \"host:0\"\n" MAIN_MIN, 3,
+                      "store.redis.address", "expected host:port or unix:/path");
+    expect_main_error("store:\n  redis:\n    address: \"host:65536\"\n" MAIN_MIN, 3,
+                      "store.redis.address", "expected host:port or unix:/path");
+    expect_main_error("store:\n  redis:\n    address: \"unix:relative\"\n" MAIN_MIN, 3,
+                      "store.redis.address", "expected host:port or unix:/path");
+    /* the store connects with whatever passes here: a host it has no room for fails now */
+    char long_host[512];
+    snprintf(long_host, sizeof long_host, "store:\n  redis:\n    address: \"%0256d:6379\"\n%s",
+             0, MAIN_MIN);
+    expect_main_error(long_host, 3, "store.redis.address", "expected host:port or unix:/path");
+    expect_main_error("store:\n  redis:\n    sentinels: [\"unix:/s\"]\n    master_name: m\n"
+                      MAIN_MIN, 3, "store.redis.sentinels[0]", "expected host:port");
     expect_main_error("store:\n  redis:\n    sentinels: [\"a:1\"]\n" MAIN_MIN, 3,
                       "store.redis.master_name", "required with sentinels");
     expect_main_error("store:\n  redis:\n    command_timeout_ms: 0\n" MAIN_MIN, 3,

@@ -1,0 +1,34 @@
+/* The key tables of each section (config_keys.h), by the file that holds
+ * them; config.c puts them together into the main file's table and
+ * config_manifest.c into a tool manifest's. Internal to the loader. */
+#ifndef RD_CONFIG_CONFIG_TABLES_H
+#define RD_CONFIG_CONFIG_TABLES_H
+
+#include "config/config_keys.h"
+
+/* server.workers at most; 0 asks for one per core, up to this too */
+#define RD_MAX_WORKERS 64
+
+/* config_server.c: `server` (with tls, auth, admin), over rd_server_config */
+extern const rd_key_table rd_keys_server;
+/* config_server.c: {token_file | token_env}, over the char * of the token */
+extern const rd_key_table rd_keys_token;
+/* config_store.c: `store` (with redis), over rd_store_config */
+extern const rd_key_table rd_keys_store;
+/* config_observability.c: `metrics` over rd_metrics_config; `log` and
+ * `reload` over rd_config */
+extern const rd_key_table rd_keys_metrics;
+extern const rd_key_table rd_keys_log;
+extern const rd_key_table rd_keys_reload;
+/* config_policies.c: what a tool is decided by (the `defaults` section and
+ * every manifest), over rd_tool_config; `turn` over rd_config; `learning`
+ * over rd_learning_policy */
+extern const rd_key_table rd_keys_policies;
+extern const rd_key_table rd_keys_turn;
+extern const rd_key_table rd_keys_learning;
+/* config_manifest.c: a tool manifest file, over rd_tool_config */
+extern const rd_key_table rd_keys_manifest;
+/* config.c: the main file, over rd_config */
+extern const rd_key_table rd_keys_main;
+
+#endif
