@@ -32,24 +32,22 @@ static rd_store *memory_store(const rd_store_limits *limits, rd_status *st)
 }
 
 /* "host:port" or "unix:/path" into the options (host points into buf). */
-static int split_address(const char *address, char *buf, size_t cap, rd_redis_options *o,
-                         rd_status *st)
+/* Host and port of store.redis.address, which the configuration has
+ * checked (config_store.c, with file:line): here it is only split. */
+static void split_address(const char *address, char *buf, size_t cap, rd_redis_options *o)
 {
     if (strncmp(address, "unix:", 5) == 0) {
         o->unix_socket = address + 5;
-        return RD_OK;
+        return;
     }
     const char *colon = strrchr(address, ':');
     size_t host_len = colon ? (size_t)(colon - address) : strlen(address);
-    if (host_len == 0 || host_len >= cap)
-        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.address: '%s' is not host:port", address);
+    if (host_len >= cap)
+        host_len = cap - 1;
     memcpy(buf, address, host_len);
     buf[host_len] = '\0';
     o->host = buf;
     o->port = colon ? atoi(colon + 1) : RD_REDIS_DEFAULT_PORT;
-    if (o->port <= 0 || o->port > 65535)
-        return rd_status_set(st, RD_ERR_CONFIG, "store.redis.address: bad port in '%s'", address);
-    return RD_OK;
 }
 
 /* Redis shared by every replica, wrapped so a Redis outage degrades to the
@@ -76,8 +74,8 @@ static rd_store *redis_store(const rd_redis_config *r, unsigned workers,
         .read_cache_ms = (int)r->read_cache_ms,
         .limits = *limits,
     };
-    if (r->n_sentinels == 0 && r->n_cluster == 0 && split_address(r->address, host, sizeof host, &o, st) != RD_OK)
-        return NULL;
+    if (r->n_sentinels == 0 && r->n_cluster == 0)
+        split_address(r->address, host, sizeof host, &o);
     rd_store *shared = rd_store_redis_new(&o, st);
     if (!shared)
         return NULL;

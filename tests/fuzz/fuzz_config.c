@@ -1,5 +1,5 @@
 /* libFuzzer target: the main configuration loader (config/config.c,
- * config_ops.c over yaml_util.c). Each input is written as recovery.yaml
+ * the key tables of config_keys.c over yaml_util.c). Each input is written as recovery.yaml
  * into a scratch directory that also holds the shipped rules.yaml and
  * tools.d/, and loaded with rd_config_load, as `recoveryd --config` would.
  *
