@@ -39,7 +39,7 @@ static void free_external(void *base)
 static const rd_key TOOLS_KEYS[] = {
     RD_K_TEXT(rd_config, "directory", tools_dir, PATH_TEXT_MAX, "tools.d",
               "the manifests (*.yaml, *.yml; dot-files skipped), relative to this file; "
-              "must exist when given (restart)"),
+              "must exist when given", RD_RESTART),
     RD_K_BOOL(rd_config, "reject_unknown", reject_unknown_tools, false,
               "true: a tool without a manifest is NOT_FOUND (reloadable)"),
     {.name = "external", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
@@ -76,6 +76,12 @@ static const rd_key MAIN_KEYS[] = {
                  "learning from outcomes (docs/FLEET.md)"),
 };
 const rd_key_table rd_keys_main = RD_KEY_TABLE("recovery.yaml", NULL, MAIN_KEYS, NULL);
+
+void rd_config_restart_changes(const rd_config *old, const rd_config *next,
+                               rd_config_change_fn report, void *ctx)
+{
+    rd_keys_restart_changes(&rd_keys_main, old, next, "", report, ctx);
+}
 
 void rd_config_keys_markdown(FILE *out)
 {

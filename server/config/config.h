@@ -120,6 +120,13 @@ void rd_config_free(rd_config *cfg);
  * default, what it does). */
 void rd_config_keys_markdown(FILE *out);
 
+/* Calls report(key, ctx) with the dotted name of every key that takes
+ * effect only after a restart and differs between old and next (the rows
+ * marked so in the key tables), e.g. "server.workers". */
+typedef void (*rd_config_change_fn)(const char *key, void *ctx);
+void rd_config_restart_changes(const rd_config *old, const rd_config *next,
+                               rd_config_change_fn report, void *ctx);
+
 /* The manifest for tool_id, or NULL when the tool has none. */
 const rd_tool_config *rd_config_find_tool(const rd_config *cfg, const char *tool_id);
 /* The manifest, or the defaults when there is none. Never NULL. */

@@ -41,6 +41,55 @@ static void store_text(void *field, char *text)
     *slot = text;
 }
 
+/* ---- keys that need a restart ---- */
+
+static bool texts_differ(const char *a, const char *b)
+{
+    return (!a || !b) ? a != b : strcmp(a, b) != 0;
+}
+
+static bool field_differs(const rd_key *k, const void *a, const void *b)
+{
+    const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+    switch (k->type) {
+    case RD_KEY_TEXT:
+    case RD_KEY_OPT_TEXT:
+    case RD_KEY_FILE:
+    case RD_KEY_SECRET:
+        return texts_differ(*(char *const *)(const void *)fa, *(char *const *)(const void *)fb);
+    case RD_KEY_CUSTOM:
+        return k->differs && k->differs(a, b);
+    default:
+        return memcmp(fa, fb, k->width) != 0;
+    }
+}
+
+static void restart_changes(const rd_key_table *t, const void *a, const void *b,
+                            const char *path, bool restart, rd_key_change_fn report, void *ctx)
+{
+    restart = restart || t->restart;
+    for (size_t i = 0; i < t->n; i++) {
+        const rd_key *k = &t->keys[i];
+        char p[RD_YPATH_MAX];
+        if (k->type == RD_KEY_INCLUDE) {
+            restart_changes(k->sub, (const char *)a + k->offset, (const char *)b + k->offset,
+                            path, restart || k->restart, report, ctx);
+        } else if (k->type == RD_KEY_SECTION) {
+            restart_changes(k->sub, (const char *)a + k->offset, (const char *)b + k->offset,
+                            rd_ypath(p, path, k->name), restart || k->restart, report, ctx);
+        } else if ((restart || k->restart) && (has_field(k) || k->differs) &&
+                   field_differs(k, a, b)) {
+            report(rd_ypath(p, path, k->name), ctx);
+        }
+    }
+}
+
+void rd_keys_restart_changes(const rd_key_table *t, const void *a, const void *b,
+                             const char *path, rd_key_change_fn report, void *ctx)
+{
+    restart_changes(t, a, b, path, false, report, ctx);
+}
+
 /* ---- defaults and release ---- */
 
 int rd_keys_defaults(const rd_key_table *t, void *base)
@@ -426,8 +475,12 @@ static int check_int_row(const rd_key_table *t, const rd_key *k, char *err, size
     return RD_OK;
 }
 
-static int check_row(const rd_key_table *t, const rd_key *k, char *err, size_t cap)
+static int self_check(const rd_key_table *t, bool restart, char *err, size_t err_cap);
+
+/* restart: the row's table (or one above it) needs a restart for all keys. */
+static int check_row(const rd_key_table *t, const rd_key *k, bool restart, char *err, size_t cap)
 {
+    restart = restart || k->restart;
     if (!k->name || (k->type != RD_KEY_INCLUDE && !k->doc))
         return bad_row(t, k, err, cap, "no name or no description");
     if (!has_field(k) && k->type != RD_KEY_CUSTOM && k->type != RD_KEY_ENUM)
@@ -461,20 +514,28 @@ static int check_row(const rd_key_table *t, const rd_key *k, char *err, size_t c
         return RD_OK;
     case RD_KEY_SECTION:
     case RD_KEY_INCLUDE:
-        return rd_keys_self_check(k->sub, err, cap);
+        return self_check(k->sub, restart, err, cap);
     case RD_KEY_CUSTOM:
         if (!k->parse)
             return bad_row(t, k, err, cap, "no parse function");
-        return k->sub ? rd_keys_self_check(k->sub, err, cap) : RD_OK;
+        if (restart && !k->differs)
+            return bad_row(t, k, err, cap, "needs a restart but cannot tell a change");
+        return k->sub ? self_check(k->sub, restart, err, cap) : RD_OK;
     }
     return bad_row(t, k, err, cap, "unknown type");
 }
 
 int rd_keys_self_check(const rd_key_table *t, char *err, size_t err_cap)
 {
+    return self_check(t, false, err, err_cap);
+}
+
+static int self_check(const rd_key_table *t, bool restart, char *err, size_t err_cap)
+{
+    restart = restart || t->restart;
     for (size_t i = 0; i < t->n; i++) {
         const rd_key *k = &t->keys[i];
-        int rc = check_row(t, k, err, err_cap);
+        int rc = check_row(t, k, restart, err, err_cap);
         if (rc != RD_OK)
             return rc;
         for (size_t j = 0; j < i && k->type != RD_KEY_INCLUDE; j++)

@@ -81,6 +81,9 @@ struct rd_key {
     const char *range_doc;       /* CUSTOM (and overrides the generated range text) */
     const char *default_doc;     /* overrides the generated default text */
     const char *doc;             /* one line: what it does */
+    bool restart;                /* a new value takes effect only after a restart */
+    /* CUSTOM rows that need a restart: whether two structs differ in it */
+    bool (*differs)(const void *a_base, const void *b_base);
 };
 
 struct rd_key_table {
@@ -89,41 +92,48 @@ struct rd_key_table {
     const rd_key *keys;
     size_t n;
     rd_table_check_fn check;
+    bool restart;                /* every key in it (and under it) needs a restart */
 };
 
 #define RD_KEY_TABLE(title_, note_, rows_, check_) \
-    {title_, note_, rows_, sizeof rows_ / sizeof rows_[0], check_}
+    {title_, note_, rows_, sizeof rows_ / sizeof rows_[0], check_, false}
+/* A table whose every key takes effect only after a restart. */
+#define RD_KEY_TABLE_RESTART(title_, note_, rows_, check_) \
+    {title_, note_, rows_, sizeof rows_ / sizeof rows_[0], check_, true}
 
 /* Field of a row: its offset and width in struct `st`. */
 #define RD_FIELD(st, f) .offset = offsetof(st, f), .width = sizeof(((st *)0)->f)
 
-/* One row each, over struct `st` (field `f`). */
-#define RD_K_INT(st, key, f, lo_, hi_, def_, doc_) \
+/* One row each, over struct `st` (field `f`). After the description, a
+ * row may carry more designators, e.g. RD_RESTART. */
+#define RD_RESTART .restart = true
+#define RD_K_INT(st, key, f, lo_, hi_, def_, doc_, ...) \
     {.name = key, .type = RD_KEY_INT, RD_FIELD(st, f), .lo = lo_, .hi = hi_, .def = def_, \
-     .doc = doc_}
-#define RD_K_OFF(st, key, f, lo_, hi_, def_, doc_) \
+     .doc = doc_, __VA_ARGS__}
+#define RD_K_OFF(st, key, f, lo_, hi_, def_, doc_, ...) \
     {.name = key, .type = RD_KEY_OFF_OR_INT, RD_FIELD(st, f), .lo = lo_, .hi = hi_, \
-     .def = def_, .doc = doc_}
-#define RD_K_DOUBLE(st, key, f, lo_, hi_, def_, doc_) \
+     .def = def_, .doc = doc_, __VA_ARGS__}
+#define RD_K_DOUBLE(st, key, f, lo_, hi_, def_, doc_, ...) \
     {.name = key, .type = RD_KEY_DOUBLE, RD_FIELD(st, f), .dlo = lo_, .dhi = hi_, \
-     .ddef = def_, .doc = doc_}
-#define RD_K_BOOL(st, key, f, def_, doc_) \
-    {.name = key, .type = RD_KEY_BOOL, RD_FIELD(st, f), .def = def_, .doc = doc_}
-#define RD_K_TEXT(st, key, f, max_, def_, doc_) \
-    {.name = key, .type = RD_KEY_TEXT, RD_FIELD(st, f), .hi = max_, .sdef = def_, .doc = doc_}
-#define RD_K_FILE(st, key, f, doc_) \
-    {.name = key, .type = RD_KEY_FILE, RD_FIELD(st, f), .doc = doc_}
-#define RD_K_SECRET(st, key, f, doc_) \
-    {.name = key, .type = RD_KEY_SECRET, RD_FIELD(st, f), .doc = doc_}
-#define RD_K_ENUM(st, key, f, names_, values_, def_, doc_) \
+     .ddef = def_, .doc = doc_, __VA_ARGS__}
+#define RD_K_BOOL(st, key, f, def_, doc_, ...) \
+    {.name = key, .type = RD_KEY_BOOL, RD_FIELD(st, f), .def = def_, .doc = doc_, __VA_ARGS__}
+#define RD_K_TEXT(st, key, f, max_, def_, doc_, ...) \
+    {.name = key, .type = RD_KEY_TEXT, RD_FIELD(st, f), .hi = max_, .sdef = def_, \
+     .doc = doc_, __VA_ARGS__}
+#define RD_K_FILE(st, key, f, doc_, ...) \
+    {.name = key, .type = RD_KEY_FILE, RD_FIELD(st, f), .doc = doc_, __VA_ARGS__}
+#define RD_K_SECRET(st, key, f, doc_, ...) \
+    {.name = key, .type = RD_KEY_SECRET, RD_FIELD(st, f), .doc = doc_, __VA_ARGS__}
+#define RD_K_ENUM(st, key, f, names_, values_, def_, doc_, ...) \
     {.name = key, .type = RD_KEY_ENUM, RD_FIELD(st, f), .names = names_, .values = values_, \
-     .def = def_, .doc = doc_}
+     .def = def_, .doc = doc_, __VA_ARGS__}
 /* A nested mapping read into field f (a struct, or for a token its char *). */
-#define RD_K_SECTION(st, key, f, sub_, doc_) \
-    {.name = key, .type = RD_KEY_SECTION, RD_FIELD(st, f), .sub = sub_, .doc = doc_}
+#define RD_K_SECTION(st, key, f, sub_, doc_, ...) \
+    {.name = key, .type = RD_KEY_SECTION, RD_FIELD(st, f), .sub = sub_, .doc = doc_, __VA_ARGS__}
 /* A nested mapping whose keys go into the same struct as its parent's. */
-#define RD_K_SECTION_HERE(key, sub_, doc_) \
-    {.name = key, .type = RD_KEY_SECTION, .offset = 0, .sub = sub_, .doc = doc_}
+#define RD_K_SECTION_HERE(key, sub_, doc_, ...) \
+    {.name = key, .type = RD_KEY_SECTION, .offset = 0, .sub = sub_, .doc = doc_, __VA_ARGS__}
 
 /* Sets every row's default into base, a zeroed struct (text rows:
  * strdup'd). RD_OK or RD_ERR_NOMEM. */
@@ -135,6 +145,13 @@ int rd_keys_defaults(const rd_key_table *t, void *base);
  * required key in it is reported at `line`. */
 int rd_keys_parse(const rd_yctx *c, const rd_ynode *map, int line, const char *path,
                   const rd_key_table *t, void *base);
+
+/* Calls report(key, ctx) with the dotted name of every key of t that
+ * needs a restart (its row's or its table's `restart`) and whose value
+ * differs between the structs a and b. */
+typedef void (*rd_key_change_fn)(const char *key, void *ctx);
+void rd_keys_restart_changes(const rd_key_table *t, const void *a, const void *b,
+                             const char *path, rd_key_change_fn report, void *ctx);
 
 /* Frees the text rows (and custom rows' release) of t in base. */
 void rd_keys_free(const rd_key_table *t, void *base);

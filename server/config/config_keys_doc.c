@@ -159,7 +159,10 @@ static void rows(FILE *out, const rd_key_table *t)
         cell(out, type_text(k));
         cell(out, range);
         cell(out, def);
-        cell(out, k->doc ? k->doc : "");
+        char what[512];
+        snprintf(what, sizeof what, "%s%s", k->doc ? k->doc : "",
+                 k->restart ? " (restart)" : "");
+        cell(out, what);
         fputc('\n', out);
     }
 }
@@ -203,8 +206,9 @@ static void table(FILE *out, const rd_key_table *t, const char *heading, seen_ta
     if (!first_visit(seen, t))
         return;
     heading_line(out, heading, t->title);
-    if (t->note)
-        fprintf(out, "%s\n\n", t->note);
+    if (t->note || t->restart)
+        fprintf(out, "%s%s%s\n\n", t->restart ? "A change of any key here needs a restart." : "",
+                t->note && t->restart ? " " : "", t->note ? t->note : "");
     fputs("| Key | Type | Range | Default | What it does |\n", out);
     fputs("|-----|------|-------|---------|--------------|\n", out);
     rows(out, t);

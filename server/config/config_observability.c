@@ -37,7 +37,7 @@ static const rd_key METRICS_KEYS[] = {
     RD_K_SECTION(rd_metrics_config, "auth", token, &rd_keys_token,
                  "bearer token /metrics requires (not /healthz)"),
 };
-const rd_key_table rd_keys_metrics = RD_KEY_TABLE("metrics", "Changes need a restart.", METRICS_KEYS, NULL);
+const rd_key_table rd_keys_metrics = RD_KEY_TABLE_RESTART("metrics", NULL, METRICS_KEYS, NULL);
 
 /* ---- log ---- */
 
@@ -55,6 +55,6 @@ const rd_key_table rd_keys_log = RD_KEY_TABLE("log", NULL, LOG_KEYS, NULL);
 static const rd_key RELOAD_KEYS[] = {
     RD_K_BOOL(rd_config, "watch", reload_watch, true,
               "reload when a file in the main file's or the tools directory changes; SIGHUP "
-              "always reloads (restart)"),
+              "always reloads", RD_RESTART),
 };
 const rd_key_table rd_keys_reload = RD_KEY_TABLE("reload", NULL, RELOAD_KEYS, NULL);

@@ -137,8 +137,8 @@ static const rd_key LEARNING_KEYS[] = {
     RD_K_INT(rd_learning_policy, "min_samples", min_samples, 1, 1000000, 20,
              "settled retries of a signature before it decides (reloadable)"),
     RD_K_INT(rd_learning_policy, "max_signatures", max_signatures, 1, 10000000, 10000,
-             "kept at once, least recently settled dropped first (a store limit: restart)"),
+             "kept at once, least recently settled dropped first (a store limit)", RD_RESTART),
     RD_K_INT(rd_learning_policy, "ttl_ms", ttl_ms, 1000, 30 * RD_DAY_MS, RD_DAY_MS,
-             "a signature not settled this long is forgotten (a store limit: restart)"),
+             "a signature not settled this long is forgotten (a store limit)", RD_RESTART),
 };
 const rd_key_table rd_keys_learning = RD_KEY_TABLE("learning", "docs/FLEET.md.", LEARNING_KEYS, NULL);

@@ -41,7 +41,8 @@ static const rd_key TLS_KEYS[] = {
     RD_K_FILE(rd_tls_config, "client_ca_file", client_ca_file,
               "set: mutual TLS, clients need a certificate signed by this CA"),
 };
-static const rd_key_table TLS = RD_KEY_TABLE("server.tls", "The files are read again when they change; a change of the paths needs a restart.", TLS_KEYS, check_tls);
+static const rd_key_table TLS = RD_KEY_TABLE_RESTART(
+    "server.tls", "The files themselves are read again when they change.", TLS_KEYS, check_tls);
 
 /* ---- server ---- */
 
@@ -57,54 +58,54 @@ static int check_listen(const rd_yctx *c, int line, const char *path, const void
 static const rd_key SERVER_KEYS[] = {
     {.name = "listen", .type = RD_KEY_TEXT, RD_FIELD(rd_server_config, listen), .hi = LISTEN_MAX,
      .sdef = "0.0.0.0:50051", .check = check_listen, .range_doc = "host:port",
-     .doc = "where gRPC listens (restart); without `auth`, loopback only unless "
-            "`allow_unauthenticated`"},
+     .doc = "where gRPC listens; without `auth`, loopback only unless "
+            "`allow_unauthenticated`", RD_RESTART},
     RD_K_INT(rd_server_config, "workers", workers, 0, RD_MAX_WORKERS, 2,
-             "completion-queue threads; 0 = one per core (restart)"),
+             "completion-queue threads; 0 = one per core", RD_RESTART),
     RD_K_INT(rd_server_config, "shutdown_grace_ms", shutdown_grace_ms, 0, 600000, 5000,
              "in-flight calls get this long at shutdown"),
     RD_K_INT(rd_server_config, "max_receive_bytes", max_receive_bytes, 1024, 67108864, 1048576,
-             "largest request accepted (restart)"),
+             "largest request accepted", RD_RESTART),
     RD_K_INT(rd_server_config, "drain_delay_ms", drain_delay_ms, 0, 600000, 0,
              "on SIGTERM, NOT_SERVING this long before refusing calls"),
     RD_K_OFF(rd_server_config, "max_connection_age_ms", max_connection_age_ms, 1000, RD_DAY_MS, 0,
-             "connections get GOAWAY after this age, so clients rebalance across replicas "
-             "(restart)"),
+             "connections get GOAWAY after this age, so clients rebalance across replicas",
+             RD_RESTART),
     {.name = "max_connection_age_grace_ms", .type = RD_KEY_INT,
      RD_FIELD(rd_server_config, max_connection_age_grace_ms), .lo = 0, .hi = RD_DAY_MS,
      .default_doc = "0 (gRPC's default)",
-     .doc = "time calls get to finish on an aged connection (restart)"},
+     .doc = "time calls get to finish on an aged connection", RD_RESTART},
     {.name = "keepalive_time_ms", .type = RD_KEY_OFF_OR_INT,
      RD_FIELD(rd_server_config, keepalive_time_ms), .lo = 1000, .hi = RD_DAY_MS,
      .default_doc = "0 (gRPC's default)",
-     .doc = "the server pings idle connections this often (restart)"},
+     .doc = "the server pings idle connections this often", RD_RESTART},
     {.name = "keepalive_timeout_ms", .type = RD_KEY_OFF_OR_INT,
      RD_FIELD(rd_server_config, keepalive_timeout_ms), .lo = 100, .hi = RD_DAY_MS,
      .default_doc = "0 (gRPC's default)",
-     .doc = "and drops them when a ping is unanswered this long (restart)"},
+     .doc = "and drops them when a ping is unanswered this long", RD_RESTART},
     RD_K_INT(rd_server_config, "max_concurrent_streams", max_concurrent_streams, 1, 100000, 100,
-             "streams one connection may have open (restart)"),
+             "streams one connection may have open", RD_RESTART),
     RD_K_INT(rd_server_config, "memory_limit_bytes", memory_limit_bytes, 16 * MIB, TIB, 128 * MIB,
              "gRPC's resource quota: past it the transport reclaims from idle connections, "
-             "then cancels streams (restart)"),
+             "then cancels streams", RD_RESTART),
     RD_K_INT(rd_server_config, "handshake_timeout_ms", handshake_timeout_ms, 100, 600000, 10000,
-             "a connection that has not finished its handshake by then is closed (restart)"),
+             "a connection that has not finished its handshake by then is closed", RD_RESTART),
     RD_K_OFF(rd_server_config, "max_connection_idle_ms", max_connection_idle_ms, 1000, RD_DAY_MS,
              0, "a connection without calls this long gets GOAWAY; off by default, as libgrpc "
-                "1.51 then runs a filter on every call (restart)"),
+                "1.51 then runs a filter on every call", RD_RESTART),
     RD_K_BOOL(rd_server_config, "accept_compressed", accept_compressed, false,
               "false: only `identity` requests, a compressed one is refused (`UNIMPLEMENTED`) "
-              "before it is inflated (restart)"),
+              "before it is inflated", RD_RESTART),
     RD_K_INT(rd_server_config, "max_unsent_answer_bytes", max_unsent_answer_bytes, MIB, TIB,
              16 * MIB, "answers handed to gRPC and not yet taken by their clients; past it an "
-                       "answer above 16 KiB is refused with `RESOURCE_EXHAUSTED` (restart)"),
+                       "answer above 16 KiB is refused with `RESOURCE_EXHAUSTED`", RD_RESTART),
     RD_K_BOOL(rd_server_config, "reflection", reflection, true,
               "serve `grpc.reflection`; false = `UNIMPLEMENTED` (reloadable)"),
     RD_K_INT(rd_server_config, "max_watch_streams", max_watch_streams, 1, 100000, 256,
              "`WatchBreakers` streams open at once (reloadable)"),
     RD_K_BOOL(rd_server_config, "allow_unauthenticated", allow_unauthenticated, false,
               "without `auth`: true listens where `listen` says, false on `127.0.0.1:<port>` "
-              "with a warning (restart)"),
+              "with a warning", RD_RESTART),
     RD_K_SECTION(rd_server_config, "tls", tls, &TLS, "TLS from files; absent = plaintext"),
     RD_K_SECTION(rd_server_config, "auth", auth_token, &rd_keys_token,
                  "bearer token required on every RecoveryService call (reloadable)"),

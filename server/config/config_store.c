@@ -89,6 +89,28 @@ static void free_address_list(char ***list, size_t *n)
     *n = 0;
 }
 
+static bool lists_differ(char *const *a, size_t na, char *const *b, size_t nb)
+{
+    if (na != nb)
+        return true;
+    for (size_t i = 0; i < na; i++)
+        if (strcmp(a[i], b[i]) != 0)
+            return true;
+    return false;
+}
+
+static bool sentinels_differ(const void *a_base, const void *b_base)
+{
+    const rd_redis_config *a = a_base, *b = b_base;
+    return lists_differ(a->sentinels, a->n_sentinels, b->sentinels, b->n_sentinels);
+}
+
+static bool cluster_differs(const void *a_base, const void *b_base)
+{
+    const rd_redis_config *a = a_base, *b = b_base;
+    return lists_differ(a->cluster, a->n_cluster, b->cluster, b->n_cluster);
+}
+
 static int parse_sentinels(const rd_yctx *c, const rd_ynode *map, const rd_ynode *list,
                            const char *path, void *base)
 {
@@ -147,7 +169,8 @@ static const rd_key REDIS_KEYS[] = {
     RD_K_INT(rd_redis_config, "connect_timeout_ms", connect_timeout_ms, 1, 60000, 200,
              "budget per connection attempt"),
     {.name = "sentinels", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
-     .parse = parse_sentinels, .release = free_sentinels, .type_doc = "list",
+     .parse = parse_sentinels, .release = free_sentinels, .differs = sentinels_differ,
+     .type_doc = "list",
      .range_doc = "up to 16 host:port", .default_doc = "none",
      .doc = "Sentinels to ask for the master (instead of `address`); needs `master_name`"},
     {.name = "master_name", .type = RD_KEY_OPT_TEXT, RD_FIELD(rd_redis_config, master_name),
@@ -161,7 +184,8 @@ static const rd_key REDIS_KEYS[] = {
     RD_K_INT(rd_redis_config, "read_cache_ms", read_cache_ms, 0, 10000, 100,
              "GetBreakerState of a named tool from the last reply this long; 0 = ask every time"),
     {.name = "cluster", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
-     .parse = parse_cluster, .release = free_cluster, .type_doc = "list",
+     .parse = parse_cluster, .release = free_cluster, .differs = cluster_differs,
+     .type_doc = "list",
      .range_doc = "up to 16 host:port", .default_doc = "none",
      .doc = "seed nodes of a Redis Cluster (instead of `address`; docs/REDIS.md)"},
     RD_K_INT(rd_redis_config, "cluster_refresh_ms", cluster_refresh_ms, 100, 600000, 1000,
@@ -195,4 +219,4 @@ static const rd_key STORE_KEYS[] = {
              "how often the expiry sweep runs"),
     RD_K_SECTION(rd_store_config, "redis", redis, &REDIS, "with `backend: redis`"),
 };
-const rd_key_table rd_keys_store = RD_KEY_TABLE("store", "Changes to the whole section need a restart.", STORE_KEYS, NULL);
+const rd_key_table rd_keys_store = RD_KEY_TABLE_RESTART("store", NULL, STORE_KEYS, NULL);

@@ -21,93 +21,13 @@ void rd_config_apply_process_settings(const rd_config *cfg)
 
 /* ---- keys that need a restart ---- */
 
-static bool str_differs(const char *a, const char *b)
+static void needs_restart(const char *key, void *ctx)
 {
-    if (!a || !b)
-        return a != b;
-    return strcmp(a, b) != 0;
-}
-
-static void needs_restart(const char *key)
-{
+    (void)ctx;
     char fields[256] = "";
     rd_log_kv(fields, sizeof fields, "key", key);
     rd_log(RD_LOG_WARN, "changed in the configuration but needs a restart; the running value stays",
            fields);
-}
-
-static void check_server_keys(const rd_server_config *a, const rd_server_config *b)
-{
-    if (str_differs(a->listen, b->listen))
-        needs_restart("server.listen");
-    if (a->workers != b->workers)
-        needs_restart("server.workers");
-    if (a->max_receive_bytes != b->max_receive_bytes)
-        needs_restart("server.max_receive_bytes");
-    if (a->max_connection_age_ms != b->max_connection_age_ms ||
-        a->max_connection_age_grace_ms != b->max_connection_age_grace_ms)
-        needs_restart("server.max_connection_age_ms");
-    if (a->keepalive_time_ms != b->keepalive_time_ms ||
-        a->keepalive_timeout_ms != b->keepalive_timeout_ms)
-        needs_restart("server.keepalive_time_ms");
-    if (a->max_concurrent_streams != b->max_concurrent_streams)
-        needs_restart("server.max_concurrent_streams");
-    if (a->memory_limit_bytes != b->memory_limit_bytes)
-        needs_restart("server.memory_limit_bytes");
-    if (a->handshake_timeout_ms != b->handshake_timeout_ms)
-        needs_restart("server.handshake_timeout_ms");
-    if (a->max_connection_idle_ms != b->max_connection_idle_ms)
-        needs_restart("server.max_connection_idle_ms");
-    if (a->accept_compressed != b->accept_compressed)
-        needs_restart("server.accept_compressed");
-    if (a->allow_unauthenticated != b->allow_unauthenticated)
-        needs_restart("server.allow_unauthenticated");
-    if (a->max_unsent_answer_bytes != b->max_unsent_answer_bytes)
-        needs_restart("server.max_unsent_answer_bytes");
-    if (str_differs(a->tls.cert_file, b->tls.cert_file) ||
-        str_differs(a->tls.key_file, b->tls.key_file) ||
-        str_differs(a->tls.client_ca_file, b->tls.client_ca_file))
-        needs_restart("server.tls");
-}
-
-static bool store_differs(const rd_store_config *a, const rd_store_config *b)
-{
-    const rd_redis_config *x = &a->redis, *y = &b->redis;
-    return a->backend != b->backend || a->max_tools != b->max_tools ||
-           a->tool_idle_ttl_ms != b->tool_idle_ttl_ms || a->turn_ttl_ms != b->turn_ttl_ms ||
-           a->max_turns != b->max_turns || a->max_events_per_turn != b->max_events_per_turn ||
-           a->outcome_ttl_ms != b->outcome_ttl_ms || a->max_outcomes != b->max_outcomes ||
-           a->evict_interval_ms != b->evict_interval_ms || str_differs(x->address, y->address) ||
-           str_differs(x->password, y->password) || x->db != y->db ||
-           str_differs(x->key_prefix, y->key_prefix) ||
-           x->command_timeout_ms != y->command_timeout_ms ||
-           x->connect_timeout_ms != y->connect_timeout_ms || x->n_sentinels != y->n_sentinels ||
-           str_differs(x->master_name, y->master_name) ||
-           x->probe_interval_ms != y->probe_interval_ms ||
-           x->closed_cache_ms != y->closed_cache_ms ||
-           x->outcome_batch_ms != y->outcome_batch_ms || x->read_cache_ms != y->read_cache_ms ||
-           x->n_cluster != y->n_cluster || x->cluster_refresh_ms != y->cluster_refresh_ms;
-}
-
-/* Logs every key whose new value will not take effect until a restart. */
-static void report_restart_keys(const rd_config *old, const rd_config *next)
-{
-    check_server_keys(&old->server, &next->server);
-    if (store_differs(&old->store, &next->store))
-        needs_restart("store");
-    if (str_differs(old->metrics.listen, next->metrics.listen) ||
-        old->metrics.max_tools != next->metrics.max_tools ||
-        old->metrics.max_connections != next->metrics.max_connections ||
-        old->metrics.max_connections_per_ip != next->metrics.max_connections_per_ip ||
-        old->metrics.threads != next->metrics.threads ||
-        old->metrics.connection_timeout_ms != next->metrics.connection_timeout_ms ||
-        old->metrics.breaker_refresh_ms != next->metrics.breaker_refresh_ms ||
-        str_differs(old->metrics.token, next->metrics.token))
-        needs_restart("metrics");
-    if (old->reload_watch != next->reload_watch)
-        needs_restart("reload.watch");
-    if (str_differs(old->tools_dir, next->tools_dir))
-        needs_restart("tools.directory (watched directory)");
 }
 
 static void protection_dropped(const char *key, const char *what)
@@ -152,7 +72,7 @@ bool rd_reload(rd_live_config *live, rd_metrics *metrics, const char *path, cons
         return false;
     }
     rd_config_snap *old = rd_live_config_acquire(live);
-    report_restart_keys(old->cfg, next);
+    rd_config_restart_changes(old->cfg, next, needs_restart, NULL);
     report_protections_dropped(old->cfg, next);
     rd_config_snap_release(old);
     rd_config_apply_process_settings(next);

@@ -48,11 +48,14 @@ def test_restart_only_keys_are_reported(ops_launcher):
     main = yaml.safe_load(server.config.read_text())
     main["server"]["workers"] = 7
     main.setdefault("store", {}).setdefault("redis", {})["read_cache_ms"] = 0
+    main.setdefault("log", {})["level"] = "debug"  # reloadable: applied, not reported
     server.config.write_text(yaml.safe_dump(main))
     sighup(server)
     assert wait_for_log(server, "configuration reloaded")
     assert '"key":"server.workers"' in server.log_text()
-    assert '"key":"store"' in server.log_text()
+    assert '"key":"store.redis.read_cache_ms"' in server.log_text()
+    assert '"key":"store.redis.closed_cache_ms"' not in server.log_text()  # unchanged
+    assert '"key":"log.level"' not in server.log_text()
 
 
 def test_directory_change_reloads_like_a_configmap_swap(ops_launcher, tmp_path):

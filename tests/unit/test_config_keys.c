@@ -362,6 +362,96 @@ static void test_docs_show_every_main_and_manifest_key(void **state)
     free(text);
 }
 
+/* ---- keys that need a restart ---- */
+
+typedef struct boot {
+    int64_t workers;
+    int64_t level;
+    char *listen;
+    toy_inner inner;
+} boot;
+
+static const rd_key BOOT_INNER_KEYS[] = {
+    RD_K_INT(toy_inner, "a", a, 0, 10, 1, "under a restart table"),
+};
+static const rd_key_table BOOT_INNER =
+    RD_KEY_TABLE_RESTART("boot.inner", NULL, BOOT_INNER_KEYS, NULL);
+static const rd_key BOOT_KEYS[] = {
+    RD_K_INT(boot, "workers", workers, 0, 64, 2, "threads", RD_RESTART),
+    RD_K_INT(boot, "level", level, 0, 3, 1, "reloadable"),
+    RD_K_TEXT(boot, "listen", listen, 64, "x:1", "where", RD_RESTART),
+    RD_K_SECTION(boot, "inner", inner, &BOOT_INNER, "all restart"),
+};
+static const rd_key_table BOOT = RD_KEY_TABLE("boot", NULL, BOOT_KEYS, NULL);
+
+typedef struct changes {
+    char keys[8][64];
+    size_t n;
+} changes;
+
+static void collect(const char *key, void *ctx)
+{
+    changes *c = ctx;
+    if (c->n < 8)
+        snprintf(c->keys[c->n++], sizeof c->keys[0], "%s", key);
+}
+
+static void test_restart_changes_come_from_the_rows(void **state)
+{
+    (void)state;
+    char a_listen[] = "x:1", b_listen[] = "x:1";
+    boot a = {.workers = 2, .level = 1, .listen = a_listen, .inner = {.a = 1}};
+    boot b = a;
+    b.listen = b_listen; /* equal text in another buffer is no change */
+    changes c = {.n = 0};
+    rd_keys_restart_changes(&BOOT, &a, &b, "boot", collect, &c);
+    assert_int_equal(c.n, 0);
+
+    char other[] = "y:2";
+    b.workers = 4;
+    b.level = 3; /* reloadable: never reported */
+    b.listen = other;
+    b.inner.a = 7; /* its table needs a restart */
+    rd_keys_restart_changes(&BOOT, &a, &b, "boot", collect, &c);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.keys[0], "boot.workers");
+    assert_string_equal(c.keys[1], "boot.listen");
+    assert_string_equal(c.keys[2], "boot.inner.a");
+
+    /* The docs say which keys need a restart, from the same rows. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    static const rd_key FILE_KEYS[] = {RD_K_SECTION_HERE("boot", &BOOT, "the section")};
+    static const rd_key_table FILE_TABLE = RD_KEY_TABLE("(file)", NULL, FILE_KEYS, NULL);
+    const rd_key_table *files[] = {&FILE_TABLE};
+    rd_keys_markdown(out, files, 1, "###");
+    fclose(out);
+    assert_non_null(strstr(text, "| threads (restart) |"));
+    assert_non_null(strstr(text, "| reloadable |"));
+    assert_non_null(strstr(text, "A change of any key here needs a restart."));
+    free(text);
+}
+
+static int parse_nothing(const rd_yctx *c, const rd_ynode *map, const rd_ynode *v,
+                         const char *path, void *base)
+{
+    return RD_OK;
+}
+
+static void test_a_restart_row_must_tell_a_change(void **state)
+{
+    (void)state;
+    static const rd_key ROWS[] = {
+        {.name = "list", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
+         .parse = parse_nothing, .doc = "a custom row without differs"},
+    };
+    static const rd_key_table T = RD_KEY_TABLE_RESTART("t", NULL, ROWS, NULL);
+    char err[256] = "";
+    assert_int_equal(rd_keys_self_check(&T, err, sizeof err), RD_ERR_INTERNAL);
+    assert_non_null(strstr(err, "t.list: needs a restart but cannot tell a change"));
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, make_file, remove_file)
@@ -375,6 +465,8 @@ int main(void)
         cmocka_unit_test(test_markdown_has_a_row_per_key),
         cmocka_unit_test(test_the_loaders_tables_are_well_formed),
         cmocka_unit_test(test_docs_show_every_main_and_manifest_key),
+        cmocka_unit_test(test_restart_changes_come_from_the_rows),
+        cmocka_unit_test(test_a_restart_row_must_tell_a_change),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
