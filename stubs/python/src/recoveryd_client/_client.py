@@ -74,14 +74,15 @@ class RecoveryClient:
 
     def run_tool(self, tool_id: str, tools: Mapping[str, ToolCallable], *,
                  turn_id: str = "", turn_deadline: Optional[float] = None,
-                 plan: Sequence[pb.PlanStep] = ()) -> RunResult:
+                 plan: Sequence[pb.PlanStep] = (),
+                 propagate: Sequence[type] = ()) -> RunResult:
         """Run one logical tool call under the service's decisions.
 
         ``tools`` maps the tool and every alternative the service may name to
         a callable taking the hard timeout in seconds. ``turn_deadline`` is a
         ``time.monotonic()`` instant; without it the service keeps the turn
         clock."""
-        run = Run(self, tool_id, tools, turn_id, turn_deadline, list(plan))
+        run = Run(self, tool_id, tools, turn_id, turn_deadline, list(plan), tuple(propagate))
         return drive_sync(run.steps(), self._perform)
 
     def _perform(self, effect: Effect) -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Generator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._errors import ToolTimeout, tool_error_from_exception
 from .v1 import recovery_pb2 as pb
@@ -115,11 +115,15 @@ Steps = Generator[Effect, Any, RunResult]
 class Run:
     """One run_tool call. ``client`` gives executor_id and fallback (a
     FallbackPolicy); ``tools`` maps tool ids to callables taking the hard
-    timeout in seconds."""
+    timeout in seconds; exceptions of the ``propagate`` types are control
+    flow (a framework's interrupt), not tool failures: they end the run and
+    reach run_tool's caller unchanged, with nothing reported."""
 
     def __init__(self, client: Any, tool_id: str, tools: Mapping[str, Any],
-                 turn_id: str, turn_deadline: Optional[float], plan: List[pb.PlanStep]):
+                 turn_id: str, turn_deadline: Optional[float], plan: List[pb.PlanStep],
+                 propagate: Tuple[type, ...] = ()):
         self.c = client
+        self.propagate = tuple(propagate)
         self.tools = tools
         self.turn_id = turn_id
         self.turn_deadline = turn_deadline
@@ -246,6 +250,8 @@ class Run:
         ok, value = yield Invoke(fn, timeout_ms / 1000.0)
         if ok:
             return True, value
+        if self.propagate and isinstance(value, self.propagate):
+            raise value  # not a tool failure: leaves run_tool unchanged
         if isinstance(value, ToolTimeout) and not str(value):
             value = ToolTimeout(f"tool call timed out after {timeout_ms} ms")
         self.res.error = value

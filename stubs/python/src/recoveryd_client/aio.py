@@ -78,13 +78,14 @@ class AsyncRecoveryClient:
 
     async def run_tool(self, tool_id: str, tools: Mapping[str, AsyncToolCallable], *,
                        turn_id: str = "", turn_deadline: Optional[float] = None,
-                       plan: Sequence[pb.PlanStep] = ()) -> RunResult:
+                       plan: Sequence[pb.PlanStep] = (),
+                 propagate: Sequence[type] = ()) -> RunResult:
         """Run one logical tool call under the service's decisions (see
         RecoveryClient.run_tool). ``tools`` maps the tool and every
         alternative the service may name to an async callable taking the
         hard timeout in seconds. Raises only asyncio.CancelledError, when
         the awaiting task is cancelled."""
-        run = Run(self, tool_id, tools, turn_id, turn_deadline, list(plan))
+        run = Run(self, tool_id, tools, turn_id, turn_deadline, list(plan), tuple(propagate))
         return await self._drive(run.steps())
 
     async def _drive(self, steps: Steps) -> RunResult:
