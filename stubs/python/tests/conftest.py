@@ -22,6 +22,7 @@ REPO = pathlib.Path(__file__).resolve().parents[3]
 #   rank_hotels     optional dependent of lookup_hotel: skipped when it fails
 #   train_search    breaker opens after 2 failures; alternative train_search_backup
 #   flight_search   as shipped (examples/langgraph_agent.py)
+#   hotel_search    as shipped (examples/openai_agents_agent.py)
 MANIFESTS = {
     "flaky_search": "tool:\n  id: flaky_search\n",
     "lookup_hotel": "tool:\n  id: lookup_hotel\n",
@@ -29,6 +30,7 @@ MANIFESTS = {
     "train_search": ("tool:\n  id: train_search\n  alternatives: [train_search_backup]\n"
                      "  circuit_breaker: {failure_threshold: 2}\n"),
     "train_search_backup": "tool:\n  id: train_search_backup\n",
+    "hotel_search": "tool:\n  id: hotel_search\n",
     "flight_search": "tool:\n  id: flight_search\n  alternatives: [flight_search_backup]\n",
     "flight_search_backup": "tool:\n  id: flight_search_backup\n",
 }
