@@ -228,3 +228,50 @@ def test_example_agent_runs(recoveryd_addr):
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert "tool: 3 flights to Lisbon" in out.stdout and "'attempts': 3" in out.stdout
+
+
+def test_arguments_the_node_refuses_are_not_retried(recoveryd_addr, run):
+    tools = Tools()
+    state, turn = run(recoveryd_addr, scripted(call("flaky_search", {"q": "typo"}, "c1")), tools)
+    msg = tool_messages(state)["c1"]
+    assert msg.status == "error" and "flaky_search" not in tools.calls
+    meta = msg.response_metadata["recoveryd"]
+    assert meta["status"] == "escalate" and meta["attempts"] == 1
+    assert meta["classification"]["executed"] is False
+
+
+def test_an_interrupt_passes_through_and_the_resumed_call_is_recorded(recoveryd_addr):
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command, interrupt
+    asked = []
+
+    @tool
+    def flaky_search(query: str) -> str:
+        """Search after a person approves."""
+        answer = interrupt(f"search for {query}?")
+        asked.append(answer)
+        return f"approved: {answer}"
+
+    turn = "lg-" + uuid.uuid4().hex[:10]
+    config = {"configurable": {"thread_id": turn}}
+    model = scripted(call("flaky_search", {"query": "q"}, "c1"))
+
+    def agent(state: MessagesState):
+        return {"messages": [model.invoke(state["messages"])]}
+
+    with RecoveryClient(recoveryd_addr, rpc_timeout=2) as client:
+        g = StateGraph(MessagesState)
+        g.add_node("agent", agent)
+        g.add_node("tools", recovery_tool_node([flaky_search], client=client))
+        g.add_edge(START, "agent")
+        g.add_conditional_edges("agent", tools_condition)
+        g.add_edge("tools", "agent")
+        graph = g.compile(checkpointer=InMemorySaver())
+        first = graph.invoke({"messages": [HumanMessage("go")]}, config)
+        assert first["__interrupt__"][0].value == "search for q?"
+        events = [e for t, e in trace_events(recoveryd_addr, turn) if t == "flaky_search"]
+        assert "ToolError" not in events
+        state = graph.invoke(Command(resume="yes"), config)
+    assert tool_messages(state)["c1"].content == "approved: yes" and asked == ["yes"]
+    events = [e for t, e in trace_events(recoveryd_addr, turn) if t == "flaky_search"]
+    assert "ToolError" not in events and events[-1] == "ToolSucceeded"

@@ -157,7 +157,10 @@ def _kind_by_type(e: BaseException) -> int:
     if names & {"ConnectError", "ConnectionError", "TransportError", "APIConnectionError",
                 "ClientConnectionError", "RemoteProtocolError"}:
         return pb.ERROR_KIND_TRANSPORT_ERROR
-    if names & {"ValidationError", "ToolInvocationError", "ModelBehaviorError"}:
+    # Arguments the framework refused before calling the tool (LangGraph's
+    # ToolNode, the Agents SDK's JSON parsing); a ValidationError raised
+    # inside a tool is not among them.
+    if names & {"ToolInvocationError", "ModelBehaviorError"}:
         return pb.ERROR_KIND_INVALID_PARAMETERS
     return 0
 
