@@ -1,7 +1,8 @@
 """Client for the recoveryd recovery-decision service.
 
 ``RecoveryClient.run_tool`` runs a tool call under the service's decisions;
-``AsyncRecoveryClient`` (``recoveryd_client.aio``) does the same on asyncio.
+``AsyncRecoveryClient`` (also in ``recoveryd_client.aio``) does the same on
+asyncio.
 ``RecoveryClient.stub`` and ``recoveryd_client.v1`` are the plain generated
 client and messages. Framework integrations: ``recoveryd_client.langgraph``
 (extra ``[langgraph]``) and ``recoveryd_client.openai_agents`` (extra
@@ -10,6 +11,7 @@ from ._client import DEFAULT_RPC_TIMEOUT_S, RecoveryClient, ToolCallable
 from ._errors import ToolFailure, ToolTimeout, parse_retry_after_ms, tool_error_from_exception
 from ._run import (ESCALATE, FAIL_FAST, GIVE_UP, NO_ALTERNATIVE, PARTIAL, SUCCEEDED, Decision,
                    FallbackPolicy, RunResult)
+from .aio import AsyncRecoveryClient, AsyncToolCallable
 from .v1 import recovery_pb2, recovery_pb2_grpc
 
 
@@ -24,7 +26,7 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
-    "DEFAULT_RPC_TIMEOUT_S", "ESCALATE", "FAIL_FAST", "GIVE_UP", "NO_ALTERNATIVE", "PARTIAL",
+    "AsyncRecoveryClient", "AsyncToolCallable", "DEFAULT_RPC_TIMEOUT_S", "ESCALATE", "FAIL_FAST", "GIVE_UP", "NO_ALTERNATIVE", "PARTIAL",
     "SUCCEEDED", "Decision", "FallbackPolicy", "RecoveryClient", "RunResult", "ToolCallable",
     "ToolFailure", "ToolTimeout", "parse_retry_after_ms", "recovery_pb2", "recovery_pb2_grpc",
     "tool_error_from_exception",
