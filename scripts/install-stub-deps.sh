@@ -2,10 +2,12 @@
 # Installs what building and testing the client stubs (stubs/) needs, as root
 # on Debian bookworm: Debian packages for the C client and the code
 # generators, the pinned Go (build-tools/) and Go protoc plugins, a Python
-# venv with the pinned grpcio-tools and pytest, the npm packages of
-# stubs/node (from its lock file) and the Maven dependencies of stubs/java.
-# Everything comes from the ecosystems' own registries; the versions are in
-# scripts/versions.sh. Safe to run again: it skips what is there.
+# venv with the pinned grpcio-tools, pytest and the agent frameworks the
+# Python integrations are tested with, the npm packages of stubs/node (from
+# its lock file) and the Maven dependencies of stubs/java. Everything comes
+# from the ecosystems' own registries; the versions are in scripts/versions.sh
+# and stubs/python/requirements-test.txt. Safe to run again: it skips what is
+# there.
 #
 # Tool locations (override with RD_STUB_TOOLS): build-stubs-tools/bin holds
 # protoc-gen-go and protoc-gen-go-grpc, build-stubs-tools/venv the Python venv.
@@ -45,7 +47,29 @@ if ! "$venv/bin/python" -c "import grpc_tools, pytest" 2>/dev/null ||
     "grpcio-tools==$GRPCIO_TOOLS_VERSION" "grpcio==$GRPCIO_TOOLS_VERSION" pytest ||
     rd_fail "$WHO" "pip could not install grpcio-tools==$GRPCIO_TOOLS_VERSION and pytest from PyPI"
 fi
+# The integrations' frameworks and the libraries the tests use, pinned in
+# stubs/python/requirements-test.txt; re-run when it is newer than the stamp.
+if [ "$root/stubs/python/requirements-test.txt" -nt "$venv/.requirements-test-stamp" ]; then
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/stubs/python/requirements-test.txt" ||
+    rd_fail "$WHO" "pip could not install stubs/python/requirements-test.txt from PyPI"
+  touch "$venv/.requirements-test-stamp"
+fi
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$root/stubs/python" >/dev/null
+# Every wheel a user's `pip install recoveryd-client[langgraph,openai-agents]`
+# pulls in, with the newest protobuf major, so tests/stubs/test_python_package.sh
+# installs the built package into a fresh venv offline (--no-index).
+wheels="$tools/python-wheels"
+user_protobuf=7.36.2   # the newest protobuf; the stubs venv keeps grpcio-tools' protobuf 5
+if [ "$root/stubs/python/requirements-test.txt" -nt "$wheels/.stamp" ] ||
+   [ "$root/stubs/python/pyproject.toml" -nt "$wheels/.stamp" ]; then
+  rm -rf "$wheels"
+  "$venv/bin/pip" download -q --disable-pip-version-check -d "$wheels" \
+    -c "$root/stubs/python/requirements-test.txt" "$root/stubs/python[langgraph,openai-agents]" \
+    "protobuf==$user_protobuf" ||
+    rd_fail "$WHO" "pip download of the Python package's dependencies failed (PyPI)"
+  rm -f "$wheels"/recoveryd_client-* "$wheels"/recoveryd-client-*
+  touch "$wheels/.stamp"
+fi
 
 # Node: exactly the locked versions.
 if [ ! -d "$root/stubs/node/node_modules/@grpc/grpc-js" ] ||

@@ -47,7 +47,9 @@
 #include "transport/server.h"
 #include "platform/clock.h"
 
-#define VERSION "0.1.0"
+#ifndef VERSION /* set by the build from the top-level VERSION file */
+#error "VERSION must be defined by the build (CMakeLists.txt reads the VERSION file)"
+#endif
 #define RD_WATCH_QUEUE 256 /* changes a slow watch stream may fall behind */
 
 typedef struct options {

@@ -97,5 +97,6 @@ def api_service_name() -> str:
 
 
 def source_version() -> str:
-    text = (REPO / "server/main.c").read_text()
-    return re.search(r'#define\s+VERSION\s+"([^"]+)"', text).group(1)
+    """The project's version: the top-level VERSION file, which the build
+    stamps into recoveryd --version and the client packages."""
+    return (REPO / "VERSION").read_text().strip()

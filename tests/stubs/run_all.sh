@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Every test of the client stubs, in one go: installs their dependencies
 # (scripts/install-stub-deps.sh; skip with RD_STUBS_SKIP_INSTALL=1), checks
-# the committed stubs are fresh, runs each language's unit tests (pytest, go
-# test, node --test + tsc type check, Maven Surefire), then the
-# cross-language conformance run against a live recoveryd (RECOVERYD=path to
-# use an existing binary). Exits non-zero on the first failing part.
+# the committed stubs are fresh, runs each language's unit tests (pytest, with
+# the Python integrations against a live recoveryd; go test, node --test + tsc
+# type check, Maven Surefire), installs the built Python package into a fresh
+# venv and runs its examples, then the cross-language conformance run against
+# a live recoveryd (RECOVERYD=path to use an existing binary; otherwise one is
+# built). Exits non-zero on the first failing part.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="${RD_STUB_TOOLS:-$root/build-stubs-tools}"
@@ -15,9 +17,17 @@ cd "$root"
 . scripts/lib.sh
 rd_go_env "$(basename "$0")"
 
+# The Python tests run the integrations against a live recoveryd.
+if [ -z "${RECOVERYD:-}" ]; then
+  cmake -S . -B build-stubs-server -DRD_E2E=OFF >/dev/null
+  cmake --build build-stubs-server -j2 --target recoveryd >/dev/null
+  export RECOVERYD="$root/build-stubs-server/recoveryd"
+fi
+
 tests/stubs/test_stubs_fresh.sh
 "$tools/venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./stubs/python >/dev/null
 (cd stubs/python && "$tools/venv/bin/python" -m pytest -q tests)
+tests/stubs/test_python_package.sh
 (cd stubs/go && go vet ./... && go test ./...)
 (cd stubs/node && node --test test/ && node_modules/.bin/tsc -p test/tsconfig.json && echo "node types: ok")
 (cd stubs/java && mvn -B -o test | grep -E "Tests run:|BUILD|ERROR")
