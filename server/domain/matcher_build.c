@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain/classify.h"
 #include "domain/err.h"
 #include "domain/matcher_internal.h"
 
@@ -56,13 +57,15 @@ static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
     size_t n = rs->n_rules, listed = 0;
     m->need = calloc(n ? n : 1, 1);
     m->pass = calloc(n ? n : 1, 1);
+    m->tier = calloc(n ? n : 1, 1);
     m->http_span = calloc(n ? n : 1, sizeof *m->http_span);
-    if (!m->need || !m->pass || !m->http_span)
+    if (!m->need || !m->pass || !m->tier || !m->http_span)
         return RD_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const rd_match *w = &rs->rules[i].when;
         m->need[i] = (uint8_t)needed_fields(w);
         m->pass[i] = (uint8_t)pass_of(&rs->rules[i]);
+        m->tier[i] = (uint8_t)rd_rule_tier(rs->rules[i].id);
         m->http_span[i] = http_span_of(w);
         listed += m->pass[i] != PASS_MESSAGE;
     }
@@ -411,6 +414,7 @@ void rd_matcher_free(rd_matcher *m)
         return;
     free(m->need);
     free(m->pass);
+    free(m->tier);
     free(m->http_span);
     free(m->lists);
     free_name_index(&m->codes);

@@ -1096,8 +1096,11 @@ static void check_cases(const rd_config *cfg, const shipped_case *cases, size_t 
     for (size_t i = 0; i < n; i++) {
         const shipped_case *k = &cases[i];
         rd_classification c = classify_shipped(cfg, k);
+        /* decided_by comes from the compiled matcher's table: it must be
+         * the tier the deciding rule's id names */
         bool ok = c.retryability == k->want_retryability && c.category == k->want_category
-               && (!k->want_rule || strcmp(c.rule_id, k->want_rule) == 0);
+               && (!k->want_rule || strcmp(c.rule_id, k->want_rule) == 0)
+               && c.decided_by == rd_rule_tier(c.rule_id);
         if (!ok) {
             failures++;
             fprintf(stderr,
@@ -1620,6 +1623,57 @@ static void test_rule_tiers(void **state)
     assert_string_equal(rd_tier_name(RD_TIER_DEFAULT), "default");
 }
 
+/* Every answer says which tier decided it, with and without a compiled
+ * matcher; an override leaves the base rule's tier. */
+static void test_decided_by(void **state)
+{
+    const rd_config *cfg = *state;
+    static const struct {
+        shipped_case c;
+        rd_tier want;
+    } cases[] = {
+        {{.code = "ThrottlingException", .http_status = 400, .message = "Rate exceeded"},
+         RD_TIER_STRUCTURED},
+        {{.http_status = 503, .message = "Service Unavailable"}, RD_TIER_STRUCTURED},
+        {{.grpc_code = 14, .message = "connection refused"}, RD_TIER_STRUCTURED},
+        {{.exception_type = "ModuleNotFoundError", .message = "No module named 'pandas'"},
+         RD_TIER_EXCEPTION},
+        {{.message = "read ECONNRESET"}, RD_TIER_MESSAGE},
+        {{.exception_type = "TypeError", .message = "quux"}, RD_TIER_GENERIC},
+        {{.message = "the frobnicator is sulking"}, RD_TIER_DEFAULT},
+        {{.exception_type = "Exception", .message = "zork"}, RD_TIER_DEFAULT},
+    };
+    for (size_t i = 0; i < LEN(cases); i++) {
+        rd_classification got = classify_shipped(cfg, &cases[i].c);
+        if (got.decided_by != cases[i].want)
+            fprintf(stderr, "case %zu: rule %s decided by %s, want %s\n", i, got.rule_id,
+                    rd_tier_name(got.decided_by), rd_tier_name(cases[i].want));
+        assert_int_equal(got.decided_by, cases[i].want);
+    }
+    /* the same tiers from a ruleset evaluated rule by rule */
+    rd_rule rules[] = {
+        {.id = "code.x", .when = {.codes = (char *[]){"E1"}, .n_codes = 1},
+         .retryability = RD_PERMANENT, .category = RD_CAT_LOGIC, .structured = true},
+        {.id = "text.y", .when = {.patterns = (rd_pattern[]){{.text = "boom", .len = 4}},
+                                  .n_patterns = 1},
+         .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT},
+    };
+    rd_ruleset rs = {.rules = rules, .n_rules = LEN(rules)};
+    rd_classification c;
+    rd_tool_error coded = {.message = "boom", .message_len = 4, .code = "E1", .exception_type = ""};
+    rd_classify(&rs, NULL, "t", &coded, &c);
+    assert_int_equal(c.decided_by, RD_TIER_STRUCTURED);
+    rd_tool_error text = {.message = "boom", .message_len = 4, .code = "", .exception_type = ""};
+    rd_classify(&rs, NULL, "t", &text, &c);
+    assert_int_equal(c.decided_by, RD_TIER_MESSAGE);
+    rd_tool_error none = {.message = "meh", .message_len = 3, .code = "", .exception_type = ""};
+    rd_classify(&rs, NULL, "t", &none, &c);
+    assert_int_equal(c.decided_by, RD_TIER_DEFAULT);
+    assert_string_equal(c.rule_id, "unknown");
+    rd_classify(NULL, NULL, "t", &none, &c);
+    assert_int_equal(c.decided_by, RD_TIER_DEFAULT);
+}
+
 static void test_shipped_generic_words_do_not_misfire(void **state)
 {
     const rd_config *cfg = *state;
@@ -1818,6 +1872,7 @@ int main(void)
         cmocka_unit_test(test_shipped_structured_tables),
         cmocka_unit_test(test_shipped_mixed_rules),
         cmocka_unit_test(test_shipped_precedence),
+        cmocka_unit_test(test_decided_by),
         cmocka_unit_test(test_rule_tiers),
         cmocka_unit_test(test_shipped_generic_words_do_not_misfire),
         cmocka_unit_test(test_shipped_matcher_agrees_with_rule_by_rule),
