@@ -42,11 +42,11 @@
  * the test asserts only that it does not fall below the figures it had
  * when the floor was set, and prints the gap to the goal. Raise the floor
  * whenever the held-out figures rise; never lower it to make a change pass.
- * Set from the split as measured after the fifth batch's rules: 190 and 179
- * right of 205 (92.68 % and 87.32 %), rounded down to the tenth of a
- * percent. docs/CLASSIFICATION.md ("Figures measured") has the history. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.926
-#define HOLDOUT_FLOOR_CATEGORY 0.873
+ * Set from the split as measured after the sixth batch's rules: 195 and 184
+ * right of 210 (92.86 % and 87.62 %), rounded down to the tenth of a
+ * percent. docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
+#define HOLDOUT_FLOOR_RETRYABILITY 0.928
+#define HOLDOUT_FLOOR_CATEGORY 0.876
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* both files together */
