@@ -225,10 +225,23 @@ static int group_patterns(rd_matcher *m, const pattern_ref *refs, size_t n,
 
 /* ---- the automaton ---- */
 
+/* Bytes of error text from the most to the least common (English text,
+ * lower case, then digits and punctuation): their classes come first, so
+ * the transitions that ordinary text takes sit together at the start of
+ * each state's row and a scan touches fewer cache lines. */
+static const char COMMON_BYTES[] = " etaoinsrhldcumfpgwybvk:.,'\"-_/()0123456789xjqz";
+
 static void assign_byte_classes(rd_matcher *m, const rd_pattern *const *texts)
 {
     memset(m->byte_class, 0, sizeof m->byte_class);
+    bool used[256] = {false};
+    for (size_t i = 0; i < m->n_patterns; i++)
+        for (size_t k = 0; k < texts[i]->len; k++)
+            used[fold((unsigned char)texts[i]->text[k])] = true;
     uint32_t next = 1;
+    for (const char *c = COMMON_BYTES; *c; c++)
+        if (used[(unsigned char)*c] && !m->byte_class[(unsigned char)*c])
+            m->byte_class[(unsigned char)*c] = (uint8_t)next++;
     for (size_t i = 0; i < m->n_patterns; i++)
         for (size_t k = 0; k < texts[i]->len; k++) {
             unsigned char c = fold((unsigned char)texts[i]->text[k]);
