@@ -203,6 +203,9 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
         out->retryability = rule->retryability;
         out->category = rule->category;
         out->rule_id = or_empty(rule->id);
+        out->decided_by = rules->matcher
+                              ? rd_matcher_rule_tier(rules->matcher, (size_t)(rule - rules->rules))
+                              : rd_rule_tier(rule->id);
         own_suggestion = rule->suggestion;
         rule_kind = rule->kind;
     } else {
@@ -211,6 +214,7 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
                                                                                    : RD_TRANSIENT;
         out->category = RD_CAT_UNKNOWN;
         out->rule_id = "unknown";
+        out->decided_by = RD_TIER_DEFAULT;
     }
 
     const rd_override *ov = winning_override(tool, tool_id, err);
@@ -255,9 +259,9 @@ rd_tier rd_rule_tier(const char *rule_id)
 
 const char *rd_tier_name(rd_tier t)
 {
-    static const char *const names[RD_TIER_COUNT] = {"structured", "exception", "message",
-                                                     "generic",    "learned",   "default"};
-    return (int)t >= 0 && t < RD_TIER_COUNT ? names[t] : "default";
+    static const char *const names[RD_TIER_COUNT] = {
+        "unspecified", "structured", "exception", "message", "generic", "learned", "default"};
+    return (int)t >= 0 && t < RD_TIER_COUNT ? names[t] : "unspecified";
 }
 
 /* ---- retry hints in text ---- */

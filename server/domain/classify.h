@@ -26,27 +26,16 @@
 void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char *tool_id,
                  const rd_tool_error *err, rd_classification *out);
 
-/* Which tier decided a classification, read from its rule_id (the rules
- * file names every rule by its tier; docs/CLASSIFICATION.md, "Confidence"):
- *   STRUCTURED  a field the sender set deliberately: code, HTTP status,
- *               gRPC code, errno, SQLSTATE, JSON-RPC code, kind (code.,
- *               http., grpc., errno., db., jsonrpc., mcp., tls., kind.)
- *   EXCEPTION   a specific exception type (exception.)
- *   MESSAGE     a message pattern (text.)
- *   GENERIC     a generic exception type, the text saying nothing known
- *               (generic.)
- *   LEARNED     a learned signature (learned:<hash>, decide.c)
- *   DEFAULT     nothing decided: the unknown default ("unknown")
- * Confidence falls in that order. */
-typedef enum rd_tier {
-    RD_TIER_STRUCTURED,
-    RD_TIER_EXCEPTION,
-    RD_TIER_MESSAGE,
-    RD_TIER_GENERIC,
-    RD_TIER_LEARNED,
-    RD_TIER_DEFAULT,
-    RD_TIER_COUNT
-} rd_tier;
+/* The tier a rule id names (the rules file names every rule by its tier;
+ * docs/CLASSIFICATION.md, "Confidence"; rd_tier in domain/types.h):
+ *   STRUCTURED  code., http., grpc., errno., db., jsonrpc., mcp., tls., kind.
+ *   EXCEPTION   exception.
+ *   MESSAGE     text.
+ *   GENERIC     generic.
+ *   LEARNED     learned:<hash> (engine/classification.c)
+ *   DEFAULT     "unknown", "unspecified", "" and NULL
+ * rd_classify fills decided_by from the compiled matcher's table of it, so
+ * no rule id is compared per call. */
 rd_tier rd_rule_tier(const char *rule_id);
 const char *rd_tier_name(rd_tier t); /* "structured", "exception", ... */
 

@@ -127,6 +127,11 @@ static bool match_exception_types(char *const *types, size_t n, const char *give
     return false;
 }
 
+rd_tier rd_matcher_rule_tier(const rd_matcher *m, size_t rule)
+{
+    return m && rule < m->n_rules ? (rd_tier)m->tier[rule] : RD_TIER_DEFAULT;
+}
+
 bool rd_rule_is_generic(const rd_rule *r)
 {
     return r && r->id && strncmp(r->id, RD_GENERIC_PREFIX, sizeof RD_GENERIC_PREFIX - 1) == 0;

@@ -67,6 +67,10 @@ void rd_matcher_free(rd_matcher *m);
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
                                  const rd_tool_error *err);
 
+/* The tier rule number `rule` of the ruleset names (rd_rule_tier of its
+ * id, read once at build time); RD_TIER_DEFAULT past the last rule. */
+rd_tier rd_matcher_rule_tier(const rd_matcher *m, size_t rule);
+
 /* One pass of the automaton over msg[0..len) (any bytes, NULs included).
  * For every pattern occurrence whose boundaries hold, visit() is called
  * with each rule using that pattern, in ascending rule order, while the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain/classify.h"
 #include "domain/err.h"
 #include "domain/matcher_internal.h"
 
@@ -56,13 +57,15 @@ static int summarize_rules(rd_matcher *m, const rd_ruleset *rs)
     size_t n = rs->n_rules, listed = 0;
     m->need = calloc(n ? n : 1, 1);
     m->pass = calloc(n ? n : 1, 1);
+    m->tier = calloc(n ? n : 1, 1);
     m->http_span = calloc(n ? n : 1, sizeof *m->http_span);
-    if (!m->need || !m->pass || !m->http_span)
+    if (!m->need || !m->pass || !m->tier || !m->http_span)
         return RD_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
         const rd_match *w = &rs->rules[i].when;
         m->need[i] = (uint8_t)needed_fields(w);
         m->pass[i] = (uint8_t)pass_of(&rs->rules[i]);
+        m->tier[i] = (uint8_t)rd_rule_tier(rs->rules[i].id);
         m->http_span[i] = http_span_of(w);
         listed += m->pass[i] != PASS_MESSAGE;
     }
@@ -222,10 +225,23 @@ static int group_patterns(rd_matcher *m, const pattern_ref *refs, size_t n,
 
 /* ---- the automaton ---- */
 
+/* Bytes of error text from the most to the least common (English text,
+ * lower case, then digits and punctuation): their classes come first, so
+ * the transitions that ordinary text takes sit together at the start of
+ * each state's row and a scan touches fewer cache lines. */
+static const char COMMON_BYTES[] = " etaoinsrhldcumfpgwybvk:.,'\"-_/()0123456789xjqz";
+
 static void assign_byte_classes(rd_matcher *m, const rd_pattern *const *texts)
 {
     memset(m->byte_class, 0, sizeof m->byte_class);
+    bool used[256] = {false};
+    for (size_t i = 0; i < m->n_patterns; i++)
+        for (size_t k = 0; k < texts[i]->len; k++)
+            used[fold((unsigned char)texts[i]->text[k])] = true;
     uint32_t next = 1;
+    for (const char *c = COMMON_BYTES; *c; c++)
+        if (used[(unsigned char)*c] && !m->byte_class[(unsigned char)*c])
+            m->byte_class[(unsigned char)*c] = (uint8_t)next++;
     for (size_t i = 0; i < m->n_patterns; i++)
         for (size_t k = 0; k < texts[i]->len; k++) {
             unsigned char c = fold((unsigned char)texts[i]->text[k]);
@@ -411,6 +427,7 @@ void rd_matcher_free(rd_matcher *m)
         return;
     free(m->need);
     free(m->pass);
+    free(m->tier);
     free(m->http_span);
     free(m->lists);
     free_name_index(&m->codes);

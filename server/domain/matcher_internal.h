@@ -76,6 +76,7 @@ struct rd_matcher {
     size_t n_rules;
     uint8_t *need;                /* by rule: NEED_* bits */
     uint8_t *pass;                /* by rule: rule_pass */
+    uint8_t *tier;                /* by rule: rd_tier of its id */
     /* By rule: the least range holding every http_status range of it (all
      * of int32 for a rule without one), so the structured pass passes
      * over most rules on HTTP status without testing their conditions. */

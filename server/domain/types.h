@@ -115,6 +115,20 @@ typedef struct rd_tool_error {
     int64_t retry_after_ms;      /* 0 = not given */
 } rd_tool_error;
 
+/* Which tier of the classifier decided (docs/CLASSIFICATION.md,
+ * "Confidence"), confidence falling in this order; the values are the
+ * proto's ClassificationTier. UNSPECIFIED: no error was classified. */
+typedef enum rd_tier {
+    RD_TIER_UNSPECIFIED = 0,
+    RD_TIER_STRUCTURED = 1,  /* code, HTTP status, gRPC code, errno, SQLSTATE, JSON-RPC code, kind */
+    RD_TIER_EXCEPTION = 2,   /* a specific exception type */
+    RD_TIER_MESSAGE = 3,     /* a message pattern */
+    RD_TIER_GENERIC = 4,     /* a generic exception type, the text saying nothing known */
+    RD_TIER_LEARNED = 5,     /* a learned signature */
+    RD_TIER_DEFAULT = 6,     /* nothing decided: the unknown default */
+    RD_TIER_COUNT
+} rd_tier;
+
 typedef struct rd_classification {
     rd_retryability retryability;
     rd_category category;
@@ -124,6 +138,7 @@ typedef struct rd_classification {
     const char *suggestion;      /* borrowed from the loaded config; never NULL */
     const char *rule_id;         /* borrowed from the loaded config; never NULL */
     bool overridden;             /* a tool manifest override applied */
+    rd_tier decided_by;          /* the tier of rule_id (an override leaves it) */
 } rd_classification;
 
 /* ---- policies (resolved per tool from defaults + manifest) ---- */

@@ -72,6 +72,7 @@ static int apply_learning(const rd_engine *e, const char *tool_id, const rd_sign
         return rd_status_set(st, RD_ERR_NOMEM, "classification: out of memory");
     c->retryability = verdict;
     c->rule_id = rule_id;
+    c->decided_by = RD_TIER_LEARNED;
     c->suggestion = suggestion;
     c->retry_after_ms = verdict == RD_TRANSIENT ? c->retry_after_ms : 0;
     return RD_OK;
@@ -145,6 +146,7 @@ void eng_unspecified_failure(const rd_policy *cfg, rd_classification *c)
         .executed = rd_kind_executed(RD_KIND_UNSPECIFIED),
         .suggestion = eng_safe_str(suggestion),
         .rule_id = "unspecified",
+        .decided_by = RD_TIER_DEFAULT,
     };
 }
 

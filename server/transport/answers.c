@@ -46,6 +46,7 @@ static void put_classification(rd_pbw *out, const rd_classify_result *r)
     const rd_classification *k = &r->classification;
     size_t rule_len = text_len(k->rule_id), suggestion_len = text_len(k->suggestion);
     if (reserve(&w, RD_PB_COUNT(Classification), r->llm_message_len + rule_len + suggestion_len)) {
+        rd_pbw_put_int32(&w, F(Classification, decided_by), (int32_t)k->decided_by);
         rd_pbw_put_bytes(&w, F(Classification, llm_message), r->llm_message, r->llm_message_len);
         rd_pbw_put_bool(&w, F(Classification, overridden), k->overridden);
         rd_pbw_put_bytes(&w, F(Classification, rule_id), k->rule_id, rule_len);

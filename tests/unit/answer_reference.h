@@ -35,6 +35,7 @@ static Recovery__V1__Classification *classification_out(rd_arena *a, const rd_cl
     c->rule_id = wire_str(k->rule_id);
     c->overridden = k->overridden;
     c->llm_message = wire_str(r->llm_message);
+    c->decided_by = (Recovery__V1__ClassificationTier)k->decided_by;
     return c;
 }
 

@@ -108,6 +108,7 @@ static void any_classification(rd_arena *a, rd_classify_result *r)
     k->suggestion = any_text(a, 300, false);
     k->rule_id = any_text(a, 40, false);
     k->overridden = below(2);
+    k->decided_by = (rd_tier)below(RD_TIER_COUNT);
     r->llm_message = any_text(a, 600, true);
     r->llm_message_len = r->llm_message ? strlen(r->llm_message) : 0;
 }

@@ -1096,8 +1096,11 @@ static void check_cases(const rd_config *cfg, const shipped_case *cases, size_t 
     for (size_t i = 0; i < n; i++) {
         const shipped_case *k = &cases[i];
         rd_classification c = classify_shipped(cfg, k);
+        /* decided_by comes from the compiled matcher's table: it must be
+         * the tier the deciding rule's id names */
         bool ok = c.retryability == k->want_retryability && c.category == k->want_category
-               && (!k->want_rule || strcmp(c.rule_id, k->want_rule) == 0);
+               && (!k->want_rule || strcmp(c.rule_id, k->want_rule) == 0)
+               && c.decided_by == rd_rule_tier(c.rule_id);
         if (!ok) {
             failures++;
             fprintf(stderr,
@@ -1591,6 +1594,41 @@ static void test_shipped_precedence(void **state)
         /* the broadest types say nothing: unknown, where learning applies */
         {.exception_type = "Exception", .message = "zork", .want_retryability = T,
          .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+        /* a status outranks an exception type, a gRPC code a generic one */
+        {.http_status = 500, .exception_type = "NotFoundError", .message = "Internal Server Error",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.server_error"},
+        {.grpc_code = 14, .exception_type = "ValueError", .message = "bad input",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "grpc.unavailable"},
+        /* a standard JSON-RPC code outranks the status it came with */
+        {.code = "-32603", .http_status = 400, .message = "Internal error",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "jsonrpc.internal_error"},
+        /* a database code outranks the text */
+        {.code = "1213", .message = "ERROR 1213 (40001): Deadlock found when trying to get lock",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.concurrency"},
+        /* 400 and 409 refined by their text */
+        {.http_status = 400,
+         .message = "Your credit balance is too low to access the Anthropic API.",
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.client_error_billing"},
+        {.http_status = 400,
+         .message = "Keys for idempotent requests can only be used with the same parameters "
+                    "they were first used with.",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "http.bad_request_idempotency"},
+        {.http_status = 422, .message = "{\"message\":\"Reference does not exist\"}",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "http.client_error_missing"},
+        {.http_status = 422, .message = "Validation Failed", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "http.bad_request"},
+        {.http_status = 409, .message = "Git Repository is empty.", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "http.conflict_empty"},
+        {.http_status = 400,
+         .message = "Error code: 400 - {'error': {'message': \"'tools' is not supported with "
+                    "this model.\", 'type': 'invalid_request_error'}}",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "http.capability_missing"},
         /* conventions of issue 34 */
         {.message = "x509: certificate signed by unknown authority", .want_retryability = P,
          .want_category = RD_CAT_PERMISSION, .want_rule = "text.certificate_invalid"},
@@ -1618,6 +1656,157 @@ static void test_rule_tiers(void **state)
     assert_int_equal(rd_rule_tier(NULL), RD_TIER_DEFAULT);
     assert_string_equal(rd_tier_name(RD_TIER_GENERIC), "generic");
     assert_string_equal(rd_tier_name(RD_TIER_DEFAULT), "default");
+}
+
+/* The data tables of vendor, database and runtime codes (config/rules.yaml,
+ * docs/CLASSIFICATION.md "Tables"): each row checked with a real message of
+ * that code. */
+static void test_shipped_vendor_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        /* Kafka protocol errors (librdkafka names) */
+        {.code = "NOT_LEADER_OR_FOLLOWER", .message = "Broker: Not leader for partition",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "db.server_not_ready"},
+        {.code = "TOPIC_AUTHORIZATION_FAILED", .message = "Broker: Topic authorization failed",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "code.invalid_credentials"},
+        {.code = "MESSAGE_TOO_LARGE", .message = "Broker: Message size too large",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "code.invalid_request"},
+        {.message = "KafkaError{code=LEADER_NOT_AVAILABLE,val=5,str=\"Broker: Leader not available\"}",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.broker_not_ready"},
+        /* Elasticsearch error types */
+        {.code = "es_rejected_execution_exception", .http_status = 429,
+         .message = "rejected execution of coordinating operation", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "code.rate_limited"},
+        {.code = "index_not_found_exception", .http_status = 404,
+         .message = "no such index [logs-2024.05]", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "code.not_found"},
+        {.message = "BadRequestError(400, 'parsing_exception', 'unknown query [match_al]')",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "text.search_request_invalid"},
+        /* Google API error reasons */
+        {.code = "userRateLimitExceeded", .http_status = 403, .message = "User Rate Limit Exceeded",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "code.rate_limited"},
+        {.code = "dailyLimitExceeded", .http_status = 403, .message = "Daily Limit Exceeded",
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "code.quota_exhausted"},
+        {.code = "SERVICE_DISABLED", .http_status = 403,
+         .message = "Cloud Vision API has not been used in project 12345 before or it is disabled.",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "code.invalid_credentials"},
+        /* MongoDB server codes, by number and name */
+        {.code = "10107", .message = "not primary", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "db.server_not_ready"},
+        {.code = "112", .message = "WriteConflict error: this operation conflicted with another "
+                                   "operation. Please retry your operation or multi-document "
+                                   "transaction.",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.concurrency"},
+        {.code = "121", .message = "Document failed validation", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "db.constraint_violation"},
+        /* MySQL error numbers */
+        {.code = "1045", .message = "Access denied for user 'app'@'10.0.0.3' (using password: YES)",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "db.access_denied"},
+        {.code = "1146", .message = "Table 'shop.orders' doesn't exist", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "db.missing_object"},
+        {.code = "2013", .message = "Lost connection to MySQL server during query",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.connection_lost"},
+        /* SQL Server and Azure SQL error numbers (the transient fault list) */
+        {.code = "40613",
+         .message = "Database 'orders' on server 'acme' is not currently available. Please retry "
+                    "the connection later.",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "db.server_not_ready"},
+        {.code = "18456", .message = "Login failed for user 'app'.", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "db.access_denied"},
+        /* SQLSTATE classes */
+        {.code = "22001", .message = "value too long for type character varying(20)",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "db.bad_statement"},
+        {.code = "0A000", .message = "cannot refresh materialized view concurrently",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.session_state"},
+        /* Prisma */
+        {.code = "P2002", .message = "Unique constraint failed on the fields: (`email`)",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "db.constraint_violation"},
+        /* exception types by language: specific ones decide */
+        {.exception_type = "psycopg2.errors.SerializationFailure",
+         .message = "could not serialize access due to concurrent update", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "exception.contention"},
+        {.exception_type = "jwt.exceptions.ExpiredSignatureError", .message = "Signature has expired",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "exception.auth"},
+        {.exception_type = "System.NullReferenceException",
+         .message = "Object reference not set to an instance of an object.",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "exception.program_bug"},
+        {.exception_type = "sqlalchemy.exc.NoResultFound", .message = "No row was found when one was required",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE, .want_rule = "exception.not_found"},
+        {.exception_type = "aiohttp.client_exceptions.ServerDisconnectedError",
+         .message = "Server disconnected", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "exception.connection"},
+        {.exception_type = "lxml.etree.XMLSyntaxError",
+         .message = "Start tag expected, '<' not found, line 1, column 1", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "exception.malformed_data"},
+        /* Heroku router codes */
+        {.message = "at=error code=H10 desc=\"App crashed\" method=GET path=\"/\" status=503",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.heroku_router"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
+/* Every answer says which tier decided it, with and without a compiled
+ * matcher; an override leaves the base rule's tier. */
+static void test_decided_by(void **state)
+{
+    const rd_config *cfg = *state;
+    static const struct {
+        shipped_case c;
+        rd_tier want;
+    } cases[] = {
+        {{.code = "ThrottlingException", .http_status = 400, .message = "Rate exceeded"},
+         RD_TIER_STRUCTURED},
+        {{.http_status = 503, .message = "Service Unavailable"}, RD_TIER_STRUCTURED},
+        {{.grpc_code = 14, .message = "connection refused"}, RD_TIER_STRUCTURED},
+        {{.exception_type = "ModuleNotFoundError", .message = "No module named 'pandas'"},
+         RD_TIER_EXCEPTION},
+        {{.message = "read ECONNRESET"}, RD_TIER_MESSAGE},
+        {{.exception_type = "TypeError", .message = "quux"}, RD_TIER_GENERIC},
+        {{.message = "the frobnicator is sulking"}, RD_TIER_DEFAULT},
+        {{.exception_type = "Exception", .message = "zork"}, RD_TIER_DEFAULT},
+    };
+    for (size_t i = 0; i < LEN(cases); i++) {
+        rd_classification got = classify_shipped(cfg, &cases[i].c);
+        if (got.decided_by != cases[i].want)
+            fprintf(stderr, "case %zu: rule %s decided by %s, want %s\n", i, got.rule_id,
+                    rd_tier_name(got.decided_by), rd_tier_name(cases[i].want));
+        assert_int_equal(got.decided_by, cases[i].want);
+    }
+    /* the same tiers from a ruleset evaluated rule by rule */
+    rd_rule rules[] = {
+        {.id = "code.x", .when = {.codes = (char *[]){"E1"}, .n_codes = 1},
+         .retryability = RD_PERMANENT, .category = RD_CAT_LOGIC, .structured = true},
+        {.id = "text.y", .when = {.patterns = (rd_pattern[]){{.text = "boom", .len = 4}},
+                                  .n_patterns = 1},
+         .retryability = RD_TRANSIENT, .category = RD_CAT_TRANSIENT},
+    };
+    rd_ruleset rs = {.rules = rules, .n_rules = LEN(rules)};
+    rd_classification c;
+    rd_tool_error coded = {.message = "boom", .message_len = 4, .code = "E1", .exception_type = ""};
+    rd_classify(&rs, NULL, "t", &coded, &c);
+    assert_int_equal(c.decided_by, RD_TIER_STRUCTURED);
+    rd_tool_error text = {.message = "boom", .message_len = 4, .code = "", .exception_type = ""};
+    rd_classify(&rs, NULL, "t", &text, &c);
+    assert_int_equal(c.decided_by, RD_TIER_MESSAGE);
+    rd_tool_error none = {.message = "meh", .message_len = 3, .code = "", .exception_type = ""};
+    rd_classify(&rs, NULL, "t", &none, &c);
+    assert_int_equal(c.decided_by, RD_TIER_DEFAULT);
+    assert_string_equal(c.rule_id, "unknown");
+    rd_classify(NULL, NULL, "t", &none, &c);
+    assert_int_equal(c.decided_by, RD_TIER_DEFAULT);
 }
 
 static void test_shipped_generic_words_do_not_misfire(void **state)
@@ -1818,6 +2007,8 @@ int main(void)
         cmocka_unit_test(test_shipped_structured_tables),
         cmocka_unit_test(test_shipped_mixed_rules),
         cmocka_unit_test(test_shipped_precedence),
+        cmocka_unit_test(test_decided_by),
+        cmocka_unit_test(test_shipped_vendor_tables),
         cmocka_unit_test(test_rule_tiers),
         cmocka_unit_test(test_shipped_generic_words_do_not_misfire),
         cmocka_unit_test(test_shipped_matcher_agrees_with_rule_by_rule),

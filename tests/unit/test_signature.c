@@ -160,12 +160,14 @@ static void retries_that_succeed_teach_transient(void **state)
     rd_classify_result r = classify(f, &e);
     assert_int_equal(r.classification.retryability, RD_TRANSIENT);
     assert_memory_equal(r.classification.rule_id, "learned:", 8);
+    assert_int_equal(r.classification.decided_by, RD_TIER_LEARNED);
     assert_int_equal(strlen(r.classification.rule_id), 8 + RD_SIGNATURE_ID_LEN);
     assert_non_null(strstr(r.classification.suggestion, "4 earlier retries"));
     /* evidence expires: back to the rules' verdict */
     f->ctx.now_ms += 60000;
     r = classify(f, &e);
     assert_string_equal(r.classification.rule_id, "unknown");
+    assert_int_equal(r.classification.decided_by, RD_TIER_DEFAULT);
 }
 
 static void retries_that_keep_failing_teach_permanent(void **state)

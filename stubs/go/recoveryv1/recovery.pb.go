@@ -267,6 +267,70 @@ func (Category) EnumDescriptor() ([]byte, []int) {
 	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{3}
 }
 
+// Which tier of the classifier decided (docs/CLASSIFICATION.md,
+// "Confidence: the deciding tier"); confidence falls from STRUCTURED to
+// DEFAULT.
+type ClassificationTier int32
+
+const (
+	ClassificationTier_CLASSIFICATION_TIER_UNSPECIFIED ClassificationTier = 0 // no error was classified (admission answers)
+	ClassificationTier_CLASSIFICATION_TIER_STRUCTURED  ClassificationTier = 1 // a structured field: code, HTTP status, gRPC code, JSON-RPC code, kind
+	ClassificationTier_CLASSIFICATION_TIER_EXCEPTION   ClassificationTier = 2 // a specific exception type
+	ClassificationTier_CLASSIFICATION_TIER_MESSAGE     ClassificationTier = 3 // a message pattern
+	ClassificationTier_CLASSIFICATION_TIER_GENERIC     ClassificationTier = 4 // only a generic exception type (TypeError, ValueError, ...)
+	ClassificationTier_CLASSIFICATION_TIER_LEARNED     ClassificationTier = 5 // a learned signature (learning:)
+	ClassificationTier_CLASSIFICATION_TIER_DEFAULT     ClassificationTier = 6 // nothing decided: the rules file's unknown default
+)
+
+// Enum value maps for ClassificationTier.
+var (
+	ClassificationTier_name = map[int32]string{
+		0: "CLASSIFICATION_TIER_UNSPECIFIED",
+		1: "CLASSIFICATION_TIER_STRUCTURED",
+		2: "CLASSIFICATION_TIER_EXCEPTION",
+		3: "CLASSIFICATION_TIER_MESSAGE",
+		4: "CLASSIFICATION_TIER_GENERIC",
+		5: "CLASSIFICATION_TIER_LEARNED",
+		6: "CLASSIFICATION_TIER_DEFAULT",
+	}
+	ClassificationTier_value = map[string]int32{
+		"CLASSIFICATION_TIER_UNSPECIFIED": 0,
+		"CLASSIFICATION_TIER_STRUCTURED":  1,
+		"CLASSIFICATION_TIER_EXCEPTION":   2,
+		"CLASSIFICATION_TIER_MESSAGE":     3,
+		"CLASSIFICATION_TIER_GENERIC":     4,
+		"CLASSIFICATION_TIER_LEARNED":     5,
+		"CLASSIFICATION_TIER_DEFAULT":     6,
+	}
+)
+
+func (x ClassificationTier) Enum() *ClassificationTier {
+	p := new(ClassificationTier)
+	*p = x
+	return p
+}
+
+func (x ClassificationTier) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ClassificationTier) Descriptor() protoreflect.EnumDescriptor {
+	return file_recovery_v1_recovery_proto_enumTypes[4].Descriptor()
+}
+
+func (ClassificationTier) Type() protoreflect.EnumType {
+	return &file_recovery_v1_recovery_proto_enumTypes[4]
+}
+
+func (x ClassificationTier) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ClassificationTier.Descriptor instead.
+func (ClassificationTier) EnumDescriptor() ([]byte, []int) {
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{4}
+}
+
 type Action int32
 
 const (
@@ -317,11 +381,11 @@ func (x Action) String() string {
 }
 
 func (Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[4].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[5].Descriptor()
 }
 
 func (Action) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[4]
+	return &file_recovery_v1_recovery_proto_enumTypes[5]
 }
 
 func (x Action) Number() protoreflect.EnumNumber {
@@ -330,7 +394,7 @@ func (x Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Action.Descriptor instead.
 func (Action) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{4}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{5}
 }
 
 type BreakerStatus int32
@@ -369,11 +433,11 @@ func (x BreakerStatus) String() string {
 }
 
 func (BreakerStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[5].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[6].Descriptor()
 }
 
 func (BreakerStatus) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[5]
+	return &file_recovery_v1_recovery_proto_enumTypes[6]
 }
 
 func (x BreakerStatus) Number() protoreflect.EnumNumber {
@@ -382,7 +446,7 @@ func (x BreakerStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BreakerStatus.Descriptor instead.
 func (BreakerStatus) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{5}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{6}
 }
 
 type CascadeAction int32
@@ -421,11 +485,11 @@ func (x CascadeAction) String() string {
 }
 
 func (CascadeAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[6].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[7].Descriptor()
 }
 
 func (CascadeAction) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[6]
+	return &file_recovery_v1_recovery_proto_enumTypes[7]
 }
 
 func (x CascadeAction) Number() protoreflect.EnumNumber {
@@ -434,7 +498,7 @@ func (x CascadeAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CascadeAction.Descriptor instead.
 func (CascadeAction) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{6}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{7}
 }
 
 type ToolError struct {
@@ -545,9 +609,10 @@ type Classification struct {
 	Executed      bool                   `protobuf:"varint,4,opt,name=executed,proto3" json:"executed,omitempty"`                               // did the tool actually run
 	RetryAfterMs  int64                  `protobuf:"varint,5,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"` // given, or found in the message; 0 = none
 	Suggestion    string                 `protobuf:"bytes,6,opt,name=suggestion,proto3" json:"suggestion,omitempty"`
-	RuleId        string                 `protobuf:"bytes,7,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`             // which rule decided
-	Overridden    bool                   `protobuf:"varint,8,opt,name=overridden,proto3" json:"overridden,omitempty"`                  // a tool manifest changed the result
-	LlmMessage    string                 `protobuf:"bytes,9,opt,name=llm_message,json=llmMessage,proto3" json:"llm_message,omitempty"` // "Tool Execution Failed" text for the model; empty in RETRY answers
+	RuleId        string                 `protobuf:"bytes,7,opt,name=rule_id,json=ruleId,proto3" json:"rule_id,omitempty"`                                                // which rule decided
+	Overridden    bool                   `protobuf:"varint,8,opt,name=overridden,proto3" json:"overridden,omitempty"`                                                     // a tool manifest changed the result
+	LlmMessage    string                 `protobuf:"bytes,9,opt,name=llm_message,json=llmMessage,proto3" json:"llm_message,omitempty"`                                    // "Tool Execution Failed" text for the model; empty in RETRY answers
+	DecidedBy     ClassificationTier     `protobuf:"varint,10,opt,name=decided_by,json=decidedBy,proto3,enum=recovery.v1.ClassificationTier" json:"decided_by,omitempty"` // which tier decided rule_id's answer (before any override)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -643,6 +708,13 @@ func (x *Classification) GetLlmMessage() string {
 		return x.LlmMessage
 	}
 	return ""
+}
+
+func (x *Classification) GetDecidedBy() ClassificationTier {
+	if x != nil {
+		return x.DecidedBy
+	}
+	return ClassificationTier_CLASSIFICATION_TIER_UNSPECIFIED
 }
 
 type ClassifyRequest struct {
@@ -2008,7 +2080,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x0eexception_type\x18\x05 \x01(\tR\rexceptionType\x12*\n" +
 	"\x04kind\x18\x06 \x01(\x0e2\x16.recovery.v1.ErrorKindR\x04kind\x120\n" +
 	"\x06source\x18\a \x01(\x0e2\x18.recovery.v1.ErrorSourceR\x06source\x12$\n" +
-	"\x0eretry_after_ms\x18\b \x01(\x03R\fretryAfterMs\"\xea\x02\n" +
+	"\x0eretry_after_ms\x18\b \x01(\x03R\fretryAfterMs\"\xaa\x03\n" +
 	"\x0eClassification\x12=\n" +
 	"\fretryability\x18\x01 \x01(\x0e2\x19.recovery.v1.RetryabilityR\fretryability\x121\n" +
 	"\bcategory\x18\x02 \x01(\x0e2\x15.recovery.v1.CategoryR\bcategory\x12*\n" +
@@ -2023,7 +2095,10 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"overridden\x18\b \x01(\bR\n" +
 	"overridden\x12\x1f\n" +
 	"\vllm_message\x18\t \x01(\tR\n" +
-	"llmMessage\"X\n" +
+	"llmMessage\x12>\n" +
+	"\n" +
+	"decided_by\x18\n" +
+	" \x01(\x0e2\x1f.recovery.v1.ClassificationTierR\tdecidedBy\"X\n" +
 	"\x0fClassifyRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12,\n" +
 	"\x05error\x18\x02 \x01(\v2\x16.recovery.v1.ToolErrorR\x05error\"W\n" +
@@ -2177,7 +2252,15 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x13CATEGORY_PERMISSION\x10\x04\x12\x12\n" +
 	"\x0eCATEGORY_LOGIC\x10\x05\x12\x15\n" +
 	"\x11CATEGORY_RESOURCE\x10\x06\x12\x14\n" +
-	"\x10CATEGORY_UNKNOWN\x10\a*\xb5\x01\n" +
+	"\x10CATEGORY_UNKNOWN\x10\a*\x84\x02\n" +
+	"\x12ClassificationTier\x12#\n" +
+	"\x1fCLASSIFICATION_TIER_UNSPECIFIED\x10\x00\x12\"\n" +
+	"\x1eCLASSIFICATION_TIER_STRUCTURED\x10\x01\x12!\n" +
+	"\x1dCLASSIFICATION_TIER_EXCEPTION\x10\x02\x12\x1f\n" +
+	"\x1bCLASSIFICATION_TIER_MESSAGE\x10\x03\x12\x1f\n" +
+	"\x1bCLASSIFICATION_TIER_GENERIC\x10\x04\x12\x1f\n" +
+	"\x1bCLASSIFICATION_TIER_LEARNED\x10\x05\x12\x1f\n" +
+	"\x1bCLASSIFICATION_TIER_DEFAULT\x10\x06*\xb5\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eACTION_PROCEED\x10\x01\x12\x10\n" +
@@ -2218,35 +2301,36 @@ func file_recovery_v1_recovery_proto_rawDescGZIP() []byte {
 	return file_recovery_v1_recovery_proto_rawDescData
 }
 
-var file_recovery_v1_recovery_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_recovery_v1_recovery_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
 var file_recovery_v1_recovery_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_recovery_v1_recovery_proto_goTypes = []any{
 	(ErrorKind)(0),                  // 0: recovery.v1.ErrorKind
 	(ErrorSource)(0),                // 1: recovery.v1.ErrorSource
 	(Retryability)(0),               // 2: recovery.v1.Retryability
 	(Category)(0),                   // 3: recovery.v1.Category
-	(Action)(0),                     // 4: recovery.v1.Action
-	(BreakerStatus)(0),              // 5: recovery.v1.BreakerStatus
-	(CascadeAction)(0),              // 6: recovery.v1.CascadeAction
-	(*ToolError)(nil),               // 7: recovery.v1.ToolError
-	(*Classification)(nil),          // 8: recovery.v1.Classification
-	(*ClassifyRequest)(nil),         // 9: recovery.v1.ClassifyRequest
-	(*ClassifyResponse)(nil),        // 10: recovery.v1.ClassifyResponse
-	(*PlanStep)(nil),                // 11: recovery.v1.PlanStep
-	(*DecideRequest)(nil),           // 12: recovery.v1.DecideRequest
-	(*BreakerState)(nil),            // 13: recovery.v1.BreakerState
-	(*CascadeStep)(nil),             // 14: recovery.v1.CascadeStep
-	(*TraceEvent)(nil),              // 15: recovery.v1.TraceEvent
-	(*DecideResponse)(nil),          // 16: recovery.v1.DecideResponse
-	(*RecordOutcomeRequest)(nil),    // 17: recovery.v1.RecordOutcomeRequest
-	(*RecordOutcomeResponse)(nil),   // 18: recovery.v1.RecordOutcomeResponse
-	(*GetBreakerStateRequest)(nil),  // 19: recovery.v1.GetBreakerStateRequest
-	(*GetBreakerStateResponse)(nil), // 20: recovery.v1.GetBreakerStateResponse
-	(*GetTurnTraceRequest)(nil),     // 21: recovery.v1.GetTurnTraceRequest
-	(*TurnSummary)(nil),             // 22: recovery.v1.TurnSummary
-	(*GetTurnTraceResponse)(nil),    // 23: recovery.v1.GetTurnTraceResponse
-	(*WatchBreakersRequest)(nil),    // 24: recovery.v1.WatchBreakersRequest
-	(*BreakerChange)(nil),           // 25: recovery.v1.BreakerChange
+	(ClassificationTier)(0),         // 4: recovery.v1.ClassificationTier
+	(Action)(0),                     // 5: recovery.v1.Action
+	(BreakerStatus)(0),              // 6: recovery.v1.BreakerStatus
+	(CascadeAction)(0),              // 7: recovery.v1.CascadeAction
+	(*ToolError)(nil),               // 8: recovery.v1.ToolError
+	(*Classification)(nil),          // 9: recovery.v1.Classification
+	(*ClassifyRequest)(nil),         // 10: recovery.v1.ClassifyRequest
+	(*ClassifyResponse)(nil),        // 11: recovery.v1.ClassifyResponse
+	(*PlanStep)(nil),                // 12: recovery.v1.PlanStep
+	(*DecideRequest)(nil),           // 13: recovery.v1.DecideRequest
+	(*BreakerState)(nil),            // 14: recovery.v1.BreakerState
+	(*CascadeStep)(nil),             // 15: recovery.v1.CascadeStep
+	(*TraceEvent)(nil),              // 16: recovery.v1.TraceEvent
+	(*DecideResponse)(nil),          // 17: recovery.v1.DecideResponse
+	(*RecordOutcomeRequest)(nil),    // 18: recovery.v1.RecordOutcomeRequest
+	(*RecordOutcomeResponse)(nil),   // 19: recovery.v1.RecordOutcomeResponse
+	(*GetBreakerStateRequest)(nil),  // 20: recovery.v1.GetBreakerStateRequest
+	(*GetBreakerStateResponse)(nil), // 21: recovery.v1.GetBreakerStateResponse
+	(*GetTurnTraceRequest)(nil),     // 22: recovery.v1.GetTurnTraceRequest
+	(*TurnSummary)(nil),             // 23: recovery.v1.TurnSummary
+	(*GetTurnTraceResponse)(nil),    // 24: recovery.v1.GetTurnTraceResponse
+	(*WatchBreakersRequest)(nil),    // 25: recovery.v1.WatchBreakersRequest
+	(*BreakerChange)(nil),           // 26: recovery.v1.BreakerChange
 }
 var file_recovery_v1_recovery_proto_depIdxs = []int32{
 	0,  // 0: recovery.v1.ToolError.kind:type_name -> recovery.v1.ErrorKind
@@ -2254,41 +2338,42 @@ var file_recovery_v1_recovery_proto_depIdxs = []int32{
 	2,  // 2: recovery.v1.Classification.retryability:type_name -> recovery.v1.Retryability
 	3,  // 3: recovery.v1.Classification.category:type_name -> recovery.v1.Category
 	0,  // 4: recovery.v1.Classification.kind:type_name -> recovery.v1.ErrorKind
-	7,  // 5: recovery.v1.ClassifyRequest.error:type_name -> recovery.v1.ToolError
-	8,  // 6: recovery.v1.ClassifyResponse.classification:type_name -> recovery.v1.Classification
-	7,  // 7: recovery.v1.DecideRequest.error:type_name -> recovery.v1.ToolError
-	11, // 8: recovery.v1.DecideRequest.plan:type_name -> recovery.v1.PlanStep
-	5,  // 9: recovery.v1.BreakerState.state:type_name -> recovery.v1.BreakerStatus
-	5,  // 10: recovery.v1.BreakerState.forced:type_name -> recovery.v1.BreakerStatus
-	6,  // 11: recovery.v1.CascadeStep.action:type_name -> recovery.v1.CascadeAction
-	4,  // 12: recovery.v1.DecideResponse.action:type_name -> recovery.v1.Action
-	8,  // 13: recovery.v1.DecideResponse.classification:type_name -> recovery.v1.Classification
-	13, // 14: recovery.v1.DecideResponse.breaker:type_name -> recovery.v1.BreakerState
-	14, // 15: recovery.v1.DecideResponse.cascade:type_name -> recovery.v1.CascadeStep
-	15, // 16: recovery.v1.DecideResponse.trace:type_name -> recovery.v1.TraceEvent
-	7,  // 17: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
-	13, // 18: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
-	13, // 19: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
-	15, // 20: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
-	22, // 21: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
-	13, // 22: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
-	9,  // 23: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
-	12, // 24: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
-	17, // 25: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
-	19, // 26: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
-	21, // 27: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
-	24, // 28: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
-	10, // 29: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
-	16, // 30: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
-	18, // 31: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
-	20, // 32: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
-	23, // 33: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
-	25, // 34: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
-	29, // [29:35] is the sub-list for method output_type
-	23, // [23:29] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	4,  // 5: recovery.v1.Classification.decided_by:type_name -> recovery.v1.ClassificationTier
+	8,  // 6: recovery.v1.ClassifyRequest.error:type_name -> recovery.v1.ToolError
+	9,  // 7: recovery.v1.ClassifyResponse.classification:type_name -> recovery.v1.Classification
+	8,  // 8: recovery.v1.DecideRequest.error:type_name -> recovery.v1.ToolError
+	12, // 9: recovery.v1.DecideRequest.plan:type_name -> recovery.v1.PlanStep
+	6,  // 10: recovery.v1.BreakerState.state:type_name -> recovery.v1.BreakerStatus
+	6,  // 11: recovery.v1.BreakerState.forced:type_name -> recovery.v1.BreakerStatus
+	7,  // 12: recovery.v1.CascadeStep.action:type_name -> recovery.v1.CascadeAction
+	5,  // 13: recovery.v1.DecideResponse.action:type_name -> recovery.v1.Action
+	9,  // 14: recovery.v1.DecideResponse.classification:type_name -> recovery.v1.Classification
+	14, // 15: recovery.v1.DecideResponse.breaker:type_name -> recovery.v1.BreakerState
+	15, // 16: recovery.v1.DecideResponse.cascade:type_name -> recovery.v1.CascadeStep
+	16, // 17: recovery.v1.DecideResponse.trace:type_name -> recovery.v1.TraceEvent
+	8,  // 18: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
+	14, // 19: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
+	14, // 20: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
+	16, // 21: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
+	23, // 22: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
+	14, // 23: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
+	10, // 24: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
+	13, // 25: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
+	18, // 26: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
+	20, // 27: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
+	22, // 28: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
+	25, // 29: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
+	11, // 30: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
+	17, // 31: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
+	19, // 32: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
+	21, // 33: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
+	24, // 34: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
+	26, // 35: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
+	30, // [30:36] is the sub-list for method output_type
+	24, // [24:30] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_recovery_v1_recovery_proto_init() }
@@ -2307,7 +2392,7 @@ func file_recovery_v1_recovery_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recovery_v1_recovery_proto_rawDesc), len(file_recovery_v1_recovery_proto_rawDesc)),
-			NumEnums:      7,
+			NumEnums:      8,
 			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -34,6 +34,7 @@ export interface ProtoGrpcType {
             CascadeStep: MessageTypeDefinition<_recovery_v1_CascadeStep, _recovery_v1_CascadeStep__Output>;
             Category: EnumTypeDefinition;
             Classification: MessageTypeDefinition<_recovery_v1_Classification, _recovery_v1_Classification__Output>;
+            ClassificationTier: EnumTypeDefinition;
             ClassifyRequest: MessageTypeDefinition<_recovery_v1_ClassifyRequest, _recovery_v1_ClassifyRequest__Output>;
             ClassifyResponse: MessageTypeDefinition<_recovery_v1_ClassifyResponse, _recovery_v1_ClassifyResponse__Output>;
             DecideRequest: MessageTypeDefinition<_recovery_v1_DecideRequest, _recovery_v1_DecideRequest__Output>;

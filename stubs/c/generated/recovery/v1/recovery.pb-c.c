@@ -991,7 +991,7 @@ const ProtobufCMessageDescriptor recovery__v1__tool_error__descriptor =
   (ProtobufCMessageInit) recovery__v1__tool_error__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__classification__field_descriptors[9] =
+static const ProtobufCFieldDescriptor recovery__v1__classification__field_descriptors[10] =
 {
   {
     "retryability",
@@ -1101,9 +1101,22 @@ static const ProtobufCFieldDescriptor recovery__v1__classification__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "decided_by",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__Classification, decided_by),
+    &recovery__v1__classification_tier__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__classification__field_indices_by_name[] = {
   1,   /* field[1] = category */
+  9,   /* field[9] = decided_by */
   3,   /* field[3] = executed */
   2,   /* field[2] = kind */
   8,   /* field[8] = llm_message */
@@ -1116,7 +1129,7 @@ static const unsigned recovery__v1__classification__field_indices_by_name[] = {
 static const ProtobufCIntRange recovery__v1__classification__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor recovery__v1__classification__descriptor =
 {
@@ -1126,7 +1139,7 @@ const ProtobufCMessageDescriptor recovery__v1__classification__descriptor =
   "Recovery__V1__Classification",
   "recovery.v1",
   sizeof(Recovery__V1__Classification),
-  9,
+  10,
   recovery__v1__classification__field_descriptors,
   recovery__v1__classification__field_indices_by_name,
   1,  recovery__v1__classification__number_ranges,
@@ -2807,6 +2820,44 @@ const ProtobufCEnumDescriptor recovery__v1__category__descriptor =
   recovery__v1__category__enum_values_by_name,
   1,
   recovery__v1__category__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue recovery__v1__classification_tier__enum_values_by_number[7] =
+{
+  { "CLASSIFICATION_TIER_UNSPECIFIED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED", 0 },
+  { "CLASSIFICATION_TIER_STRUCTURED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_STRUCTURED", 1 },
+  { "CLASSIFICATION_TIER_EXCEPTION", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_EXCEPTION", 2 },
+  { "CLASSIFICATION_TIER_MESSAGE", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_MESSAGE", 3 },
+  { "CLASSIFICATION_TIER_GENERIC", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_GENERIC", 4 },
+  { "CLASSIFICATION_TIER_LEARNED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_LEARNED", 5 },
+  { "CLASSIFICATION_TIER_DEFAULT", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_DEFAULT", 6 },
+};
+static const ProtobufCIntRange recovery__v1__classification_tier__value_ranges[] = {
+{0, 0},{0, 7}
+};
+static const ProtobufCEnumValueIndex recovery__v1__classification_tier__enum_values_by_name[7] =
+{
+  { "CLASSIFICATION_TIER_DEFAULT", 6 },
+  { "CLASSIFICATION_TIER_EXCEPTION", 2 },
+  { "CLASSIFICATION_TIER_GENERIC", 4 },
+  { "CLASSIFICATION_TIER_LEARNED", 5 },
+  { "CLASSIFICATION_TIER_MESSAGE", 3 },
+  { "CLASSIFICATION_TIER_STRUCTURED", 1 },
+  { "CLASSIFICATION_TIER_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor recovery__v1__classification_tier__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "recovery.v1.ClassificationTier",
+  "ClassificationTier",
+  "Recovery__V1__ClassificationTier",
+  "recovery.v1",
+  7,
+  recovery__v1__classification_tier__enum_values_by_number,
+  7,
+  recovery__v1__classification_tier__enum_values_by_name,
+  1,
+  recovery__v1__classification_tier__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue recovery__v1__action__enum_values_by_number[8] =

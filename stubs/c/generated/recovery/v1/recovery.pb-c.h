@@ -112,6 +112,42 @@ typedef enum _Recovery__V1__Category {
   RECOVERY__V1__CATEGORY__CATEGORY_UNKNOWN = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__CATEGORY)
 } Recovery__V1__Category;
+/*
+ * Which tier of the classifier decided (docs/CLASSIFICATION.md,
+ * "Confidence: the deciding tier"); confidence falls from STRUCTURED to
+ * DEFAULT.
+ */
+typedef enum _Recovery__V1__ClassificationTier {
+  /*
+   * no error was classified (admission answers)
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED = 0,
+  /*
+   * a structured field: code, HTTP status, gRPC code, JSON-RPC code, kind
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_STRUCTURED = 1,
+  /*
+   * a specific exception type
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_EXCEPTION = 2,
+  /*
+   * a message pattern
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_MESSAGE = 3,
+  /*
+   * only a generic exception type (TypeError, ValueError, ...)
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_GENERIC = 4,
+  /*
+   * a learned signature (learning:)
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_LEARNED = 5,
+  /*
+   * nothing decided: the rules file's unknown default
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_DEFAULT = 6
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__CLASSIFICATION_TIER)
+} Recovery__V1__ClassificationTier;
 typedef enum _Recovery__V1__Action {
   RECOVERY__V1__ACTION__ACTION_UNSPECIFIED = 0,
   /*
@@ -226,10 +262,14 @@ struct  Recovery__V1__Classification
    * "Tool Execution Failed" text for the model; empty in RETRY answers
    */
   char *llm_message;
+  /*
+   * which tier decided rule_id's answer (before any override)
+   */
+  Recovery__V1__ClassificationTier decided_by;
 };
 #define RECOVERY__V1__CLASSIFICATION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__classification__descriptor) \
-    , RECOVERY__V1__RETRYABILITY__RETRYABILITY_UNSPECIFIED, RECOVERY__V1__CATEGORY__CATEGORY_UNSPECIFIED, RECOVERY__V1__ERROR_KIND__ERROR_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+    , RECOVERY__V1__RETRYABILITY__RETRYABILITY_UNSPECIFIED, RECOVERY__V1__CATEGORY__CATEGORY_UNSPECIFIED, RECOVERY__V1__ERROR_KIND__ERROR_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED }
 
 
 struct  Recovery__V1__ClassifyRequest
@@ -1105,6 +1145,7 @@ extern const ProtobufCEnumDescriptor    recovery__v1__error_kind__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__error_source__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__retryability__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__category__descriptor;
+extern const ProtobufCEnumDescriptor    recovery__v1__classification_tier__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__action__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__breaker_status__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__cascade_action__descriptor;

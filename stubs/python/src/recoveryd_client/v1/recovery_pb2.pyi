@@ -43,6 +43,16 @@ class Category(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CATEGORY_RESOURCE: _ClassVar[Category]
     CATEGORY_UNKNOWN: _ClassVar[Category]
 
+class ClassificationTier(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLASSIFICATION_TIER_UNSPECIFIED: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_STRUCTURED: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_EXCEPTION: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_MESSAGE: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_GENERIC: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_LEARNED: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_DEFAULT: _ClassVar[ClassificationTier]
+
 class Action(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ACTION_UNSPECIFIED: _ClassVar[Action]
@@ -92,6 +102,13 @@ CATEGORY_PERMISSION: Category
 CATEGORY_LOGIC: Category
 CATEGORY_RESOURCE: Category
 CATEGORY_UNKNOWN: Category
+CLASSIFICATION_TIER_UNSPECIFIED: ClassificationTier
+CLASSIFICATION_TIER_STRUCTURED: ClassificationTier
+CLASSIFICATION_TIER_EXCEPTION: ClassificationTier
+CLASSIFICATION_TIER_MESSAGE: ClassificationTier
+CLASSIFICATION_TIER_GENERIC: ClassificationTier
+CLASSIFICATION_TIER_LEARNED: ClassificationTier
+CLASSIFICATION_TIER_DEFAULT: ClassificationTier
 ACTION_UNSPECIFIED: Action
 ACTION_PROCEED: Action
 ACTION_RETRY: Action
@@ -130,7 +147,7 @@ class ToolError(_message.Message):
     def __init__(self, message: _Optional[str] = ..., http_status: _Optional[int] = ..., grpc_code: _Optional[int] = ..., code: _Optional[str] = ..., exception_type: _Optional[str] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., source: _Optional[_Union[ErrorSource, str]] = ..., retry_after_ms: _Optional[int] = ...) -> None: ...
 
 class Classification(_message.Message):
-    __slots__ = ("retryability", "category", "kind", "executed", "retry_after_ms", "suggestion", "rule_id", "overridden", "llm_message")
+    __slots__ = ("retryability", "category", "kind", "executed", "retry_after_ms", "suggestion", "rule_id", "overridden", "llm_message", "decided_by")
     RETRYABILITY_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +157,7 @@ class Classification(_message.Message):
     RULE_ID_FIELD_NUMBER: _ClassVar[int]
     OVERRIDDEN_FIELD_NUMBER: _ClassVar[int]
     LLM_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
     retryability: Retryability
     category: Category
     kind: ErrorKind
@@ -149,7 +167,8 @@ class Classification(_message.Message):
     rule_id: str
     overridden: bool
     llm_message: str
-    def __init__(self, retryability: _Optional[_Union[Retryability, str]] = ..., category: _Optional[_Union[Category, str]] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., executed: bool = ..., retry_after_ms: _Optional[int] = ..., suggestion: _Optional[str] = ..., rule_id: _Optional[str] = ..., overridden: bool = ..., llm_message: _Optional[str] = ...) -> None: ...
+    decided_by: ClassificationTier
+    def __init__(self, retryability: _Optional[_Union[Retryability, str]] = ..., category: _Optional[_Union[Category, str]] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., executed: bool = ..., retry_after_ms: _Optional[int] = ..., suggestion: _Optional[str] = ..., rule_id: _Optional[str] = ..., overridden: bool = ..., llm_message: _Optional[str] = ..., decided_by: _Optional[_Union[ClassificationTier, str]] = ...) -> None: ...
 
 class ClassifyRequest(_message.Message):
     __slots__ = ("tool_id", "error")

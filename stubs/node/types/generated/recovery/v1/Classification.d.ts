@@ -1,6 +1,7 @@
 import type { Retryability as _recovery_v1_Retryability, Retryability__Output as _recovery_v1_Retryability__Output } from '../../recovery/v1/Retryability';
 import type { Category as _recovery_v1_Category, Category__Output as _recovery_v1_Category__Output } from '../../recovery/v1/Category';
 import type { ErrorKind as _recovery_v1_ErrorKind, ErrorKind__Output as _recovery_v1_ErrorKind__Output } from '../../recovery/v1/ErrorKind';
+import type { ClassificationTier as _recovery_v1_ClassificationTier, ClassificationTier__Output as _recovery_v1_ClassificationTier__Output } from '../../recovery/v1/ClassificationTier';
 import type { Long } from '@grpc/proto-loader';
 export interface Classification {
     'retryability'?: (_recovery_v1_Retryability);
@@ -12,6 +13,7 @@ export interface Classification {
     'rule_id'?: (string);
     'overridden'?: (boolean);
     'llm_message'?: (string);
+    'decided_by'?: (_recovery_v1_ClassificationTier);
 }
 export interface Classification__Output {
     'retryability': (_recovery_v1_Retryability__Output);
@@ -23,4 +25,5 @@ export interface Classification__Output {
     'rule_id': (string);
     'overridden': (boolean);
     'llm_message': (string);
+    'decided_by': (_recovery_v1_ClassificationTier__Output);
 }
