@@ -15,6 +15,14 @@ cd "$root"
 . scripts/lib.sh
 rd_go_env "$(basename "$0")"
 
+# The live tests of each language start this binary ($RECOVERYD).
+if [ -z "${RECOVERYD:-}" ]; then
+  cmake -S . -B build-stubs-server -DRD_E2E=OFF >/dev/null
+  cmake --build build-stubs-server -j2 --target recoveryd >/dev/null
+  RECOVERYD="$root/build-stubs-server/recoveryd"
+fi
+export RECOVERYD
+
 tests/stubs/test_stubs_fresh.sh
 "$tools/venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./stubs/python >/dev/null
 (cd stubs/python && "$tools/venv/bin/python" -m pytest -q tests)
