@@ -29,4 +29,7 @@ tests/stubs/test_stubs_fresh.sh
 (cd stubs/go && go vet ./... && go test ./...)
 (cd stubs/node && node --test test/ && node_modules/.bin/tsc -p test/tsconfig.json && echo "node types: ok")
 (cd stubs/java && mvn -B -o test | grep -E "Tests run:|BUILD|ERROR")
+cmake -S stubs/c -B "$tools/c-build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$tools/c-build" -j2 >/dev/null
+tests/stubs/test_c_tls_auth.sh "$RECOVERYD" "$tools/c-build/rdc_executor"
 RD_STUBS_SKIP_INSTALL=1 tests/stubs/run_conformance.sh
