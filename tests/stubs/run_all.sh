@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Every test of the client stubs, in one go: installs their dependencies
 # (scripts/install-stub-deps.sh; skip with RD_STUBS_SKIP_INSTALL=1), checks
-# the committed stubs are fresh, runs each language's unit tests (pytest, go
-# test, node --test + tsc type check, Maven Surefire), then the
-# cross-language conformance run against a live recoveryd (RECOVERYD=path to
-# use an existing binary). Exits non-zero on the first failing part.
+# the committed stubs are fresh and every package states the VERSION file's
+# version, runs each language's tests (pytest, go test, node --test + tsc
+# type check, Maven Surefire, the C client against TLS and server.auth; the
+# Go, Node and C ones start recoveryd themselves), then the cross-language
+# conformance run against a live recoveryd (RECOVERYD=path to use an
+# existing binary; otherwise one is built). Exits non-zero on the first
+# failing part.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="${RD_STUB_TOOLS:-$root/build-stubs-tools}"
@@ -24,6 +27,7 @@ fi
 export RECOVERYD
 
 tests/stubs/test_stubs_fresh.sh
+tests/stubs/test_versions.sh
 "$tools/venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./stubs/python >/dev/null
 (cd stubs/python && "$tools/venv/bin/python" -m pytest -q tests)
 (cd stubs/go && go vet ./... && go test ./...)
