@@ -26,11 +26,11 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 cd "$tmp"
 ossl() { openssl "$@" >/dev/null 2>&1 || fail "openssl $*"; }
 for ca in ca other_ca; do
-  ossl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=recoveryd test $ca" -keyout $ca.key -out $ca.crt
+  ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=recoveryd test $ca" -keyout $ca.key -out $ca.crt
 done
 echo "subjectAltName=DNS:localhost,IP:127.0.0.1" > san.cnf
 for name in server client; do
-  ossl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout $name.key -out $name.csr
+  ossl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" -keyout $name.key -out $name.csr
   extra=(); [ $name = server ] && extra=(-extfile san.cnf)
   ossl x509 -req -in $name.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -out $name.crt "${extra[@]}"
 done

@@ -98,7 +98,9 @@ class RecoveryClient {
   /**
    * @param {string} target host:port of recoveryd
    * @param {object} [options] rpcTimeoutMs (200), executorId, fallback
-   *   {maxAttempts, delaysMs, timeoutMs}, credentials, channelOptions
+   *   {maxAttempts, delaysMs, timeoutMs}, credentials (grpc.credentials.createSsl
+   *   for server.tls), token (server.auth: sent as "authorization: Bearer
+   *   <token>" on every call, over plaintext too), channelOptions
    */
   constructor(target = '127.0.0.1:50051', options = {}) {
     const Service = loadPackage().RecoveryService;
@@ -107,6 +109,8 @@ class RecoveryClient {
     this.rpcTimeoutMs = options.rpcTimeoutMs || DEFAULT_RPC_TIMEOUT_MS;
     this.executorId = options.executorId || '';
     this.fallback = { ...DEFAULT_FALLBACK, ...(options.fallback || {}) };
+    this.metadata = new grpc.Metadata();
+    if (options.token) this.metadata.set('authorization', `Bearer ${options.token}`);
   }
 
   close() {
@@ -119,7 +123,8 @@ class RecoveryClient {
     let call;
     const done = new Promise((resolve, reject) => {
       const deadline = new Date(Date.now() + this.rpcTimeoutMs);
-      call = this.rpc[method](request, { deadline }, (err, resp) => (err ? reject(err) : resolve(resp)));
+      call = this.rpc[method](request, this.metadata.clone(), { deadline },
+        (err, resp) => (err ? reject(err) : resolve(resp)));
     });
     if (!options.signal) return done;
     done.catch(() => {}); // after an abort the CANCELLED status is expected

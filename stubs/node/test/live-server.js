@@ -25,8 +25,10 @@ function freePort() {
 /**
  * @param {Record<string, string>} manifests file name -> YAML text of tools.d
  * @param {string} [extra] more top-level YAML for recovery.yaml
+ * @param {object} [opts] server: more YAML lines for the server section;
+ *   ready: (addr) => Promise that resolves once the server answers
  */
-async function startRecoveryd(manifests = {}, extra = '') {
+async function startRecoveryd(manifests = {}, extra = '', opts = {}) {
   const bin = process.env.RECOVERYD;
   if (!bin || !fs.existsSync(bin)) {
     throw new Error(`RECOVERYD must name a recoveryd binary (got ${JSON.stringify(bin)}); ` +
@@ -39,6 +41,7 @@ async function startRecoveryd(manifests = {}, extra = '') {
   const port = await freePort();
   fs.writeFileSync(path.join(dir, 'recovery.yaml'), `server:
   listen: "127.0.0.1:${port}"
+${opts.server || ''}
 metrics:
   listen: "127.0.0.1:0"
 tools:
@@ -50,10 +53,11 @@ ${extra}`);
   const proc = spawn(bin, ['--config', path.join(dir, 'recovery.yaml')], { stdio: ['ignore', log, log] });
   const addr = `127.0.0.1:${port}`;
   const probe = new RecoveryClient(addr, { rpcTimeoutMs: 500 });
+  const ready = opts.ready || (() => probe.getBreakerState({}));
   const until = Date.now() + 15000;
   for (;;) {
     try {
-      await probe.getBreakerState({});
+      await ready(addr);
       break;
     } catch (e) {
       if (proc.exitCode !== null || Date.now() > until) {

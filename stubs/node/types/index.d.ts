@@ -68,7 +68,11 @@ export interface ClientOptions {
   rpcTimeoutMs?: number;
   executorId?: string;
   fallback?: Partial<FallbackPolicy>;
+  /** grpc.credentials.createSsl(ca, key, cert) for server.tls; default plaintext */
   credentials?: grpc.ChannelCredentials;
+  /** server.auth: sent as "authorization: Bearer <token>" on every call (over plaintext too) */
+  token?: string;
+  /** e.g. {'grpc.service_config': '{"loadBalancingConfig":[{"round_robin":{}}]}'} */
   channelOptions?: grpc.ChannelOptions;
 }
 
