@@ -4,7 +4,8 @@
 # the committed stubs are fresh and every package states the VERSION file's
 # version, runs each language's tests (pytest, go test, node --test + tsc
 # type check, Maven Surefire, the C client against TLS and server.auth; the
-# Go, Node and C ones start recoveryd themselves), then the cross-language
+# Go, Node and C ones start recoveryd themselves), each package installed
+# into a fresh project and called (test_install_as_user.sh), then the cross-language
 # conformance run against a live recoveryd (RECOVERYD=path to use an
 # existing binary; otherwise one is built). Exits non-zero on the first
 # failing part.
@@ -36,4 +37,5 @@ tests/stubs/test_versions.sh
 cmake -S stubs/c -B "$tools/c-build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$tools/c-build" -j2 >/dev/null
 tests/stubs/test_c_tls_auth.sh "$RECOVERYD" "$tools/c-build/rdc_executor"
+tests/stubs/test_install_as_user.sh "$RECOVERYD"
 RD_STUBS_SKIP_INSTALL=1 tests/stubs/run_conformance.sh
