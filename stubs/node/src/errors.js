@@ -56,7 +56,13 @@ function mcpToolError(x) {
   }
   const code = x && typeof x === 'object' ? Number(x.code) : NaN;
   if (!Number.isInteger(code)) {
-    return new ToolFailure(String(x && x.message ? x.message : x), { source: 'ERROR_SOURCE_MCP' });
+    // Not a JSON-RPC error (a dropped connection, a timeout in the client):
+    // keep what it carries and mark where it came from.
+    const fields = toolError(x);
+    return new ToolFailure(fields.message, {
+      code: fields.code, httpStatus: fields.http_status, grpcCode: fields.grpc_code, kind: fields.kind,
+      exceptionType: fields.exception_type, retryAfterMs: fields.retry_after_ms, source: 'ERROR_SOURCE_MCP',
+    });
   }
   const f = new ToolFailure(x.message || `JSON-RPC error ${code}`, {
     code: String(code), kind: JSONRPC_KIND[String(code)], source: 'ERROR_SOURCE_MCP',
@@ -174,6 +180,7 @@ function toolError(err) {
     if (err && typeof err === 'object' && (err.isError === true || Number.isInteger(err.code))) {
       return toolError(mcpToolError(err)); // a thrown JSON-RPC error object or MCP result
     }
+    if (err && typeof err === 'object' && typeof err.message === 'string' && err.message) return { message: err.message };
     return { message: String(err === undefined ? 'tool failed' : err) };
   }
   const out = { message: err.message || err.name, exception_type: typeName(err) };

@@ -64,4 +64,8 @@ test('MCP: JSON-RPC errors and isError results map to code, kind and source', ()
   assert.equal(t.kind, 'ERROR_KIND_TRANSPORT_ERROR');
   assert.equal(t.source, 'ERROR_SOURCE_MCP');
   assert.equal(t.exception_type, 'McpError');
+  // A transport failure under the MCP client keeps its own fields.
+  const reset = toProto(mcpToolError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })));
+  assert.equal(reset.code, 'ECONNRESET');
+  assert.equal(reset.source, 'ERROR_SOURCE_MCP');
 });
