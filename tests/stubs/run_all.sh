@@ -31,7 +31,7 @@ tests/stubs/test_stubs_fresh.sh
 tests/stubs/test_versions.sh
 "$tools/venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./stubs/python >/dev/null
 (cd stubs/python && "$tools/venv/bin/python" -m pytest -q tests)
-(cd stubs/go && go vet ./... && go test ./...)
+(cd stubs/go && go vet ./... && go test -count=1 ./...) # the live tests never from the cache
 (cd stubs/node && node --test test/*.test.js && node_modules/.bin/tsc -p test/tsconfig.json && echo "node types: ok")
 (cd stubs/java && mvn -B -o test | grep -E "Tests run:|BUILD|ERROR")
 cmake -S stubs/c -B "$tools/c-build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null

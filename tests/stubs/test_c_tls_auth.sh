@@ -4,8 +4,9 @@
 # real decisions with the CA, its client certificate and the token, and must
 # end on its local fallback (the service refused it) with a wrong token,
 # without the client certificate, with another CA, or in plaintext. Then the
-# round_robin channel argument over a target with two addresses (two
-# recoveryd). Certificates are made with openssl in a temporary directory.
+# round_robin policy over a target with two addresses (two recoveryd): both
+# get calls, where the default policy sends every call to the first.
+# Certificates are made with openssl in a temporary directory.
 # Usage: test_c_tls_auth.sh RECOVERYD EXECUTOR
 set -euo pipefail
 recoveryd="$(realpath "$1")"
@@ -94,4 +95,28 @@ start rr1 "$p1" "  auth: {token_file: $tmp/token}"
 start rr2 "$p2" "  auth: {token_file: $tmp/token}"
 out=$(run "ipv4:127.0.0.1:$p1,127.0.0.1:$p2" --lb round_robin --token c-client-secret)
 expect "round_robin over two addresses with a token" "$out" '"status":"succeeded".*"fallback":false.*"recorded":true'
+# Where the calls went: each server keeps its own breakers (memory store),
+# so a tool's failure count on each shows which server got its Decide calls.
+py="${RD_STUB_TOOLS:-$root/build-stubs-tools}/venv/bin/python"
+[ -x "$py" ] || fail "no Python venv at $py (scripts/install-stub-deps.sh makes it)"
+failures() { # PORT TOOL -> consecutive failures of TOOL on that server
+  "$py" - "$1" "$2" <<'PY'
+import sys, grpc
+from recoveryd_client import recovery_pb2 as pb, recovery_pb2_grpc as pbg
+with grpc.insecure_channel(f"127.0.0.1:{sys.argv[1]}") as ch:
+    r = pbg.RecoveryServiceStub(ch).GetBreakerState(
+        pb.GetBreakerStateRequest(tool_ids=[sys.argv[2]]), timeout=5,
+        metadata=[("authorization", "Bearer c-client-secret")])
+    print(r.breakers[0].consecutive_failures if r.breakers else 0)
+PY
+}
+both="ipv4:127.0.0.1:$p1,127.0.0.1:$p2"
+"$executor" --addr "$both" --tool rr_spread --mode fail --lb round_robin --token c-client-secret >/dev/null
+"$executor" --addr "$both" --tool pf_first --mode fail --token c-client-secret >/dev/null
+f1=$(failures "$p1" rr_spread); f2=$(failures "$p2" rr_spread)
+[ "$f1" -gt 0 ] && [ "$f2" -gt 0 ] || fail "round_robin: failures per server $f1 / $f2, expected calls on both"
+echo "ok: round_robin spread the calls over both servers ($f1 / $f2 failures)"
+g1=$(failures "$p1" pf_first); g2=$(failures "$p2" pf_first)
+[ "$g1" -gt 0 ] && [ "$g2" -eq 0 ] || fail "default policy: failures per server $g1 / $g2, expected all on the first"
+echo "ok: without lb_policy every call went to the first address ($g1 / $g2)"
 echo "test_c_tls_auth: all passed"
