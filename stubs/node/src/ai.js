@@ -59,7 +59,8 @@ function abortErrorOf(signal) {
  *   failureOutput: (result) => what the model gets when a run fails
  *     (default: the classification's llm_message)
  *   onResult: (result, {toolName, input, toolCallId}) => void, after each run
- * @returns {{tools: object, turnId: string, results: object[], cascade: Map<string, object>}}
+ * @returns {{tools: object, turnId: string, results: object[], cascade: Map<string, object>,
+ *   activeTools: () => string[]}}
  */
 function withRecovery(client, tools, options = {}) {
   const turnId = options.turnId || crypto.randomUUID();
@@ -105,7 +106,9 @@ function withRecovery(client, tools, options = {}) {
   for (const [name, t] of Object.entries(tools)) {
     wrapped[name] = originals[name] ? { ...t, execute: wrap(name) } : t;
   }
-  return { tools: wrapped, turnId, results, cascade };
+  // For prepareStep: the model is not offered tools the cascade has ruled out.
+  const activeTools = () => Object.keys(wrapped).filter((name) => !cascade.has(name));
+  return { tools: wrapped, turnId, results, cascade, activeTools };
 }
 
 module.exports = { withRecovery, failureText };

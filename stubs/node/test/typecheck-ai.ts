@@ -18,6 +18,8 @@ async function agent(signal: AbortSignal): Promise<string> {
       },
     }),
   }, { plan: [{ tool_id: 'weather' }], onResult: (res) => void res.status });
+  const active: Array<'weather'> = rd.activeTools();
+  void active;
   const out = await generateText({ model: new MockLanguageModelV3(), tools: rd.tools, prompt: 'x',
     abortSignal: signal, stopWhen: stepCountIs(3) });
   const first = rd.results[0];

@@ -43,6 +43,11 @@ export interface RecoveryTools<T extends Record<string, ExecutableTool>> {
   results: Array<RunResult | SkippedRun>;
   /** decisions for dependents of tools that failed for good, by tool id */
   cascade: Map<string, CascadeStep__Output>;
+  /**
+   * the wrapped tools the cascade has not ruled out, for prepareStep:
+   * `prepareStep: () => ({ activeTools: rd.activeTools() })`
+   */
+  activeTools(): Array<keyof T & string>;
 }
 
 export declare function withRecovery<T extends Record<string, ExecutableTool>>(
