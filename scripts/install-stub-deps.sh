@@ -84,4 +84,8 @@ fi
 (cd "$root/stubs/java" && mvn -B -q verify dependency:build-classpath -Dmdep.includeScope=test \
    -Dmdep.outputFile=target/classpath.txt) ||
   rd_fail "$WHO" "mvn verify in stubs/java failed (Maven Central; run it there to see why)"
+# The install plugin too: tests/stubs/test_install_as_user.sh installs the
+# artifact into ~/.m2 offline, as a user's `mvn install` would.
+(cd "$root/stubs/java" && mvn -B -q install -DskipTests >/dev/null) ||
+  rd_fail "$WHO" "mvn install in stubs/java failed (Maven Central; run it there to see why)"
 echo "install-stub-deps: done"

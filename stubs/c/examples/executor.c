@@ -52,18 +52,27 @@ int main(int argc, char **argv)
 {
     const char *addr = "127.0.0.1:50051", *turn = "", *tool = "search";
     search_tool st = {.mode = "succeed", .release = ""};
+    /* Connection options: --ca, --cert, --key (TLS / mutual TLS), --token
+     * (server.auth), --lb (e.g. round_robin, with a target that resolves to
+     * several addresses). */
+    rdc_options opts = {.executor_id = "c-executor"};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--addr") == 0) addr = argv[i + 1];
         else if (strcmp(argv[i], "--turn") == 0) turn = argv[i + 1];
         else if (strcmp(argv[i], "--tool") == 0) tool = argv[i + 1];
         else if (strcmp(argv[i], "--mode") == 0) st.mode = argv[i + 1];
         else if (strcmp(argv[i], "--release") == 0) st.release = argv[i + 1];
+        else if (strcmp(argv[i], "--ca") == 0) opts.tls_ca_file = argv[i + 1];
+        else if (strcmp(argv[i], "--cert") == 0) opts.tls_cert_file = argv[i + 1];
+        else if (strcmp(argv[i], "--key") == 0) opts.tls_key_file = argv[i + 1];
+        else if (strcmp(argv[i], "--token") == 0) opts.bearer_token = argv[i + 1];
+        else if (strcmp(argv[i], "--lb") == 0) opts.lb_policy = argv[i + 1];
     }
 
-    rdc_options opts = {.executor_id = "c-executor"};
-    rdc_client *client = rdc_client_new(addr, &opts);
+    char err[256];
+    rdc_client *client = rdc_client_open(addr, &opts, err, sizeof err);
     if (client == NULL) {
-        fprintf(stderr, "out of memory\n");
+        fprintf(stderr, "executor: %s\n", err[0] ? err : "out of memory");
         return 2;
     }
     rdc_tool tools[] = {{.tool_id = tool, .fn = search, .user = &st}};

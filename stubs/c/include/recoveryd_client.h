@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <grpc/grpc.h>
 #include <grpc/status.h>
 
 #include "recovery/v1/recovery.pb-c.h"
@@ -40,10 +41,33 @@ typedef struct {
     int64_t fallback_delays_ms[RDC_MAX_FALLBACK_DELAYS]; /* before attempt 2, 3...; all 0 = 100, 200 */
     size_t n_fallback_delays;    /* the last delay repeats */
     int64_t fallback_timeout_ms; /* per call when the service gave none; 0 = 30000 */
+
+    /* TLS (server.tls): on when tls is true or any file is given. The files
+     * are PEM and read once, by rdc_client_open. */
+    bool tls;
+    const char *tls_ca_file;     /* roots that sign the server certificate; NULL = the system's */
+    const char *tls_cert_file;   /* client certificate for mutual TLS (server.tls.client_ca_file) */
+    const char *tls_key_file;    /* its private key; given together with tls_cert_file */
+    const char *tls_server_name; /* name checked in the server certificate; NULL = the target's host */
+    /* server.auth: sent as "authorization: Bearer <token>" on every call
+     * (works over plaintext on loopback too). NULL or "" = none. Copied. */
+    const char *bearer_token;
+    /* Load balancing over every address the target resolves to, e.g.
+     * "round_robin" with "dns:///recoveryd-headless.ns.svc:50051" (a headless
+     * Service). NULL = gRPC's default, pick_first. */
+    const char *lb_policy;
+    /* Further channel arguments, passed as given (GRPC_ARG_* of grpc_types.h). */
+    const grpc_arg *channel_args;
+    size_t n_channel_args;
 } rdc_options;
 
-/* Connects (lazily) to target "host:port" without TLS. opts may be NULL.
- * Returns NULL only when out of memory. The caller frees with rdc_client_free. */
+/* Connects (lazily) to target ("host:port", or any gRPC target URI such as
+ * "dns:///name:port" or "ipv4:10.0.0.1:50051,10.0.0.2:50051"). opts may be
+ * NULL. Returns NULL when a TLS file cannot be read or the options
+ * contradict each other (err, if given, says which) or when out of memory.
+ * The caller frees with rdc_client_free. */
+rdc_client *rdc_client_open(const char *target, const rdc_options *opts, char *err, size_t err_len);
+/* rdc_client_open without the error text. */
 rdc_client *rdc_client_new(const char *target, const rdc_options *opts);
 /* Accepts NULL. */
 void rdc_client_free(rdc_client *client);

@@ -26,36 +26,162 @@ static void apply_defaults(rdc_options *o)
         o->fallback_timeout_ms = 30000;
 }
 
-rdc_client *rdc_client_new(const char *target, const rdc_options *opts)
+static void set_err(char *err, size_t len, const char *fmt, const char *what, const char *path)
 {
-    if (target == NULL)
+    if (err != NULL && len > 0)
+        snprintf(err, len, fmt, what, path);
+}
+
+/* The whole file as a NUL-terminated string (PEM), or NULL with err set. */
+static char *read_pem(const char *what, const char *path, char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        set_err(err, err_len, "%s: cannot open %s", what, path);
         return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf != NULL) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        cap *= 2;
+        char *grown = realloc(buf, cap + 1);
+        if (grown == NULL) {
+            free(buf);
+            buf = NULL;
+        } else {
+            buf = grown;
+        }
+    }
+    bool bad = ferror(f) != 0 || buf == NULL || n == 0;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        set_err(err, err_len, "%s: cannot read %s (or it is empty)", what, path);
+        return NULL;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Plaintext, or TLS with the given roots and client key pair. NULL with err set. */
+static grpc_channel_credentials *channel_credentials(const rdc_options *o, char *err, size_t err_len)
+{
+    bool tls = o->tls || o->tls_ca_file != NULL || o->tls_cert_file != NULL || o->tls_key_file != NULL;
+    if (!tls)
+        return grpc_insecure_credentials_create();
+    if ((o->tls_cert_file == NULL) != (o->tls_key_file == NULL)) {
+        set_err(err, err_len, "%s: %s", "tls_cert_file and tls_key_file",
+                "give both for mutual TLS, or neither");
+        return NULL;
+    }
+    char *roots = NULL, *cert = NULL, *key = NULL;
+    grpc_channel_credentials *creds = NULL;
+    if (o->tls_ca_file != NULL && (roots = read_pem("tls_ca_file", o->tls_ca_file, err, err_len)) == NULL)
+        goto out;
+    if (o->tls_cert_file != NULL) {
+        if ((cert = read_pem("tls_cert_file", o->tls_cert_file, err, err_len)) == NULL ||
+            (key = read_pem("tls_key_file", o->tls_key_file, err, err_len)) == NULL)
+            goto out;
+    }
+    grpc_ssl_pem_key_cert_pair pair = {.private_key = key, .cert_chain = cert};
+    creds = grpc_ssl_credentials_create(roots, cert != NULL ? &pair : NULL, NULL, NULL);
+    if (creds == NULL)
+        set_err(err, err_len, "%s: %s", "tls", "gRPC refused the TLS settings");
+out:
+    free(roots);
+    free(cert);
+    free(key);
+    return creds;
+}
+
+/* grpc_channel_create copies the arguments, so these point at the caller's strings. */
+static grpc_arg string_arg(const char *key, const char *value)
+{
+    grpc_arg a = {.type = GRPC_ARG_STRING, .key = (char *)key};
+    a.value.string = (char *)value;
+    return a;
+}
+
+rdc_client *rdc_client_open(const char *target, const rdc_options *opts, char *err, size_t err_len)
+{
+    if (err != NULL && err_len > 0)
+        err[0] = '\0';
+    if (target == NULL) {
+        set_err(err, err_len, "%s: %s", "target", "missing");
+        return NULL;
+    }
     rdc_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
     if (opts != NULL)
         c->opts = *opts;
-    /* The executor id is copied so the caller's string may go away. */
+    /* Strings are copied so the caller's may go away; the TLS files are read
+     * now and the paths not kept. */
     c->executor_id = strdup(opts != NULL && opts->executor_id != NULL ? opts->executor_id : "");
-    if (c->executor_id == NULL) {
+    const char *token = opts != NULL ? opts->bearer_token : NULL;
+    if (token != NULL && token[0] != '\0') {
+        size_t n = strlen(token) + sizeof "Bearer ";
+        c->authorization = malloc(n);
+        if (c->authorization != NULL)
+            snprintf(c->authorization, n, "Bearer %s", token);
+    }
+    if (c->executor_id == NULL || (token != NULL && token[0] != '\0' && c->authorization == NULL)) {
+        free(c->executor_id);
+        free(c->authorization);
         free(c);
         return NULL;
     }
     c->opts.executor_id = c->executor_id;
+    c->opts.bearer_token = NULL;
+    c->opts.tls_ca_file = c->opts.tls_cert_file = c->opts.tls_key_file = NULL;
+    c->opts.tls_server_name = c->opts.lb_policy = NULL;
+    c->opts.channel_args = NULL;
+    c->opts.n_channel_args = 0;
     apply_defaults(&c->opts);
     grpc_init();
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    c->channel = grpc_channel_create(target, creds, NULL);
+    rdc_options o = opts != NULL ? *opts : (rdc_options){0};
+    grpc_channel_credentials *creds = channel_credentials(&o, err, err_len);
+    if (creds == NULL) {
+        rdc_client_free(c);
+        return NULL;
+    }
+    size_t n_args = o.n_channel_args + 2;
+    grpc_arg *args = calloc(n_args, sizeof *args);
+    if (args == NULL) {
+        grpc_channel_credentials_release(creds);
+        rdc_client_free(c);
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < o.n_channel_args; i++)
+        args[k++] = o.channel_args[i];
+    if (o.lb_policy != NULL)
+        args[k++] = string_arg(GRPC_ARG_LB_POLICY_NAME, o.lb_policy);
+    if (o.tls_server_name != NULL)
+        args[k++] = string_arg(GRPC_SSL_TARGET_NAME_OVERRIDE_ARG, o.tls_server_name);
+    grpc_channel_args channel_args = {.num_args = k, .args = args};
+    c->channel = grpc_channel_create(target, creds, &channel_args);
+    free(args);
     grpc_channel_credentials_release(creds);
     return c;
+}
+
+rdc_client *rdc_client_new(const char *target, const rdc_options *opts)
+{
+    return rdc_client_open(target, opts, NULL, 0);
 }
 
 void rdc_client_free(rdc_client *client)
 {
     if (client == NULL)
         return;
-    grpc_channel_destroy(client->channel);
+    if (client->channel != NULL)
+        grpc_channel_destroy(client->channel);
     free(client->executor_id);
+    free(client->authorization);
     free(client);
     grpc_shutdown();
 }
@@ -121,7 +247,16 @@ grpc_status_code rdc_call(rdc_client *client, const char *method, const Protobuf
 
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
+    grpc_metadata auth;
+    memset(&auth, 0, sizeof auth);
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (client->authorization != NULL) {
+        /* static slices: the client outlives every call it makes */
+        auth.key = grpc_slice_from_static_string("authorization");
+        auth.value = grpc_slice_from_static_string(client->authorization);
+        ops[0].data.send_initial_metadata.count = 1;
+        ops[0].data.send_initial_metadata.metadata = &auth;
+    }
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

@@ -10,6 +10,7 @@ struct rdc_client {
     grpc_channel *channel; /* owned */
     rdc_options opts;      /* defaults applied; executor_id points at the copy below */
     char *executor_id;     /* owned copy */
+    char *authorization;   /* owned "Bearer <token>", NULL = no token */
 };
 
 #endif

@@ -9,9 +9,16 @@
 package recoveryd
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
@@ -34,6 +41,20 @@ type Options struct {
 	// ExecutorID is sent with every Decide and RecordOutcome.
 	ExecutorID string
 	Fallback   FallbackPolicy
+
+	// Read by Dial only (New takes a connection the caller made).
+
+	// TLS secures the connection (server.tls); nil is plaintext. LoadTLS
+	// builds one from PEM files.
+	TLS *tls.Config
+	// Token is sent on every call as "authorization: Bearer <token>"
+	// (server.auth). It is sent over plaintext too: recoveryd accepts a
+	// token there on loopback.
+	Token string
+	// DialOptions go to grpc.NewClient after the ones above, e.g.
+	// grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`)
+	// with a "dns:///" target naming a headless Service.
+	DialOptions []grpc.DialOption
 }
 
 // DefaultRPCTimeout is the deadline of each service call when Options leave it 0.
@@ -63,16 +84,67 @@ type Client struct {
 	opts Options
 }
 
-// Dial connects to target ("host:port") without TLS. The connection is made
-// lazily; Dial does not block on it.
+// Dial connects to target ("host:port" or a gRPC target URI such as
+// "dns:///recoveryd.ns.svc:50051") with opts.TLS, opts.Token and
+// opts.DialOptions. The connection is made lazily; Dial does not block on it.
 func Dial(target string, opts Options) (*Client, error) {
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if opts.TLS != nil {
+		creds = credentials.NewTLS(opts.TLS)
+	}
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if opts.Token != "" {
+		dial = append(dial, grpc.WithPerRPCCredentials(bearer{token: opts.Token}))
+	}
+	conn, err := grpc.NewClient(target, append(dial, opts.DialOptions...)...)
 	if err != nil {
 		return nil, err
 	}
 	c := New(conn, opts)
 	c.conn = conn
 	return c, nil
+}
+
+// bearer sends the token as call metadata.
+type bearer struct{ token string }
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + b.token}, nil
+}
+
+// RequireTransportSecurity is false so a plaintext loopback connection may
+// carry the token as well.
+func (b bearer) RequireTransportSecurity() bool { return false }
+
+// LoadTLS makes the TLS configuration for Dial from PEM files: caFile holds
+// the roots that sign the server certificate ("" = the system's roots);
+// certFile and keyFile the client certificate for mutual TLS (both or
+// neither). serverName overrides the name checked in the server certificate
+// ("" = the host of the target).
+func LoadTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("recoveryd TLS CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("recoveryd TLS CA: no PEM certificate in %s", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("recoveryd TLS: give both the client certificate and its key, or neither")
+	}
+	if certFile != "" {
+		pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("recoveryd TLS client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // New wraps a connection the caller owns (and closes).

@@ -8,6 +8,7 @@ const path = require('node:path');
 const crypto = require('node:crypto');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const { ToolFailure, ToolTimeout, toProto, mcpToolError, checkMcpResult } = require('./errors');
 
 // Must match the options scripts/gen-stubs.sh gives proto-loader-gen-types,
 // or the shipped types would describe other objects.
@@ -37,6 +38,7 @@ const Status = Object.freeze({
   GIVE_UP: 'give_up', // attempts or time used up (also: local fallback exhausted)
   PARTIAL: 'partial', // turn deadline reached
   NO_ALTERNATIVE: 'no_alternative', // the service named a tool the caller gave no function for
+  CANCELED: 'canceled', // the caller's AbortSignal fired
 });
 
 const STOP_STATUS = {
@@ -49,39 +51,56 @@ const STOP_STATUS = {
 const DEFAULT_RPC_TIMEOUT_MS = 200;
 const DEFAULT_FALLBACK = Object.freeze({ maxAttempts: 3, delaysMs: [100, 200], timeoutMs: 30000 });
 
-/** Throw from a tool to hand the service structured signals beside the message. */
-class ToolFailure extends Error {
-  constructor(message, fields = {}) {
-    super(message);
-    this.name = 'ToolFailure';
-    this.httpStatus = fields.httpStatus || 0;
-    this.grpcCode = fields.grpcCode || 0;
-    this.code = fields.code || '';
-    this.exceptionType = fields.exceptionType || '';
-    this.kind = fields.kind || 'ERROR_KIND_UNSPECIFIED';
-    this.source = fields.source || 'ERROR_SOURCE_UNSPECIFIED';
-    this.retryAfterMs = fields.retryAfterMs || 0;
-  }
-}
-
-/** A tool call overran its hard timeout; runTool stopped waiting for it. */
-class ToolTimeout extends Error {
-  constructor(timeoutMs) {
-    super(`tool call timed out after ${timeoutMs} ms`);
-    this.name = 'TimeoutError';
-    this.timeoutMs = timeoutMs;
-  }
-}
-
 class ServiceUnusable extends Error {}
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+/** The caller's signal fired; the run stops where it is. */
+class RunAborted extends Error {}
+
+function abortError(signal) {
+  const reason = signal && signal.reason;
+  if (reason instanceof Error) return reason;
+  const e = new Error(reason === undefined ? 'The operation was aborted' : String(reason));
+  e.name = 'AbortError';
+  return e;
+}
+
+/**
+ * Resolves when `promise` settles or rejects with the signal's reason when
+ * it fires first; onAbort runs then (to cancel what the promise waits for).
+ */
+function abortable(promise, signal, onAbort) {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    if (onAbort) onAbort();
+    return Promise.reject(abortError(signal));
+  }
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      if (onAbort) onAbort();
+      reject(abortError(signal));
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    promise.then(
+      (v) => { signal.removeEventListener('abort', stop); resolve(v); },
+      (e) => { signal.removeEventListener('abort', stop); reject(e); },
+    );
+  });
+}
+
+/** Sleeps ms; an abort ends the sleep (and clears its timer) at once. */
+function sleep(ms, signal) {
+  let timer;
+  const slept = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, ms)); });
+  return abortable(slept, signal, () => clearTimeout(timer));
+}
 
 class RecoveryClient {
   /**
    * @param {string} target host:port of recoveryd
    * @param {object} [options] rpcTimeoutMs (200), executorId, fallback
-   *   {maxAttempts, delaysMs, timeoutMs}, credentials, channelOptions
+   *   {maxAttempts, delaysMs, timeoutMs}, credentials (grpc.credentials.createSsl
+   *   for server.tls), token (server.auth: sent as "authorization: Bearer
+   *   <token>" on every call, over plaintext too), channelOptions
    */
   constructor(target = '127.0.0.1:50051', options = {}) {
     const Service = loadPackage().RecoveryService;
@@ -90,24 +109,33 @@ class RecoveryClient {
     this.rpcTimeoutMs = options.rpcTimeoutMs || DEFAULT_RPC_TIMEOUT_MS;
     this.executorId = options.executorId || '';
     this.fallback = { ...DEFAULT_FALLBACK, ...(options.fallback || {}) };
+    this.metadata = new grpc.Metadata();
+    if (options.token) this.metadata.set('authorization', `Bearer ${options.token}`);
   }
 
   close() {
     this.rpc.close();
   }
 
-  #unary(method, request) {
-    return new Promise((resolve, reject) => {
+  // options.signal cancels the call in flight (the promise rejects with the
+  // signal's reason at once, and the RPC is cancelled on the wire).
+  #unary(method, request, options = {}) {
+    let call;
+    const done = new Promise((resolve, reject) => {
       const deadline = new Date(Date.now() + this.rpcTimeoutMs);
-      this.rpc[method](request, { deadline }, (err, resp) => (err ? reject(err) : resolve(resp)));
+      call = this.rpc[method](request, this.metadata.clone(), { deadline },
+        (err, resp) => (err ? reject(err) : resolve(resp)));
     });
+    if (!options.signal) return done;
+    done.catch(() => {}); // after an abort the CANCELLED status is expected
+    return abortable(done, options.signal, () => call.cancel());
   }
 
-  classify(request) { return this.#unary('Classify', request); }
-  decide(request) { return this.#unary('Decide', request); }
-  recordOutcome(request) { return this.#unary('RecordOutcome', request); }
-  getBreakerState(request = {}) { return this.#unary('GetBreakerState', request); }
-  getTurnTrace(request) { return this.#unary('GetTurnTrace', request); }
+  classify(request, options) { return this.#unary('Classify', request, options); }
+  decide(request, options) { return this.#unary('Decide', request, options); }
+  recordOutcome(request, options) { return this.#unary('RecordOutcome', request, options); }
+  getBreakerState(request = {}, options) { return this.#unary('GetBreakerState', request, options); }
+  getTurnTrace(request, options) { return this.#unary('GetTurnTrace', request, options); }
 
   /**
    * Runs one logical tool call under the service's decisions. Never rejects:
@@ -115,13 +143,18 @@ class RecoveryClient {
    * @param {string} toolId
    * @param {Record<string, (ctx: {signal: AbortSignal, timeoutMs: number}) => any>} tools
    *   the tool and every alternative the service may name
-   * @param {object} [options] turnId, turnDeadline (epoch ms), plan
+   * @param {object} [options] turnId, turnDeadline (epoch ms), plan, signal
+   *   (an AbortSignal: cancels the service call in flight, the retry sleep
+   *   and the tool's own signal; the run ends with status canceled)
    */
   async runTool(toolId, tools, options = {}) {
     const run = new Run(this, toolId, tools, options);
     try {
       return await run.run();
     } catch (err) {
+      if (err instanceof RunAborted) {
+        return run.end(Status.CANCELED, run.res.toolId, `canceled: ${abortError(run.signal).message}`);
+      }
       // Only a bug in this loop gets here; the executor still gets a result.
       return run.end(Status.GIVE_UP, run.res.toolId, `internal error: ${err && err.message}`);
     }
@@ -135,6 +168,7 @@ class Run {
     this.turnId = options.turnId || '';
     this.turnDeadline = options.turnDeadline;
     this.plan = options.plan || [];
+    this.signal = options.signal;
     this.res = {
       status: Status.GIVE_UP, toolId, value: undefined, attempts: 0, reason: '', error: undefined,
       classification: null, cascade: [], trace: [], decisions: [], permitId: '',
@@ -184,7 +218,7 @@ class Run {
       timeoutMs = resp.timeout_ms;
       if (resp.action === 'ACTION_RETRY') {
         // setTimeout counts whole milliseconds, so delay_us would add nothing.
-        await sleep(resp.delay_ms);
+        await this.sleep(resp.delay_ms);
       } else if (resp.action === 'ACTION_USE_ALTERNATIVE') {
         tool = resp.alternative_tool_id;
         if (!this.switchTo(tool, visited)) return this.res;
@@ -194,6 +228,14 @@ class Run {
       } else {
         return this.stop(tool, resp);
       }
+    }
+  }
+
+  async sleep(ms) {
+    try {
+      await sleep(ms, this.signal);
+    } catch (e) {
+      throw new RunAborted();
     }
   }
 
@@ -231,8 +273,9 @@ class Run {
     }
     let resp;
     try {
-      resp = await this.c.decide(req);
+      resp = await this.c.decide(req, { signal: this.signal });
     } catch (e) {
+      if (this.signal && this.signal.aborted) throw new RunAborted();
       throw new ServiceUnusable(`Decide: ${describeRpcError(e)}`);
     }
     this.res.trace.push(...(resp.trace || []));
@@ -247,7 +290,7 @@ class Run {
       await this.c.recordOutcome({
         tool_id: tool, success: true, latency_ms: Date.now() - toolStart, attempt,
         turn_id: this.turnId, outcome_id: outcomeId, permit_id: permit, executor_id: this.c.executorId,
-      });
+      }, { signal: this.signal });
       this.res.outcomeRecorded = true;
     } catch (e) {
       // The tool succeeded; a lost report must not undo that.
@@ -267,7 +310,7 @@ class Run {
       if (attempt > 0) {
         const delay = delays[Math.min(attempt - 1, delays.length - 1)];
         this.res.decisions.push({ toolId: tool, action: 'ACTION_RETRY', delayMs: delay, reason: 'local fallback' });
-        await sleep(delay);
+        await this.sleep(delay);
       }
       const r = await this.invoke(fn, timeout);
       if (r.ok) {
@@ -279,24 +322,35 @@ class Run {
   }
 
   // Calls fn under a hard timeout: the signal aborts, and a tool that ignores
-  // it is no longer waited for, so the run never hangs.
+  // it is no longer waited for, so the run never hangs. The caller's signal
+  // reaches the tool through the same signal and ends the wait as well.
   async invoke(fn, timeoutMs) {
+    if (this.signal && this.signal.aborted) throw new RunAborted();
     const timeout = timeoutMs > 0 ? timeoutMs : this.c.fallback.timeoutMs;
     this.res.attempts += 1;
     const controller = new AbortController();
     let timer;
     const timedOut = new Promise((resolve) => {
       timer = setTimeout(() => {
-        controller.abort();
+        controller.abort(new ToolTimeout(timeout));
         resolve({ ok: false, error: new ToolTimeout(timeout) });
       }, timeout);
     });
+    const onAbort = () => controller.abort(abortError(this.signal));
+    if (this.signal) this.signal.addEventListener('abort', onAbort, { once: true });
     const called = (async () => fn({ signal: controller.signal, timeoutMs: timeout }))().then(
       (value) => ({ ok: true, value }),
       (error) => ({ ok: false, error }),
     );
-    const r = await Promise.race([called, timedOut]);
-    clearTimeout(timer);
+    let r;
+    try {
+      r = await abortable(Promise.race([called, timedOut]), this.signal);
+    } catch (e) {
+      throw new RunAborted();
+    } finally {
+      clearTimeout(timer);
+      if (this.signal) this.signal.removeEventListener('abort', onAbort);
+    }
     if (!r.ok) this.res.error = r.error;
     return r;
   }
@@ -333,43 +387,7 @@ function describeRpcError(e) {
   return String(e && e.message ? e.message : e);
 }
 
-/** The wire form of a tool's error. */
-/**
- * The most of an error message sent: its head and tail (a traceback's cause
- * is its last line) with a marker for the middle. The service reads 8 KiB of
- * each end and accepts up to its receive limit.
- */
-const MESSAGE_SEND_MAX = 32 * 1024;
-
-function cutMessage(text) {
-  const data = Buffer.from(String(text), 'utf8');
-  if (data.length <= MESSAGE_SEND_MAX) return text;
-  const room = MESSAGE_SEND_MAX - 48;
-  let h = Math.floor(room / 2);
-  let t = data.length - (room - h);
-  while (h > 0 && (data[h] & 0xc0) === 0x80) h -= 1;
-  while (t < data.length && (data[t] & 0xc0) === 0x80) t += 1;
-  return `${data.subarray(0, h).toString('utf8')}\n[... ${t - h} bytes cut ...]\n${data.subarray(t).toString('utf8')}`;
-}
-
-function toProto(err) {
-  const out = toolError(err);
-  out.message = cutMessage(out.message);
-  return out;
-}
-
-function toolError(err) {
-  if (err instanceof ToolFailure) {
-    return {
-      message: err.message, http_status: err.httpStatus, grpc_code: err.grpcCode, code: err.code,
-      exception_type: err.exceptionType, kind: err.kind, source: err.source, retry_after_ms: err.retryAfterMs,
-    };
-  }
-  if (!(err instanceof Error)) return { message: String(err === undefined ? 'tool failed' : err) };
-  const out = { message: err.message || err.name, exception_type: err.name || err.constructor.name };
-  if (typeof err.code === 'string') out.code = err.code; // ECONNRESET, ETIMEDOUT ...
-  if (err.name === 'TimeoutError') out.kind = 'ERROR_KIND_TIMEOUT';
-  return out;
-}
-
-module.exports = { RecoveryClient, ToolFailure, ToolTimeout, Status, loadPackage, grpc, DEFAULT_RPC_TIMEOUT_MS };
+module.exports = {
+  RecoveryClient, ToolFailure, ToolTimeout, Status, loadPackage, grpc, DEFAULT_RPC_TIMEOUT_MS,
+  toProto, mcpToolError, checkMcpResult,
+};

@@ -118,3 +118,65 @@ test('a slow service falls back after the RPC timeout', async () => {
   assert.equal(res.fallback, true);
   assert.ok(Date.now() - start < 700);
 });
+
+test('an abort ends the retry sleep at once and the tool sees no second call', async () => {
+  const f = await fakeService([resp('ACTION_PROCEED'), resp('ACTION_RETRY', { delay_ms: 5000 })]);
+  const client = new RecoveryClient(f.addr, { rpcTimeoutMs: 500 });
+  const controller = new AbortController();
+  let calls = 0;
+  const start = Date.now();
+  const running = client.runTool('search', {
+    search: () => { calls += 1; setTimeout(() => controller.abort(), 50); throw new Error('boom'); },
+  }, { signal: controller.signal });
+  const res = await running;
+  client.close();
+  f.server.forceShutdown();
+  assert.equal(res.status, Status.CANCELED);
+  assert.equal(res.fallback, false);
+  assert.equal(calls, 1);
+  assert.ok(Date.now() - start < 1500, `took ${Date.now() - start} ms`);
+});
+
+test('an abort cancels the service call in flight instead of falling back', async () => {
+  let cancelled = false;
+  const server = new grpc.Server();
+  server.addService(loadPackage().RecoveryService.service, {
+    Decide(call, cb) {
+      call.on('cancelled', () => { cancelled = true; });
+      setTimeout(() => cb(null, resp('ACTION_PROCEED')), 3000);
+    },
+    RecordOutcome(call, cb) { cb(null, {}); },
+  });
+  const port = await new Promise((resolve, reject) => server.bindAsync('127.0.0.1:0',
+    grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const client = new RecoveryClient(`127.0.0.1:${port}`, { rpcTimeoutMs: 5000 });
+  let calls = 0;
+  const start = Date.now();
+  const res = await client.runTool('search', { search: () => { calls += 1; return 'ok'; } },
+    { signal: AbortSignal.timeout(100) });
+  await new Promise((r) => setTimeout(r, 100));
+  client.close();
+  server.forceShutdown();
+  assert.equal(res.status, Status.CANCELED);
+  assert.equal(calls, 0);
+  assert.ok(Date.now() - start < 1500);
+  assert.equal(cancelled, true, 'the server saw the RPC cancelled');
+});
+
+test('a tool gets the caller abort through its own signal', async () => {
+  const f = await fakeService([resp('ACTION_PROCEED', { timeout_ms: 10000 })]);
+  const client = new RecoveryClient(f.addr, { rpcTimeoutMs: 500 });
+  const controller = new AbortController();
+  let reason;
+  const res = await client.runTool('search', {
+    search: ({ signal }) => new Promise((resolve, reject) => {
+      signal.addEventListener('abort', () => { reason = signal.reason; reject(signal.reason); });
+      setTimeout(() => controller.abort(new Error('user left')), 30);
+    }),
+  }, { signal: controller.signal });
+  client.close();
+  f.server.forceShutdown();
+  assert.equal(res.status, Status.CANCELED);
+  assert.equal(reason.message, 'user left');
+  assert.match(res.reason, /user left/);
+});

@@ -47,6 +47,7 @@ export declare const Status: {
   readonly GIVE_UP: 'give_up';
   readonly PARTIAL: 'partial';
   readonly NO_ALTERNATIVE: 'no_alternative';
+  readonly CANCELED: 'canceled';
 };
 export type RunStatus = typeof Status[keyof typeof Status];
 
@@ -67,12 +68,21 @@ export interface ClientOptions {
   rpcTimeoutMs?: number;
   executorId?: string;
   fallback?: Partial<FallbackPolicy>;
+  /** grpc.credentials.createSsl(ca, key, cert) for server.tls; default plaintext */
   credentials?: grpc.ChannelCredentials;
+  /** server.auth: sent as "authorization: Bearer <token>" on every call (over plaintext too) */
+  token?: string;
+  /** e.g. {'grpc.service_config': '{"loadBalancingConfig":[{"round_robin":{}}]}'} */
   channelOptions?: grpc.ChannelOptions;
 }
 
+export interface CallOptions {
+  /** cancels the call in flight; the promise rejects with the signal's reason */
+  signal?: AbortSignal;
+}
+
 export interface ToolContext {
-  /** aborted when the hard timeout passes */
+  /** aborted when the hard timeout passes or the run's signal fires */
   signal: AbortSignal;
   timeoutMs: number;
 }
@@ -85,6 +95,11 @@ export interface RunOptions {
   turnDeadline?: number;
   /** the turn's tools for cascade decisions. Absent: the manifests' graph */
   plan?: PlanStep[];
+  /**
+   * cancels the service call in flight, the retry sleep and the tool (through
+   * its signal); the run ends with status 'canceled'
+   */
+  signal?: AbortSignal;
 }
 
 export interface Decision {
@@ -144,14 +159,38 @@ export declare class RecoveryClient {
   readonly executorId: string;
   readonly fallback: FallbackPolicy;
   close(): void;
-  classify(request: ClassifyRequest): Promise<ClassifyResponse__Output>;
-  decide(request: DecideRequest): Promise<DecideResponse__Output>;
-  recordOutcome(request: RecordOutcomeRequest): Promise<RecordOutcomeResponse__Output>;
-  getBreakerState(request?: GetBreakerStateRequest): Promise<GetBreakerStateResponse__Output>;
-  getTurnTrace(request: GetTurnTraceRequest): Promise<GetTurnTraceResponse__Output>;
+  classify(request: ClassifyRequest, options?: CallOptions): Promise<ClassifyResponse__Output>;
+  decide(request: DecideRequest, options?: CallOptions): Promise<DecideResponse__Output>;
+  recordOutcome(request: RecordOutcomeRequest, options?: CallOptions): Promise<RecordOutcomeResponse__Output>;
+  getBreakerState(request?: GetBreakerStateRequest, options?: CallOptions): Promise<GetBreakerStateResponse__Output>;
+  getTurnTrace(request: GetTurnTraceRequest, options?: CallOptions): Promise<GetTurnTraceResponse__Output>;
   runTool<T = unknown>(toolId: string, tools: Record<string, ToolFunction<T>>,
     options?: RunOptions): Promise<RunResult<T>>;
 }
+
+/**
+ * The wire form of a thrown error: message, name, code (or the errno name),
+ * HTTP status and retry-after (from the error or its response headers), gRPC
+ * status, with the cause chain read for what the error itself lacks.
+ */
+export declare function toProto(err: unknown): ToolErrorMessage;
+type ToolErrorMessage = import('./generated/recovery/v1/ToolError').ToolError;
+
+/** An MCP tool result (CallToolResult) as far as failure mapping reads it. */
+export interface McpToolResult {
+  isError?: boolean;
+  content?: Array<{ type: string; text?: string }>;
+}
+
+/**
+ * A ToolFailure for an MCP failure: a JSON-RPC error ({code, message}, or the
+ * MCP SDK's McpError) with its code and the kind it implies (-32601 unknown
+ * tool, -32602 invalid parameters: not executed), or an `isError: true` tool
+ * result (execution error: executed).
+ */
+export declare function mcpToolError(failure: { code: number; message?: string } | McpToolResult | Error): ToolFailure;
+/** Returns the result, or throws mcpToolError(result) when it has isError: true. */
+export declare function checkMcpResult<R extends McpToolResult>(result: R): R;
 
 /** The loaded recovery.v1 package of @grpc/proto-loader. */
 export declare function loadPackage(): ProtoGrpcTypeV1;
