@@ -11,7 +11,8 @@
 #   node    proto-loader-gen-types (@grpc/proto-loader, locked in
 #           stubs/node/package-lock.json), declarations emitted by tsc
 #   c       Debian protoc-c 1.4
-# Java is generated at build time by protobuf-maven-plugin and not committed.
+# Java is generated at build time by protobuf-maven-plugin from a copy of the
+# proto inside the module (so it ships in the jars); that copy is written here.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$root/stubs"
@@ -68,6 +69,11 @@ gen_node() {
   rm -rf "$ts"
 }
 
+gen_java() {
+  mkdir -p "$out/java/src/main/proto/recovery/v1"
+  cp "$root/proto/$proto_rel" "$out/java/src/main/proto/$proto_rel"
+}
+
 gen_c() {
   mkdir -p "$out/c/generated"
   protoc-c -I "$root/proto" --c_out="$out/c/generated" "$proto_rel"
@@ -77,4 +83,5 @@ gen_python
 gen_go
 gen_node
 gen_c
+gen_java
 echo "gen-stubs: wrote $out"
