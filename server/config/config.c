@@ -248,7 +248,8 @@ static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s
 }
 
 static const char *const DEFAULTS_KEYS[] = {"timeout_ms", "retry_policy", "circuit_breaker",
-                                            "retry_budget", "alternatives_ranking", NULL};
+                                            "retry_budget", "alternatives_ranking", "mode",
+                                            NULL};
 static const char *const TURN_KEYS[] = {"timeout_ms", NULL};
 static const char *const TOOLS_KEYS[] = {"directory", "reject_unknown", "external", NULL};
 static const char *const CLASSIFICATION_KEYS[] = {"rules_file", NULL};

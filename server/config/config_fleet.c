@@ -109,6 +109,12 @@ int rd_config_parse_tool_fleet(const rd_yctx *c, const rd_ynode *map, const char
         rc = get_choice(c, map, path, "alternatives_ranking", rankings, ranking_values,
                         &ranking);
     t->alternatives_ranking = (rd_alternatives_ranking)ranking;
+    static const char *const modes[] = {"enforce", "shadow", NULL};
+    static const int mode_values[] = {RD_MODE_ENFORCE, RD_MODE_SHADOW};
+    int mode = (int)t->mode;
+    if (rc == RD_OK)
+        rc = get_choice(c, map, path, "mode", modes, mode_values, &mode);
+    t->mode = (rd_decision_mode)mode;
     return rc;
 }
 

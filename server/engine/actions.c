@@ -208,6 +208,7 @@ int eng_act_alternative_or_fail_fast(decide_call *c)
 {
     bool found;
     const char *why = open_reason(c);
+    c->breaker_refused = true;
     int rc = eng_try_alternative(c, why, &found);
     if (rc == RD_OK && !found)
         act_fail_fast(c, why);

@@ -75,7 +75,8 @@ static int learn_after_failure(decide_call *c)
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,
                      rd_decision *out, rd_status *st)
 {
-    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = ""};
+    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = "",
+                         .shadow_reason = ""};
     rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
@@ -110,6 +111,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     eng_events_finish(&c.events, out->action, rd_breaker_status_at(&c.breaker, ctx->now_ms),
                       ctx->now_ms);
     eng_fill_view(&out->breaker, in->tool_id, &c.breaker, c.cfg, ctx->now_ms);
+    if (c.cfg->mode == RD_MODE_SHADOW && (rc = eng_apply_shadow(&c)) != RD_OK)
+        return rc;
     out->trace = c.events.items;
     out->n_trace = c.events.n;
     if (out->duplicate)

@@ -96,6 +96,11 @@ typedef struct rd_decision {
     rd_cascade_step *cascade; size_t n_cascade;
     rd_trace_event *trace;    size_t n_trace;
     bool duplicate;                    /* outcome_id seen before: nothing recorded */
+    /* Shadow mode (the tool's `mode`): what enforce mode answers, recorded
+     * everywhere as the decision, while `action` is the permissive answer
+     * (engine/shadow.c). UNSPECIFIED / "" in enforce mode. */
+    rd_action shadow_action;
+    const char *shadow_reason;
 } rd_decision;
 
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,

@@ -49,6 +49,7 @@ typedef struct decide_call {
     uint64_t permit_token;       /* the probe the caller holds, 0 = none */
     bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
     bool opened_now;             /* this failure opened (or reopened) the breaker */
+    bool breaker_refused;        /* the answer is the breaker's refusal (alternative or fail fast) */
     rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
 } decide_call;
@@ -149,6 +150,14 @@ int eng_decide_admission(decide_call *c);
  * model does not hear of this failure, and the text's "cannot be used for
  * this request" would be false. */
 int eng_decide_failure(decide_call *c);
+
+/* failure.c: the wait before the next attempt of the failed call. */
+retry_wait eng_retry_delay(decide_call *c, const rd_classification *cl);
+
+/* shadow.c */
+/* In shadow mode, turns the decision just made (recorded as it is) into the
+ * permissive answer, keeping the decision in shadow_action/shadow_reason. */
+int eng_apply_shadow(decide_call *c);
 
 /* decide.c */
 /* Whose retry this is: the turn, else the executor; "" = nobody to follow. */

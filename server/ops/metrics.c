@@ -33,6 +33,7 @@ enum {
     TC_RETRY_SUCCESSES,
     TC_BREAKER_OPENS,
     TC_TIMEOUTS,
+    TC_SHADOW_REFUSALS,     /* shadow mode answered permissively where enforce refused */
     TC_COUNT
 };
 
@@ -250,15 +251,19 @@ void rd_metrics_decision(rd_metrics *m, const char *tool_id, const rd_decision *
 {
     if (!m || !d)
         return;
-    if (d->action > RD_ACTION_UNSPECIFIED && d->action < N_ACTIONS)
-        count(&m->decisions[d->action], 1);
+    /* Shadow mode counts the decision enforce mode made, as enforce would. */
+    rd_action decided = d->shadow_action ? d->shadow_action : d->action;
+    if (decided > RD_ACTION_UNSPECIFIED && decided < N_ACTIONS)
+        count(&m->decisions[decided], 1);
     if (d->duplicate)
         return; /* a replayed report changed nothing, so it counts nothing */
     tool_series *t = tool_of(m, tool_id);
     if (d->has_classification)
         count_error(t, d->classification.classification.retryability);
-    if (d->action == RD_ACTION_RETRY)
+    if (decided == RD_ACTION_RETRY)
         count(&t->c[TC_RETRIES], 1);
+    if (decided != d->action)
+        count(&t->c[TC_SHADOW_REFUSALS], 1);
     for (size_t i = 0; i < d->n_trace; i++) {
         const rd_trace_event *ev = &d->trace[i];
         if (ev->type != RD_EV_CIRCUIT_OPENED && ev->type != RD_EV_TOOL_TIMEOUT)
@@ -383,6 +388,9 @@ static void render_tools(strbuf *sb, rd_metrics *m)
                         "Times the tool's circuit breaker opened.");
     render_tool_counter(sb, tools, n, "recoveryd_tool_timeouts_total", TC_TIMEOUTS,
                         "Tool calls reported as timed out.");
+    render_tool_counter(sb, tools, n, "recoveryd_tool_shadow_refusals_total", TC_SHADOW_REFUSALS,
+                        "Decisions of a tool in shadow mode that enforce mode would have "
+                        "refused, answered permissively instead.");
     free(tools);
     sb_family(sb, "recoveryd_metrics_tools_tracked", "gauge",
               "Tools with their own series; further tools share the series of tool _other.");
@@ -406,7 +414,7 @@ static const char *action_label(int a)
 
 static void render_decisions(strbuf *sb, rd_metrics *m)
 {
-    sb_family(sb, "recoveryd_decisions_total", "counter", "Decide answers by action.");
+    sb_family(sb, "recoveryd_decisions_total", "counter", "Decide decisions by action (in shadow mode, the enforce decision).");
     for (int a = RD_ACTION_PROCEED; a < N_ACTIONS; a++)
         sb_printf(sb, "recoveryd_decisions_total{action=\"%s\"} %" PRIu64 "\n", action_label(a),
                   read_count(&m->decisions[a]));

@@ -157,7 +157,11 @@ size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r)
 size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_decision *d)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
-    if (reserve(&w, 2, 0)) {
+    size_t shadow_reason_len = text_len(d->shadow_reason);
+    if (reserve(&w, 4, shadow_reason_len)) {
+        rd_pbw_put_bytes(&w, F(DecideResponse, shadow_reason), d->shadow_reason,
+                         shadow_reason_len);
+        rd_pbw_put_int32(&w, F(DecideResponse, shadow_action), (int32_t)d->shadow_action);
         rd_pbw_put_int64(&w, F(DecideResponse, delay_us), d->delay_us);
         rd_pbw_put_bool(&w, F(DecideResponse, duplicate), d->duplicate);
     }

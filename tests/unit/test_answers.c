@@ -192,6 +192,8 @@ static void any_decision(rd_arena *a, rd_decision *d)
     d->cascade = any_cascade(a, &d->n_cascade);
     d->trace = any_events(a, &d->n_trace);
     d->duplicate = below(2);
+    d->shadow_action = (rd_action)below(8);
+    d->shadow_reason = any_text(a, 120, true);
 }
 
 /* ---- the comparison ---- */
