@@ -80,7 +80,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
-        .events = {.arena = ctx->arena, .text_checked = ctx->text_checked},
+        .events = {.arena = ctx->arena, .text_checked = ctx->text_checked,
+                   .trace = ctx->trace},
         .tool = {in->tool_id, 0},
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,

@@ -19,6 +19,7 @@
 #include "domain/trace.h"
 #include "domain/types.h"
 #include "domain/store.h"
+#include "domain/tracectx.h"
 
 typedef struct rd_engine {
     const rd_policy *policy;     /* borrowed (the loaded config's); outlives the engine */
@@ -35,6 +36,9 @@ typedef struct rd_call_ctx {
      * rd_tool_error.message may hold any bytes, and every text is made
      * safe. */
     bool text_checked;
+    /* The caller's W3C trace context (traceparent / tracestate), recorded
+     * in every trace event of the call; NULL or !valid: none. Borrowed. */
+    const rd_trace_ctx *trace;
 } rd_call_ctx;
 
 /* A breaker as the API reports it. */

@@ -25,6 +25,7 @@ typedef struct event_list {
     rd_arena *arena;
     bool out_of_memory;
     bool text_checked;           /* the call's texts are valid UTF-8 (rd_call_ctx) */
+    const rd_trace_ctx *trace;   /* the call's W3C trace context, stamped on every event */
 } event_list;
 
 /* ---- the turn budget, one Decide call ---- */
@@ -105,7 +106,7 @@ void eng_timeout_detail(const event_list *l, rd_trace_event *ev, const char *too
 /* An event about a failed attempt: the error text and what it means. */
 void eng_event_error(const event_list *l, rd_trace_event *ev, const rd_tool_error *err,
                      const rd_classification *c);
-/* Stamps what every event of a call shares. */
+/* Stamps what every event of a call shares (its trace context included). */
 void eng_events_finish(event_list *l, rd_action action, rd_breaker_status breaker,
                        int64_t now_ms);
 int eng_events_to_turn(const rd_engine *e, const char *turn_id, event_list *l,

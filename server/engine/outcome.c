@@ -101,7 +101,8 @@ static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
                          const rd_store_result *res, const rd_call_ctx *ctx,
                          rd_outcome_result *out, rd_status *st)
 {
-    event_list events = {.arena = ctx->arena, .text_checked = ctx->text_checked};
+    event_list events = {.arena = ctx->arena, .text_checked = ctx->text_checked,
+                         .trace = ctx->trace};
     if (in->success)
         success_events(&events, in);
     else

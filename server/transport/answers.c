@@ -106,7 +106,12 @@ static void put_event(rd_pbw *out, rd_text turn_id, const rd_trace_event *e, rd_
     rd_text type = rd_event_type_text(e->type);
     size_t texts = (size_t)e->detail_len + e->error_len + e->tool_id_len + turn_id.len +
                    timestamp.len + decision.len + breaker.len + retryability.len + type.len;
-    if (reserve(&w, RD_PB_COUNT(TraceEvent), texts)) {
+    /* Ids are set whole or not at all (engine/events.c). */
+    size_t span_len = e->span_id[0] ? RD_SPAN_ID_HEX : 0;
+    size_t trace_len = e->trace_id[0] ? RD_TRACE_ID_HEX : 0;
+    if (reserve(&w, RD_PB_COUNT(TraceEvent), texts + span_len + trace_len)) {
+        rd_pbw_put_bytes(&w, F(TraceEvent, span_id), e->span_id, span_len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, trace_id), e->trace_id, trace_len);
         rd_pbw_put_uint(&w, F(TraceEvent, sequence), e->sequence);
         rd_pbw_put_int64(&w, F(TraceEvent, timeout_ms), e->timeout_ms);
         rd_pbw_put_bytes(&w, F(TraceEvent, detail), e->detail, e->detail_len);

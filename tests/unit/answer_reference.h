@@ -70,6 +70,8 @@ static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, con
     t->detail = (char *)e->detail;
     t->timeout_ms = e->timeout_ms;
     t->sequence = e->sequence;
+    t->trace_id = (char *)e->trace_id;
+    t->span_id = (char *)e->span_id;
     return t;
 }
 

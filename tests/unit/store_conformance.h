@@ -422,6 +422,9 @@ static void conf_turn_append_order_and_sequence(void **state)
         conf_event(RD_EV_CIRCUIT_OPENED, "hotel_search", 200),
         conf_event(RD_EV_SKIPPED, "compare_prices", 201),
     };
+    /* An event of a call with a W3C trace context keeps its ids. */
+    strcpy(second[0].trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    strcpy(second[0].span_id, "00f067aa0ba902b7");
     conf_append(s, "turn-1", second, 2, 200, &started);
     assert_int_equal(started, 100);
     assert_int_equal(second[0].sequence, 4);
@@ -449,6 +452,10 @@ static void conf_turn_append_order_and_sequence(void **state)
     }
     assert_string_equal(events[4].tool_id, "compare_prices");
     assert_int_equal(events[3].timestamp_ms, 200);
+    assert_string_equal(events[3].trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_string_equal(events[3].span_id, "00f067aa0ba902b7");
+    assert_string_equal(events[4].trace_id, "");
+    assert_string_equal(events[2].span_id, "");
     free(events);
     rd_store_destroy(s);
 }

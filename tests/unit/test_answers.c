@@ -148,6 +148,12 @@ static void any_event(rd_trace_event *e, int64_t instant)
     e->timestamp_ms = below(3) ? instant : (below(4) ? -(int64_t)below(1000000) : instant + below(5000));
     e->timeout_ms = any_i64();
     e->sequence = (uint64_t)any_i64();
+    if (below(2)) { /* a call with trace context: both ids, 32 and 16 hex digits */
+        for (size_t i = 0; i < RD_TRACE_ID_HEX; i++)
+            e->trace_id[i] = "0123456789abcdef"[below(16)];
+        for (size_t i = 0; i < RD_SPAN_ID_HEX; i++)
+            e->span_id[i] = "0123456789abcdef"[below(16)];
+    }
 }
 
 static rd_trace_event *any_events(rd_arena *a, size_t *n)
