@@ -285,7 +285,7 @@ static int parse_classification(const rd_yctx *c, const rd_ynode *root, main_ref
 
 static const char *const MAIN_KEYS[] = {"server", "store", "defaults", "turn", "tools",
                                         "classification", "metrics", "log", "reload",
-                                        "learning", NULL};
+                                        "learning", "tracing", NULL};
 
 static int parse_main(const rd_yctx *c, const rd_ynode *root, rd_config *cfg, main_refs *refs)
 {

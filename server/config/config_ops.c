@@ -1,6 +1,7 @@
 /* Operational keys of recovery.yaml (see config_ops.h and the
  * configuration section of docs/OPERATIONS.md). */
 #include "config/config_ops.h"
+#include "config/config_tracing.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 int rd_config_ops_defaults(rd_config *cfg)
 {
+    rd_config_tracing_defaults(cfg);
     rd_server_config *s = &cfg->server;
     s->max_concurrent_streams = 100;
     s->memory_limit_bytes = 128u << 20;
@@ -527,6 +529,8 @@ int rd_config_parse_ops_sections(const rd_yctx *c, const rd_ynode *root, rd_conf
         if (rc == RD_OK)
             rc = rd_yget_bool(c, v, "reload", "watch", &cfg->reload_watch);
     }
+    if (rc == RD_OK && (v = rd_ymap_get(root, "tracing")))
+        rc = rd_config_parse_tracing(c, v, cfg);
     return rc;
 }
 
@@ -541,6 +545,7 @@ static void free_secret(char *s)
 
 void rd_config_ops_free(rd_config *cfg)
 {
+    rd_config_tracing_free(cfg);
     rd_server_config *s = &cfg->server;
     free(s->tls.cert_file);
     free(s->tls.key_file);

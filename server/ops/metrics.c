@@ -84,6 +84,8 @@ struct rd_metrics {
     atomic_bool shared_auth_refused;
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
+    atomic_bool spans_on;                /* an OTLP exporter runs: its counters are shown */
+    atomic_uint_fast64_t spans_exported, spans_dropped_queue, spans_dropped_export;
 };
 
 static void count(atomic_uint_fast64_t *c, uint64_t n)
@@ -637,6 +639,30 @@ static void render_process(strbuf *sb, rd_metrics *m)
               read_count(&m->reloads_ok));
     sb_printf(sb, "recoveryd_config_reloads_total{result=\"failure\"} %" PRIu64 "\n",
               read_count(&m->reloads_failed));
+    if (!atomic_load(&m->spans_on))
+        return;
+    sb_family(sb, "recoveryd_otlp_spans_exported_total", "counter",
+              "Decision spans the OTLP collector accepted.");
+    sb_printf(sb, "recoveryd_otlp_spans_exported_total %" PRIu64 "\n",
+              read_count(&m->spans_exported));
+    sb_family(sb, "recoveryd_otlp_spans_dropped_total", "counter",
+              "Decision spans not exported: the queue was full, or the collector did not "
+              "accept their batch.");
+    sb_printf(sb, "recoveryd_otlp_spans_dropped_total{reason=\"queue_full\"} %" PRIu64 "\n",
+              read_count(&m->spans_dropped_queue));
+    sb_printf(sb, "recoveryd_otlp_spans_dropped_total{reason=\"export_failed\"} %" PRIu64 "\n",
+              read_count(&m->spans_dropped_export));
+}
+
+void rd_metrics_spans(rd_metrics *m, uint64_t exported, uint64_t dropped_queue,
+                      uint64_t dropped_export)
+{
+    if (!m)
+        return;
+    atomic_store(&m->spans_on, true);
+    count(&m->spans_exported, exported);
+    count(&m->spans_dropped_queue, dropped_queue);
+    count(&m->spans_dropped_export, dropped_export);
 }
 
 char *rd_metrics_render(rd_metrics *m, rd_breaker_lister lister, void *lister_ctx, int64_t now_ms)

@@ -105,6 +105,13 @@ static void report_restart_keys(const rd_config *old, const rd_config *next)
         needs_restart("metrics");
     if (old->reload_watch != next->reload_watch)
         needs_restart("reload.watch");
+    if (str_differs(old->otlp.endpoint, next->otlp.endpoint) ||
+        str_differs(old->otlp.service_name, next->otlp.service_name) ||
+        old->otlp.queue_spans != next->otlp.queue_spans ||
+        old->otlp.batch_spans != next->otlp.batch_spans ||
+        old->otlp.flush_interval_ms != next->otlp.flush_interval_ms ||
+        old->otlp.timeout_ms != next->otlp.timeout_ms)
+        needs_restart("tracing.otlp");
     if (str_differs(old->tools_dir, next->tools_dir))
         needs_restart("tools.directory (watched directory)");
 }
