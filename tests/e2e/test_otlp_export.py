@@ -164,6 +164,15 @@ def test_decisions_become_spans(ops_launcher, receiver):
     assert metric(server, "recoveryd_otlp_spans_dropped_total", reason="export_failed") == 0
 
 
+def test_any_tool_id_makes_valid_json(ops_launcher, receiver):
+    server = start(ops_launcher, receiver.port)
+    odd = 'quote" back\\slash ünï€ode 🚀 </script>'
+    server.stub.Decide(pb.DecideRequest(tool_id=odd), timeout=10)
+    assert wait_until(lambda: len(receiver.spans()) == 1)
+    json_format.ParseDict(receiver.bodies[0], trace_service_pb2.ExportTraceServiceRequest())
+    assert attrs(receiver.spans()[0])["recovery.tool_id"] == odd
+
+
 def test_collector_away_drops_with_a_metric(ops_launcher, receiver):
     server = start(ops_launcher, receiver.port, timeout_ms=500)
     server.stub.Decide(pb.DecideRequest(tool_id="t"), timeout=10)
