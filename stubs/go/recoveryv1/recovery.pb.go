@@ -1201,8 +1201,13 @@ type TraceEvent struct {
 	Detail              string                 `protobuf:"bytes,10,opt,name=detail,proto3" json:"detail,omitempty"`
 	TimeoutMs           int64                  `protobuf:"varint,11,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"` // ToolTimeout: the limit that was hit
 	Sequence            uint64                 `protobuf:"varint,12,opt,name=sequence,proto3" json:"sequence,omitempty"`                    // order within the turn
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The W3C trace context of the RPC that made the event (its traceparent
+	// metadata): the trace id (32 hex digits) and the caller's span id (16);
+	// "" when the call carried none or an invalid one.
+	TraceId       string `protobuf:"bytes,30,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	SpanId        string `protobuf:"bytes,31,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TraceEvent) Reset() {
@@ -1319,6 +1324,20 @@ func (x *TraceEvent) GetSequence() uint64 {
 	return 0
 }
 
+func (x *TraceEvent) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
+func (x *TraceEvent) GetSpanId() string {
+	if x != nil {
+		return x.SpanId
+	}
+	return ""
+}
+
 type DecideResponse struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Action            Action                 `protobuf:"varint,1,opt,name=action,proto3,enum=recovery.v1.Action" json:"action,omitempty"`
@@ -1335,7 +1354,13 @@ type DecideResponse struct {
 	// RETRY: delay_ms to the microsecond (delay_ms is it rounded to the nearest
 	// ms). Executors that can sleep that precisely should: jitter in whole ms
 	// leaves a 100 ms delay only 21 values. 0 from servers before this field.
-	DelayUs       int64 `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	DelayUs int64 `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	// Shadow mode (the tool's manifest or defaults say `mode: shadow`): the
+	// action and reason enforce mode answers, which the service recorded
+	// (breaker, trace, metrics), while `action` is the permissive answer the
+	// executor acts on. UNSPECIFIED / "" in enforce mode.
+	ShadowAction  Action `protobuf:"varint,30,opt,name=shadow_action,json=shadowAction,proto3,enum=recovery.v1.Action" json:"shadow_action,omitempty"`
+	ShadowReason  string `protobuf:"bytes,31,opt,name=shadow_reason,json=shadowReason,proto3" json:"shadow_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1452,6 +1477,20 @@ func (x *DecideResponse) GetDelayUs() int64 {
 		return x.DelayUs
 	}
 	return 0
+}
+
+func (x *DecideResponse) GetShadowAction() Action {
+	if x != nil {
+		return x.ShadowAction
+	}
+	return Action_ACTION_UNSPECIFIED
+}
+
+func (x *DecideResponse) GetShadowReason() string {
+	if x != nil {
+		return x.ShadowReason
+	}
+	return ""
 }
 
 type RecordOutcomeRequest struct {
@@ -2075,7 +2114,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x122\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1a.recovery.v1.CascadeActionR\x06action\x12#\n" +
 	"\rdefault_value\x18\x03 \x01(\tR\fdefaultValue\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xfd\x02\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xb1\x03\n" +
 	"\n" +
 	"TraceEvent\x12\x1d\n" +
 	"\n" +
@@ -2093,7 +2132,9 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	" \x01(\tR\x06detail\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\v \x01(\x03R\ttimeoutMs\x12\x1a\n" +
-	"\bsequence\x18\f \x01(\x04R\bsequence\"\xf2\x03\n" +
+	"\bsequence\x18\f \x01(\x04R\bsequence\x12\x19\n" +
+	"\btrace_id\x18\x1e \x01(\tR\atraceId\x12\x17\n" +
+	"\aspan_id\x18\x1f \x01(\tR\x06spanId\"\xd1\x04\n" +
 	"\x0eDecideResponse\x12+\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x13.recovery.v1.ActionR\x06action\x12\x19\n" +
 	"\bdelay_ms\x18\x02 \x01(\x03R\adelayMs\x12.\n" +
@@ -2108,7 +2149,9 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x05trace\x18\n" +
 	" \x03(\v2\x17.recovery.v1.TraceEventR\x05trace\x12\x1c\n" +
 	"\tduplicate\x18\v \x01(\bR\tduplicate\x12\x19\n" +
-	"\bdelay_us\x18\f \x01(\x03R\adelayUs\"\xa6\x02\n" +
+	"\bdelay_us\x18\f \x01(\x03R\adelayUs\x128\n" +
+	"\rshadow_action\x18\x1e \x01(\x0e2\x13.recovery.v1.ActionR\fshadowAction\x12#\n" +
+	"\rshadow_reason\x18\x1f \x01(\tR\fshadowReason\"\xa6\x02\n" +
 	"\x14RecordOutcomeRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12\x18\n" +
 	"\asuccess\x18\x02 \x01(\bR\asuccess\x12,\n" +
@@ -2266,29 +2309,30 @@ var file_recovery_v1_recovery_proto_depIdxs = []int32{
 	13, // 14: recovery.v1.DecideResponse.breaker:type_name -> recovery.v1.BreakerState
 	14, // 15: recovery.v1.DecideResponse.cascade:type_name -> recovery.v1.CascadeStep
 	15, // 16: recovery.v1.DecideResponse.trace:type_name -> recovery.v1.TraceEvent
-	7,  // 17: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
-	13, // 18: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
-	13, // 19: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
-	15, // 20: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
-	22, // 21: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
-	13, // 22: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
-	9,  // 23: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
-	12, // 24: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
-	17, // 25: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
-	19, // 26: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
-	21, // 27: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
-	24, // 28: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
-	10, // 29: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
-	16, // 30: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
-	18, // 31: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
-	20, // 32: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
-	23, // 33: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
-	25, // 34: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
-	29, // [29:35] is the sub-list for method output_type
-	23, // [23:29] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	4,  // 17: recovery.v1.DecideResponse.shadow_action:type_name -> recovery.v1.Action
+	7,  // 18: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
+	13, // 19: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
+	13, // 20: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
+	15, // 21: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
+	22, // 22: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
+	13, // 23: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
+	9,  // 24: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
+	12, // 25: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
+	17, // 26: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
+	19, // 27: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
+	21, // 28: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
+	24, // 29: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
+	10, // 30: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
+	16, // 31: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
+	18, // 32: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
+	20, // 33: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
+	23, // 34: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
+	25, // 35: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
+	30, // [30:36] is the sub-list for method output_type
+	24, // [24:30] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_recovery_v1_recovery_proto_init() }

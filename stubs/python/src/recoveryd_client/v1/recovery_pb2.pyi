@@ -244,7 +244,7 @@ class CascadeStep(_message.Message):
     def __init__(self, tool_id: _Optional[str] = ..., action: _Optional[_Union[CascadeAction, str]] = ..., default_value: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("event_type", "tool_id", "turn_id", "error", "classification", "circuit_breaker_state", "retry_count", "decision", "timestamp", "detail", "timeout_ms", "sequence")
+    __slots__ = ("event_type", "tool_id", "turn_id", "error", "classification", "circuit_breaker_state", "retry_count", "decision", "timestamp", "detail", "timeout_ms", "sequence", "trace_id", "span_id")
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -257,6 +257,8 @@ class TraceEvent(_message.Message):
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SPAN_ID_FIELD_NUMBER: _ClassVar[int]
     event_type: str
     tool_id: str
     turn_id: str
@@ -269,10 +271,12 @@ class TraceEvent(_message.Message):
     detail: str
     timeout_ms: int
     sequence: int
-    def __init__(self, event_type: _Optional[str] = ..., tool_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., error: _Optional[str] = ..., classification: _Optional[str] = ..., circuit_breaker_state: _Optional[str] = ..., retry_count: _Optional[int] = ..., decision: _Optional[str] = ..., timestamp: _Optional[str] = ..., detail: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+    trace_id: str
+    span_id: str
+    def __init__(self, event_type: _Optional[str] = ..., tool_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., error: _Optional[str] = ..., classification: _Optional[str] = ..., circuit_breaker_state: _Optional[str] = ..., retry_count: _Optional[int] = ..., decision: _Optional[str] = ..., timestamp: _Optional[str] = ..., detail: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
-    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us")
+    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us", "shadow_action", "shadow_reason")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVE_TOOL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -285,6 +289,8 @@ class DecideResponse(_message.Message):
     TRACE_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     DELAY_US_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_ACTION_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_REASON_FIELD_NUMBER: _ClassVar[int]
     action: Action
     delay_ms: int
     alternative_tool_id: str
@@ -297,7 +303,9 @@ class DecideResponse(_message.Message):
     trace: _containers.RepeatedCompositeFieldContainer[TraceEvent]
     duplicate: bool
     delay_us: int
-    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ...) -> None: ...
+    shadow_action: Action
+    shadow_reason: str
+    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ..., shadow_action: _Optional[_Union[Action, str]] = ..., shadow_reason: _Optional[str] = ...) -> None: ...
 
 class RecordOutcomeRequest(_message.Message):
     __slots__ = ("tool_id", "success", "error", "latency_ms", "attempt", "turn_id", "outcome_id", "permit_id", "executor_id")
