@@ -3,26 +3,29 @@
 
 #include <string.h>
 
+/* Each byte's value as a lower-case hex digit plus one, 0 for every other
+ * byte (upper case is invalid in traceparent): one load per character. */
+static const uint8_t HEX_PLUS_ONE[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+    ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+    ['f'] = 16,
+};
+
 static int hex_value(char c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10; /* upper case is invalid in traceparent */
-    return -1;
+    return HEX_PLUS_ONE[(unsigned char)c] - 1;
 }
 
 /* n lower-case hex digits at s, not all zero when nonzero_required. */
 static bool hex_field(const char *s, size_t n, bool nonzero_required)
 {
-    bool nonzero = false;
+    uint8_t all = 1, any = 0; /* every digit valid; some digit nonzero */
     for (size_t i = 0; i < n; i++) {
-        int v = hex_value(s[i]);
-        if (v < 0)
-            return false;
-        nonzero |= v != 0;
+        uint8_t v = HEX_PLUS_ONE[(unsigned char)s[i]];
+        all &= v != 0;
+        any |= v > 1;
     }
-    return nonzero || !nonzero_required;
+    return all && (any || !nonzero_required);
 }
 
 /* version "-" trace-id "-" parent-id "-" trace-flags: 2-32-16-2 characters. */
