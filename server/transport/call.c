@@ -327,7 +327,7 @@ static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
     s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine, .config = s->snap->cfg,
                       .ctx = {.now_ms = w->deferring ? w->cohort_unix_ms : rd_clock_unix_ms(),
                               .arena = &w->arena, .rng = &w->rng, .trace = &s->trace}};
-    rd_trace_ctx_from_metadata(&c->metadata, &s->trace);
+    rd_trace_ctx_from_metadata(&c->metadata, svc->otlp != NULL, &s->trace);
 }
 
 static void scope_close(rpc_scope *s, rd_call *c)

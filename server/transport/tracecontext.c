@@ -8,7 +8,8 @@ static bool key_is(grpc_slice key, const char *name, size_t len)
     return GRPC_SLICE_LENGTH(key) == len && memcmp(GRPC_SLICE_START_PTR(key), name, len) == 0;
 }
 
-void rd_trace_ctx_from_metadata(const grpc_metadata_array *md, rd_trace_ctx *out)
+void rd_trace_ctx_from_metadata(const grpc_metadata_array *md, bool want_state,
+                                rd_trace_ctx *out)
 {
     /* Not the whole struct: the 0.5 KiB tracestate buffer only needs its
      * first byte on the calls (nearly all) that carry none. */
@@ -26,7 +27,7 @@ void rd_trace_ctx_from_metadata(const grpc_metadata_array *md, rd_trace_ctx *out
                 rd_traceparent_parse(v, GRPC_SLICE_LENGTH(value), out);
             else
                 out->valid = false;
-        } else if (key_is(key, "tracestate", 10)) {
+        } else if (want_state && key_is(key, "tracestate", 10)) {
             rd_tracestate_append(out, v, GRPC_SLICE_LENGTH(value));
         }
     }

@@ -10,7 +10,9 @@
 
 /* out->valid is false when the call carries no traceparent, more than one,
  * or an invalid one (the call is then handled without trace context, never
- * refused); the tracestate is kept only beside a valid traceparent. */
-void rd_trace_ctx_from_metadata(const grpc_metadata_array *md, rd_trace_ctx *out);
+ * refused); the tracestate is kept only beside a valid traceparent, and
+ * read only when want_state (only the span exporter passes it on). */
+void rd_trace_ctx_from_metadata(const grpc_metadata_array *md, bool want_state,
+                                rd_trace_ctx *out);
 
 #endif
