@@ -188,6 +188,24 @@ def test_outcome_ids_are_deduplicated_across_replicas(shared):
         assert s.consecutive_failures == 1, f"one outcome counted more than once: {s}"
 
 
+def test_trace_context_reaches_every_replica(shared):
+    """The W3C trace ids of the call that made an event are stored with it:
+    another replica reads them back; an event of a call without one has
+    none (and is stored in the form every replica reads)."""
+    _, cluster = shared
+    a, b, _ = cluster.stubs
+    tool, turn = unique("ctx"), unique("ctx-turn")
+    trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    req = pb.DecideRequest(tool_id=tool, attempt=1, turn_id=turn, error=network_timeout())
+    traced = a.Decide(req, metadata=[("traceparent", f"00-{trace_id}-{span_id}-01")],
+                      timeout=10)
+    plain = decide(a, tool, network_timeout(), attempt=2, turn_id=turn)
+    events = list(turn_trace(b, turn).events)
+    assert len(events) == len(traced.trace) + len(plain.trace), describe_events(events)
+    ids = [(e.trace_id, e.span_id) for e in events]
+    assert ids == [(trace_id, span_id)] * len(traced.trace) + [("", "")] * len(plain.trace)
+
+
 def test_turn_trace_answers_from_any_replica(shared):
     _, cluster = shared
     a, b, c = cluster.stubs
