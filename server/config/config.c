@@ -61,6 +61,7 @@ static int set_defaults(rd_config *cfg, const char *path)
     cfg->defaults.breaker = DEFAULT_BREAKER;
     cfg->defaults.retry_budget = DEFAULT_RETRY_BUDGET;
     cfg->defaults.alternatives_ranking = RD_RANKING_LIVE;
+    cfg->defaults.latency = (rd_latency_policy){.window_ms = 300000, .min_samples = 20};
     cfg->learning = DEFAULT_LEARNING;
     cfg->turn_timeout_ms = 300000;
     cfg->reject_unknown_tools = false;
@@ -249,7 +250,7 @@ static int parse_store(const rd_yctx *c, const rd_ynode *map, rd_store_config *s
 
 static const char *const DEFAULTS_KEYS[] = {"timeout_ms", "retry_policy", "circuit_breaker",
                                             "retry_budget", "alternatives_ranking", "mode",
-                                            NULL};
+                                            "latency", NULL};
 static const char *const TURN_KEYS[] = {"timeout_ms", NULL};
 static const char *const TOOLS_KEYS[] = {"directory", "reject_unknown", "external", NULL};
 static const char *const CLASSIFICATION_KEYS[] = {"rules_file", NULL};

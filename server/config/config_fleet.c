@@ -94,6 +94,23 @@ static int parse_budget(const rd_yctx *c, const rd_ynode *map, const char *path,
     return rc;
 }
 
+static const char *const LATENCY_KEYS[] = {"enabled", "window_ms", "min_samples", NULL};
+
+static int parse_latency(const rd_yctx *c, const rd_ynode *map, const char *path,
+                         rd_latency_policy *l)
+{
+    int rc = rd_yexpect(c, map, path, RD_YMAP);
+    if (rc == RD_OK)
+        rc = rd_ymap_check(c, map, path, LATENCY_KEYS);
+    if (rc == RD_OK)
+        rc = rd_yget_bool(c, map, path, "enabled", &l->enabled);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "window_ms", 1000, DAY_MS, &l->window_ms);
+    if (rc == RD_OK)
+        rc = rd_yget_u32(c, map, path, "min_samples", 1, 1000000, &l->min_samples);
+    return rc;
+}
+
 int rd_config_parse_tool_fleet(const rd_yctx *c, const rd_ynode *map, const char *path,
                                rd_tool_config *t)
 {
@@ -115,6 +132,9 @@ int rd_config_parse_tool_fleet(const rd_yctx *c, const rd_ynode *map, const char
     if (rc == RD_OK)
         rc = get_choice(c, map, path, "mode", modes, mode_values, &mode);
     t->mode = (rd_decision_mode)mode;
+    const rd_ynode *latency = rd_ymap_get(map, "latency");
+    if (rc == RD_OK && latency)
+        rc = parse_latency(c, latency, rd_ypath(p, path, "latency"), &t->latency);
     return rc;
 }
 

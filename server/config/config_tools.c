@@ -159,7 +159,7 @@ static int parse_default_value(const rd_yctx *c, const rd_ynode *tool, rd_tool_c
 static const char *const TOOL_KEYS[] = {"id", "timeout_ms", "retry_policy", "circuit_breaker",
                                         "retry_budget", "alternatives_ranking",
                                         "classification", "alternatives", "depends_on",
-                                        "optional", "default", "mode", NULL};
+                                        "optional", "default", "mode", "latency", NULL};
 
 /* *t starts as a copy of the defaults' policies; the manifest overrides
  * whatever it names. *depends_line receives the depends_on key's line. */
@@ -311,6 +311,7 @@ static int load_manifest(tool_loader *l, const char *file, char *err, size_t err
     t->retry_budget = d->retry_budget;
     t->alternatives_ranking = d->alternatives_ranking;
     t->mode = d->mode;
+    t->latency = d->latency;
     if (!(t->file = strdup(file)))
         return rd_yerr(&c, 0, "(file)", "out of memory");
     rd_ynode *root;

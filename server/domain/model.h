@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "domain/budget.h"
+#include "domain/latency.h"
 #include "domain/signature.h"
 #include "domain/types.h"
 
@@ -112,6 +113,7 @@ typedef struct rd_tool_config {
     rd_retry_budget_policy retry_budget;
     rd_alternatives_ranking alternatives_ranking;
     rd_decision_mode mode;       /* a manifest without `mode` takes the defaults' */
+    rd_latency_policy latency;   /* latency-aware retries (engine/latency.c) */
     rd_override *overrides;   size_t n_overrides;
     char **alternatives;      size_t n_alternatives; /* in order of preference */
     char **depends_on;        size_t n_depends_on;

@@ -56,6 +56,10 @@ typedef struct rd_breaker_view {
     uint64_t generation;
     rd_breaker_status forced;    /* UNSPECIFIED unless an operator's hold is live */
     int64_t forced_until_ms;     /* 0 = until released (or no hold) */
+    /* GetBreakerState, for a tool with latency.enabled: its recent
+     * latency distribution (domain/latency.h); 0 when it has none. */
+    uint64_t latency_samples;
+    int64_t latency_p50_ms, latency_p90_ms, latency_p99_ms;
 } rd_breaker_view;
 
 /* ---- Classify ---- */

@@ -133,6 +133,8 @@ int eng_count_request(decide_call *c, const char *tool_id, const rd_tool_config 
  * primary lists after it (engine/step.h: the step goes on down its list).
  * *found = false when there is none. */
 int eng_try_alternative(decide_call *c, const char *why, bool *found);
+/* Offers that one alternative if its own breaker admits a call. */
+int eng_offer_alternative(decide_call *c, const char *why, const char *alt, bool *found);
 int eng_act_alternative_or_fail_fast(decide_call *c);
 void eng_act_partial(decide_call *c, const char *reason, bool skipped);
 void eng_act_give_up(decide_call *c, const char *reason);
@@ -154,6 +156,19 @@ int eng_decide_failure(decide_call *c);
 
 /* failure.c: the wait before the next attempt of the failed call. */
 retry_wait eng_retry_delay(decide_call *c, const rd_classification *cl);
+
+/* latency.c: latency-aware retries (the tool's `latency` setting). */
+/* Adds a call's latency to the tool's distribution (latency_ms 0: none). */
+int eng_latency_record(const rd_engine *e, const rd_tool_config *cfg, const char *tool_id,
+                       int64_t latency_ms, int64_t now_ms, rd_status *st);
+/* The tool's distribution; *enough when it has min_samples. Zeros when the
+ * tool's latency setting is off. */
+int eng_latency_read(const rd_engine *e, const rd_tool_config *cfg, const char *tool_id,
+                     int64_t now_ms, rd_latency_hist *h, bool *enough, rd_status *st);
+/* Before a RETRY: when the wait and the tool's p90 pass the turn's
+ * remaining time, answers USE_ALTERNATIVE (an alternative whose p90 fits)
+ * or PARTIAL instead, and sets *decided. */
+int eng_latency_deadline(decide_call *c, retry_wait wait, bool *decided);
 
 /* shadow.c */
 /* In shadow mode, turns the decision just made (recorded as it is) into the

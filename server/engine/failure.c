@@ -159,8 +159,11 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         eng_act_partial(c, "turn deadline before retry", false);
         return RD_OK;
     }
-    bool granted;
-    int rc = take_retry(c, &granted);
+    bool granted, decided;
+    int rc = eng_latency_deadline(c, wait, &decided);
+    if (rc != RD_OK || decided)
+        return rc;
+    rc = take_retry(c, &granted);
     if (rc != RD_OK || !granted)
         return rc;
     if (status == RD_BREAKER_HALF_OPEN)

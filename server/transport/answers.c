@@ -64,6 +64,10 @@ static void put_breaker(rd_pbw *out, const rd_breaker_view *v)
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     size_t tool_len = text_len(v->tool_id);
     if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len)) {
+        rd_pbw_put_int64(&w, F(BreakerState, latency_p99_ms), v->latency_p99_ms);
+        rd_pbw_put_int64(&w, F(BreakerState, latency_p90_ms), v->latency_p90_ms);
+        rd_pbw_put_int64(&w, F(BreakerState, latency_p50_ms), v->latency_p50_ms);
+        rd_pbw_put_uint(&w, F(BreakerState, latency_samples), v->latency_samples);
         rd_pbw_put_int64(&w, F(BreakerState, forced_until_ms), v->forced_until_ms);
         rd_pbw_put_int32(&w, F(BreakerState, forced), (int32_t)v->forced);
         rd_pbw_put_uint(&w, F(BreakerState, consecutive_successes), v->consecutive_successes);

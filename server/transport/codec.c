@@ -307,6 +307,10 @@ static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_vie
     b->consecutive_successes = v->consecutive_successes;
     b->forced = (Recovery__V1__BreakerStatus)v->forced;
     b->forced_until_ms = v->forced_until_ms;
+    b->latency_samples = v->latency_samples;
+    b->latency_p50_ms = v->latency_p50_ms;
+    b->latency_p90_ms = v->latency_p90_ms;
+    b->latency_p99_ms = v->latency_p99_ms;
     return b;
 }
 

@@ -127,6 +127,12 @@ static void any_breaker(rd_arena *a, rd_breaker_view *v)
     v->generation = (uint64_t)any_i64();
     v->forced = (rd_breaker_status)below(4);
     v->forced_until_ms = any_i64();
+    if (below(2)) {
+        v->latency_samples = (uint64_t)any_i64();
+        v->latency_p50_ms = any_i64();
+        v->latency_p90_ms = any_i64();
+        v->latency_p99_ms = any_i64();
+    }
 }
 
 static void any_event(rd_trace_event *e, int64_t instant)
