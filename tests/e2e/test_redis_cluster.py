@@ -23,6 +23,7 @@ FAILURE_THRESHOLD = 3
 HALF_OPEN_TOOL = "halfopen_tool"   # opens on one failure, half-open after 500 ms
 LEASE_TOOL = "lease_tool"          # the same, with an 800 ms call timeout (= probe lease)
 LEASE_MS = 800
+LATENCY_TOOL = "latency_tool"      # keeps its latency distribution (latency.enabled)
 COMMAND_BUDGET_MS = 50
 # The store trips to local state after 2 failed Redis operations in a row
 # (store/resilient.h); until then, calls the Redis store answers from its
@@ -43,6 +44,7 @@ def cluster_tools():
          "circuit_breaker": {"failure_threshold": 1, "success_threshold": 1, "timeout_ms": 500}},
         {"id": LEASE_TOOL, "timeout_ms": LEASE_MS,
          "circuit_breaker": {"failure_threshold": 1, "success_threshold": 1, "timeout_ms": 500}},
+        {"id": LATENCY_TOOL, "latency": {"enabled": True, "window_ms": 60000, "min_samples": 5}},
     ]
 
 
@@ -204,6 +206,19 @@ def test_trace_context_reaches_every_replica(shared):
     assert len(events) == len(traced.trace) + len(plain.trace), describe_events(events)
     ids = [(e.trace_id, e.span_id) for e in events]
     assert ids == [(trace_id, span_id)] * len(traced.trace) + [("", "")] * len(plain.trace)
+
+
+def test_latency_distribution_is_shared(shared):
+    """Latencies reported to one replica decide another's retry."""
+    _, cluster = shared
+    a, b, c = cluster.stubs
+    for _ in range(10):
+        record(a, LATENCY_TOOL, success=True, attempt=1, latency_ms=3000)
+    d = decide(b, LATENCY_TOOL, network_timeout(), attempt=1, turn_remaining_ms=2000)
+    expect_action(d, pb.ACTION_PARTIAL)
+    assert "3200 ms p90 latency" in d.reason, d.reason
+    state = breaker(c, LATENCY_TOOL)
+    assert (state.latency_samples, state.latency_p90_ms) == (10, 3200), state
 
 
 def test_turn_trace_answers_from_any_replica(shared):

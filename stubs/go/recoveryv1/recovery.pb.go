@@ -994,8 +994,16 @@ type BreakerState struct {
 	ConsecutiveSuccesses uint32                 `protobuf:"varint,11,opt,name=consecutive_successes,json=consecutiveSuccesses,proto3" json:"consecutive_successes,omitempty"`
 	Forced               BreakerStatus          `protobuf:"varint,12,opt,name=forced,proto3,enum=recovery.v1.BreakerStatus" json:"forced,omitempty"`       // UNSPECIFIED unless an operator holds it OPEN or CLOSED
 	ForcedUntilMs        int64                  `protobuf:"varint,13,opt,name=forced_until_ms,json=forcedUntilMs,proto3" json:"forced_until_ms,omitempty"` // 0 = until released
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// GetBreakerState, for a tool whose manifest (or the defaults) sets
+	// latency.enabled: the calls in its recent latency distribution (one to
+	// two latency.window_ms) and their percentiles, each the upper bound of
+	// its bucket (at most ~25 % above the true value). 0 without samples.
+	LatencySamples uint64 `protobuf:"varint,30,opt,name=latency_samples,json=latencySamples,proto3" json:"latency_samples,omitempty"`
+	LatencyP50Ms   int64  `protobuf:"varint,31,opt,name=latency_p50_ms,json=latencyP50Ms,proto3" json:"latency_p50_ms,omitempty"`
+	LatencyP90Ms   int64  `protobuf:"varint,32,opt,name=latency_p90_ms,json=latencyP90Ms,proto3" json:"latency_p90_ms,omitempty"`
+	LatencyP99Ms   int64  `protobuf:"varint,33,opt,name=latency_p99_ms,json=latencyP99Ms,proto3" json:"latency_p99_ms,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *BreakerState) Reset() {
@@ -1115,6 +1123,34 @@ func (x *BreakerState) GetForced() BreakerStatus {
 func (x *BreakerState) GetForcedUntilMs() int64 {
 	if x != nil {
 		return x.ForcedUntilMs
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencySamples() uint64 {
+	if x != nil {
+		return x.LatencySamples
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencyP50Ms() int64 {
+	if x != nil {
+		return x.LatencyP50Ms
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencyP90Ms() int64 {
+	if x != nil {
+		return x.LatencyP90Ms
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencyP99Ms() int64 {
+	if x != nil {
+		return x.LatencyP99Ms
 	}
 	return 0
 }
@@ -2090,7 +2126,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"outcome_id\x18\t \x01(\tR\toutcomeId\x12\x1b\n" +
 	"\tpermit_id\x18\n" +
 	" \x01(\tR\bpermitIdB\r\n" +
-	"\vturn_budget\"\xa6\x04\n" +
+	"\vturn_budget\"\xc1\x05\n" +
 	"\fBreakerState\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x120\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1a.recovery.v1.BreakerStatusR\x05state\x121\n" +
@@ -2109,7 +2145,11 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	" \x01(\rR\x10successThreshold\x123\n" +
 	"\x15consecutive_successes\x18\v \x01(\rR\x14consecutiveSuccesses\x122\n" +
 	"\x06forced\x18\f \x01(\x0e2\x1a.recovery.v1.BreakerStatusR\x06forced\x12&\n" +
-	"\x0fforced_until_ms\x18\r \x01(\x03R\rforcedUntilMs\"\x97\x01\n" +
+	"\x0fforced_until_ms\x18\r \x01(\x03R\rforcedUntilMs\x12'\n" +
+	"\x0flatency_samples\x18\x1e \x01(\x04R\x0elatencySamples\x12$\n" +
+	"\x0elatency_p50_ms\x18\x1f \x01(\x03R\flatencyP50Ms\x12$\n" +
+	"\x0elatency_p90_ms\x18  \x01(\x03R\flatencyP90Ms\x12$\n" +
+	"\x0elatency_p99_ms\x18! \x01(\x03R\flatencyP99Ms\"\x97\x01\n" +
 	"\vCascadeStep\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x122\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1a.recovery.v1.CascadeActionR\x06action\x12#\n" +

@@ -1454,7 +1454,7 @@ const ProtobufCMessageDescriptor recovery__v1__decide_request__descriptor =
   (ProtobufCMessageInit) recovery__v1__decide_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descriptors[13] =
+static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descriptors[17] =
 {
   {
     "tool_id",
@@ -1612,6 +1612,54 @@ static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "latency_samples",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_samples),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p50_ms",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_p50_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p90_ms",
+    32,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_p90_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p99_ms",
+    33,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_p99_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   2,   /* field[2] = consecutive_failures */
@@ -1620,6 +1668,10 @@ static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   11,   /* field[11] = forced */
   12,   /* field[12] = forced_until_ms */
   8,   /* field[8] = generation */
+  14,   /* field[14] = latency_p50_ms */
+  15,   /* field[15] = latency_p90_ms */
+  16,   /* field[16] = latency_p99_ms */
+  13,   /* field[13] = latency_samples */
   5,   /* field[5] = open_until_ms */
   4,   /* field[4] = opened_at_ms */
   7,   /* field[7] = opens_total */
@@ -1628,10 +1680,11 @@ static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   9,   /* field[9] = success_threshold */
   0,   /* field[0] = tool_id */
 };
-static const ProtobufCIntRange recovery__v1__breaker_state__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__breaker_state__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 30, 13 },
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor =
 {
@@ -1641,10 +1694,10 @@ const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor =
   "Recovery__V1__BreakerState",
   "recovery.v1",
   sizeof(Recovery__V1__BreakerState),
-  13,
+  17,
   recovery__v1__breaker_state__field_descriptors,
   recovery__v1__breaker_state__field_indices_by_name,
-  1,  recovery__v1__breaker_state__number_ranges,
+  2,  recovery__v1__breaker_state__number_ranges,
   (ProtobufCMessageInit) recovery__v1__breaker_state__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

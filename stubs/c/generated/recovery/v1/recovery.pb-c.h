@@ -368,10 +368,20 @@ struct  Recovery__V1__BreakerState
    * 0 = until released
    */
   int64_t forced_until_ms;
+  /*
+   * GetBreakerState, for a tool whose manifest (or the defaults) sets
+   * latency.enabled: the calls in its recent latency distribution (one to
+   * two latency.window_ms) and their percentiles, each the upper bound of
+   * its bucket (at most ~25 % above the true value). 0 without samples.
+   */
+  uint64_t latency_samples;
+  int64_t latency_p50_ms;
+  int64_t latency_p90_ms;
+  int64_t latency_p99_ms;
 };
 #define RECOVERY__V1__BREAKER_STATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__breaker_state__descriptor) \
-    , (char *)protobuf_c_empty_string, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0 }
+    , (char *)protobuf_c_empty_string, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0 }
 
 
 struct  Recovery__V1__CascadeStep

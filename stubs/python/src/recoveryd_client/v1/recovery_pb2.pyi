@@ -202,7 +202,7 @@ class DecideRequest(_message.Message):
     def __init__(self, tool_id: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., attempt: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., turn_id: _Optional[str] = ..., turn_remaining_ms: _Optional[int] = ..., plan: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., executor_id: _Optional[str] = ..., outcome_id: _Optional[str] = ..., permit_id: _Optional[str] = ...) -> None: ...
 
 class BreakerState(_message.Message):
-    __slots__ = ("tool_id", "state", "consecutive_failures", "failure_threshold", "opened_at_ms", "open_until_ms", "probe_in_flight", "opens_total", "generation", "success_threshold", "consecutive_successes", "forced", "forced_until_ms")
+    __slots__ = ("tool_id", "state", "consecutive_failures", "failure_threshold", "opened_at_ms", "open_until_ms", "probe_in_flight", "opens_total", "generation", "success_threshold", "consecutive_successes", "forced", "forced_until_ms", "latency_samples", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms")
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
@@ -216,6 +216,10 @@ class BreakerState(_message.Message):
     CONSECUTIVE_SUCCESSES_FIELD_NUMBER: _ClassVar[int]
     FORCED_FIELD_NUMBER: _ClassVar[int]
     FORCED_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_P50_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_P90_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_P99_MS_FIELD_NUMBER: _ClassVar[int]
     tool_id: str
     state: BreakerStatus
     consecutive_failures: int
@@ -229,7 +233,11 @@ class BreakerState(_message.Message):
     consecutive_successes: int
     forced: BreakerStatus
     forced_until_ms: int
-    def __init__(self, tool_id: _Optional[str] = ..., state: _Optional[_Union[BreakerStatus, str]] = ..., consecutive_failures: _Optional[int] = ..., failure_threshold: _Optional[int] = ..., opened_at_ms: _Optional[int] = ..., open_until_ms: _Optional[int] = ..., probe_in_flight: bool = ..., opens_total: _Optional[int] = ..., generation: _Optional[int] = ..., success_threshold: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., forced: _Optional[_Union[BreakerStatus, str]] = ..., forced_until_ms: _Optional[int] = ...) -> None: ...
+    latency_samples: int
+    latency_p50_ms: int
+    latency_p90_ms: int
+    latency_p99_ms: int
+    def __init__(self, tool_id: _Optional[str] = ..., state: _Optional[_Union[BreakerStatus, str]] = ..., consecutive_failures: _Optional[int] = ..., failure_threshold: _Optional[int] = ..., opened_at_ms: _Optional[int] = ..., open_until_ms: _Optional[int] = ..., probe_in_flight: bool = ..., opens_total: _Optional[int] = ..., generation: _Optional[int] = ..., success_threshold: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., forced: _Optional[_Union[BreakerStatus, str]] = ..., forced_until_ms: _Optional[int] = ..., latency_samples: _Optional[int] = ..., latency_p50_ms: _Optional[int] = ..., latency_p90_ms: _Optional[int] = ..., latency_p99_ms: _Optional[int] = ...) -> None: ...
 
 class CascadeStep(_message.Message):
     __slots__ = ("tool_id", "action", "default_value", "reason")
