@@ -61,7 +61,8 @@ static int set_defaults(rd_config *cfg, const char *path)
     cfg->defaults.breaker = DEFAULT_BREAKER;
     cfg->defaults.retry_budget = DEFAULT_RETRY_BUDGET;
     cfg->defaults.alternatives_ranking = RD_RANKING_LIVE;
-    cfg->defaults.latency = (rd_latency_policy){.window_ms = 300000, .min_samples = 20};
+    cfg->defaults.latency = (rd_latency_policy){.window_ms = 300000, .min_samples = 20,
+                                                .timeout_min_ms = 100};
     cfg->learning = DEFAULT_LEARNING;
     cfg->turn_timeout_ms = 300000;
     cfg->reject_unknown_tools = false;

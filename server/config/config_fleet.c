@@ -94,7 +94,8 @@ static int parse_budget(const rd_yctx *c, const rd_ynode *map, const char *path,
     return rc;
 }
 
-static const char *const LATENCY_KEYS[] = {"enabled", "window_ms", "min_samples", NULL};
+static const char *const LATENCY_KEYS[] = {"enabled", "window_ms", "min_samples",
+                                           "timeout_factor", "timeout_min_ms", NULL};
 
 static int parse_latency(const rd_yctx *c, const rd_ynode *map, const char *path,
                          rd_latency_policy *l)
@@ -108,6 +109,10 @@ static int parse_latency(const rd_yctx *c, const rd_ynode *map, const char *path
         rc = rd_yget_int(c, map, path, "window_ms", 1000, DAY_MS, &l->window_ms);
     if (rc == RD_OK)
         rc = rd_yget_u32(c, map, path, "min_samples", 1, 1000000, &l->min_samples);
+    if (rc == RD_OK)
+        rc = rd_yget_double(c, map, path, "timeout_factor", 0.0, 100.0, &l->timeout_factor);
+    if (rc == RD_OK)
+        rc = rd_yget_int(c, map, path, "timeout_min_ms", 1, DAY_MS, &l->timeout_min_ms);
     return rc;
 }
 

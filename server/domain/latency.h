@@ -26,6 +26,11 @@ typedef struct rd_latency_policy {
     bool enabled;                /* record latencies and let Decide use them */
     int64_t window_ms;           /* a window; the distribution spans one to two */
     uint32_t min_samples;        /* fewer calls in the distribution: not used */
+    /* The per-call timeout handed out with PROCEED and RETRY follows the
+     * measured p99 times this factor (0 = off, keep timeout_ms), never
+     * below timeout_min_ms nor above the tool's timeout_ms. */
+    double timeout_factor;
+    int64_t timeout_min_ms;
 } rd_latency_policy;
 
 /* The bucket of a latency (negative counts as 0). */

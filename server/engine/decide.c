@@ -103,6 +103,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     if (rc == RD_OK && !in->error)
         rc = admission_refusal_text(&c);
     if (rc == RD_OK)
+        rc = eng_latency_timeout(&c);
+    if (rc == RD_OK)
         rc = eng_add_cascade(&c);
     if (rc == RD_OK && (c.events.out_of_memory || !out->reason))
         rc = rd_status_set(st, RD_ERR_NOMEM, "decision: out of memory");

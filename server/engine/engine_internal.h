@@ -169,6 +169,9 @@ int eng_latency_read(const rd_engine *e, const rd_tool_config *cfg, const char *
  * remaining time, answers USE_ALTERNATIVE (an alternative whose p90 fits)
  * or PARTIAL instead, and sets *decided. */
 int eng_latency_deadline(decide_call *c, retry_wait wait, bool *decided);
+/* A PROCEED or RETRY answer's timeout_ms from the measured p99, when the
+ * tool's latency.timeout_factor asks for it. */
+int eng_latency_timeout(decide_call *c);
 
 /* shadow.c */
 /* In shadow mode, turns the decision just made (recorded as it is) into the

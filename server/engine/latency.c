@@ -6,6 +6,7 @@
 #include "engine/engine_internal.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 
 int eng_latency_record(const rd_engine *e, const rd_tool_config *cfg, const char *tool_id,
@@ -79,5 +80,25 @@ int eng_latency_deadline(decide_call *c, retry_wait wait, bool *decided)
     if ((rc = alternative_that_fits(c, why, &found)) != RD_OK || found)
         return rc;
     eng_act_partial(c, why, false);
+    return RD_OK;
+}
+
+int eng_latency_timeout(decide_call *c)
+{
+    const rd_latency_policy *p = &c->cfg->latency;
+    rd_action a = c->out->action;
+    if (!p->enabled || p->timeout_factor <= 0 ||
+        (a != RD_ACTION_PROCEED && a != RD_ACTION_RETRY))
+        return RD_OK;
+    rd_latency_hist h;
+    bool enough;
+    int rc = eng_latency_read(c->e, c->cfg, c->in->tool_id, c->ctx->now_ms, &h, &enough, c->st);
+    if (rc != RD_OK || !enough)
+        return rc;
+    double t = ceil((double)rd_latency_percentile(&h, 0.99) * p->timeout_factor);
+    int64_t ms = t >= (double)c->cfg->timeout_ms ? c->cfg->timeout_ms : (int64_t)t;
+    if (ms < p->timeout_min_ms)
+        ms = p->timeout_min_ms;
+    c->out->timeout_ms = ms < c->cfg->timeout_ms ? ms : c->cfg->timeout_ms;
     return RD_OK;
 }

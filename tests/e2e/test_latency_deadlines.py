@@ -22,6 +22,8 @@ def server(ops_launcher):
         {"id": "slow_search", "latency": LATENCY, "alternatives": ["quick_search"]},
         {"id": "quick_search", "latency": LATENCY},
         {"id": "plain_search"},
+        {"id": "timed_search", "timeout_ms": 10000,
+         "latency": {**LATENCY, "timeout_factor": 2.0, "timeout_min_ms": 50}},
     ])
 
 
@@ -60,6 +62,17 @@ def test_breaker_state_shows_percentiles(server):
     # The same distribution in the listing of every tool.
     every = server.stub.GetBreakerState(pb.GetBreakerStateRequest(), timeout=10).breakers
     assert [x.latency_p90_ms for x in every if x.tool_id == tool] == [1000]
+
+
+def test_timeout_follows_the_measured_p99(server):
+    assert decide(server.stub, "timed_search").timeout_ms == 10000  # no samples yet
+    report(server, "timed_search", 700, 10)  # p99: 800 (bucket (640, 800])
+    assert decide(server.stub, "timed_search").timeout_ms == 1600
+    retry = decide(server.stub, "timed_search", network_timeout(), attempt=1)
+    expect_action(retry, pb.ACTION_RETRY)
+    assert retry.timeout_ms == 1600
+    report(server, "timed_search", 60000, 100)  # slower than the manifest allows
+    assert decide(server.stub, "timed_search").timeout_ms == 10000
 
 
 def test_bad_latency_setting_is_a_file_line_error(ops_launcher, recoveryd_binary):

@@ -187,6 +187,34 @@ static void test_alternative_whose_p90_fits(void **state)
     assert_int_equal(d.action, RD_ACTION_PARTIAL);
 }
 
+static rd_decision admit_now(fixture *f, const char *tool_id)
+{
+    rd_decide_input in = {.tool_id = tool_id, .turn_id = "", .executor_id = "",
+                          .outcome_id = "", .permit_id = ""};
+    rd_decision d;
+    if (rd_engine_decide(&f->engine, &in, &f->ctx, &d, &f->st) != RD_OK)
+        fail_msg("decide: %s", f->st.msg);
+    return d;
+}
+
+static void test_timeout_follows_p99(void **state)
+{
+    fixture *f = *state;
+    f->config.defaults.latency = ON;
+    succeed_in(f, "timed_api", 900, 10); /* p99: 1000 (bucket (800, 1000]) */
+    assert_int_equal(admit_now(f, "timed_api").timeout_ms, 30000); /* factor 0: off */
+    f->config.defaults.latency.timeout_factor = 1.5;
+    f->config.defaults.latency.timeout_min_ms = 100;
+    assert_int_equal(admit_now(f, "timed_api").timeout_ms, 1500);
+    assert_int_equal(fail_with(f, "timed_api", 100000).timeout_ms, 1500); /* RETRY too */
+    f->config.defaults.latency.timeout_min_ms = 2000; /* never below the minimum */
+    assert_int_equal(admit_now(f, "timed_api").timeout_ms, 2000);
+    f->config.defaults.latency.timeout_factor = 100; /* never above the tool's timeout */
+    assert_int_equal(admit_now(f, "timed_api").timeout_ms, 30000);
+    succeed_in(f, "rare_api", 900, 4); /* below min_samples: the manifest's */
+    assert_int_equal(admit_now(f, "rare_api").timeout_ms, 30000);
+}
+
 static void test_breaker_views_show_percentiles(void **state)
 {
     fixture *f = *state;
@@ -215,6 +243,7 @@ int main(void)
         T(test_too_few_samples_or_off_keeps_the_retry),
         T(test_alternative_whose_p90_fits),
         T(test_breaker_views_show_percentiles),
+        T(test_timeout_follows_p99),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
