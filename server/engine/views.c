@@ -97,10 +97,12 @@ static int views_named(view_list *l, const char *const *tool_ids, size_t n, rd_s
  * store's list is done: never from inside its visit). */
 static int latency_view(const rd_engine *e, rd_breaker_view *v, int64_t now_ms, rd_status *st)
 {
+    const rd_tool_config *cfg = rd_policy_tool_or_defaults(e->policy, v->tool_id);
+    if (!cfg->latency.enabled)
+        return RD_OK;
     rd_latency_hist h;
     bool enough;
-    int rc = eng_latency_read(e, rd_policy_tool_or_defaults(e->policy, v->tool_id), v->tool_id,
-                              now_ms, &h, &enough, st);
+    int rc = eng_latency_read(e, cfg, v->tool_id, now_ms, &h, &enough, st);
     v->latency_samples = rd_latency_total(&h);
     if (rc != RD_OK || v->latency_samples == 0)
         return rc;
