@@ -40,6 +40,7 @@
 #include "ops/heap.h"
 #include "ops/live_config.h"
 #include "ops/metrics.h"
+#include "ops/otlp.h"
 #include "ops/reload.h"
 #include "ops/store_follow.h"
 #include "ops/watch.h"
@@ -285,6 +286,9 @@ static int services_create(rd_services *svc, rd_store **shared, rd_config *cfg, 
         return st->code;
     if (!svc->metrics || !svc->health || !svc->watch || !svc->config)
         return rd_status_set(st, RD_ERR_NOMEM, "out of memory starting up");
+    svc->otlp = rd_otlp_start(&cfg->otlp, svc->metrics, st);
+    if (!svc->otlp && cfg->otlp.endpoint)
+        return st->code;
     /* A shared store reports every replica's breaker changes to the watch
      * bus; then the transport leaves those changes to it. */
     svc->follower = rd_store_follow_start(svc);
@@ -295,6 +299,7 @@ static int services_create(rd_services *svc, rd_store **shared, rd_config *cfg, 
 static void services_free(rd_services *svc)
 {
     rd_store_follow_stop(svc->follower); /* before the store and bus it uses */
+    rd_otlp_stop(svc->otlp);             /* before the metrics it counts in */
     rd_live_config_free(svc->config);
     rd_watch_bus_free(svc->watch);
     rd_health_free(svc->health);

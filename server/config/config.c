@@ -74,6 +74,7 @@ static const rd_key MAIN_KEYS[] = {
     RD_K_SECTION_HERE("reload", &rd_keys_reload, "reloading"),
     RD_K_SECTION(rd_config, "learning", learning, &rd_keys_learning,
                  "learning from outcomes (docs/FLEET.md)"),
+    RD_K_SECTION_HERE("tracing", &rd_keys_tracing, "decisions as OpenTelemetry spans"),
 };
 const rd_key_table rd_keys_main = RD_KEY_TABLE("recovery.yaml", NULL, MAIN_KEYS, NULL);
 

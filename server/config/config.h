@@ -73,6 +73,17 @@ typedef struct rd_metrics_config {
     char *token;                 /* bearer token for /metrics; NULL = none. Secret. */
 } rd_metrics_config;
 
+/* tracing.otlp: every decision exported as an OpenTelemetry span to a
+ * collector (ops/otlp.h). Needs a restart. */
+typedef struct rd_otlp_config {
+    char *endpoint;              /* http://host:port/path; NULL = no export */
+    char *service_name;          /* NULL = "recoveryd" */
+    size_t queue_spans;          /* spans waiting at most; further ones are dropped */
+    size_t batch_spans;          /* spans per request at most */
+    int64_t flush_interval_ms;   /* a partial batch waits at most this long */
+    int64_t timeout_ms;          /* connect + send + answer, per request */
+} rd_otlp_config;
+
 typedef enum {
     RD_CONFIG_LOG_DEBUG = 0,     /* same order as domain/log.h's levels */
     RD_CONFIG_LOG_INFO,
@@ -87,6 +98,7 @@ typedef struct rd_config {
     rd_server_config server;
     rd_store_config store;
     rd_metrics_config metrics;
+    rd_otlp_config otlp;         /* tracing.otlp */
     rd_config_log_level log_level;
     bool reload_watch;           /* reload when the config directory changes */
     /* tools.external: tools that exist without a manifest, by id or by

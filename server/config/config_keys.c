@@ -90,6 +90,43 @@ void rd_keys_restart_changes(const rd_key_table *t, const void *a, const void *b
     restart_changes(t, a, b, path, false, report, ctx);
 }
 
+/* ---- copying ---- */
+
+int rd_keys_copy(const rd_key_table *t, void *dst, const void *src)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const rd_key *k = &t->keys[i];
+        if (!has_field(k) || k->type == RD_KEY_CUSTOM)
+            continue;
+        void *d = field_of(dst, k);
+        const void *s = (const char *)src + k->offset;
+        int rc = RD_OK;
+        switch (k->type) {
+        case RD_KEY_SECTION:
+        case RD_KEY_INCLUDE:
+            rc = rd_keys_copy(k->sub, d, s);
+            break;
+        case RD_KEY_TEXT:
+        case RD_KEY_OPT_TEXT:
+        case RD_KEY_FILE:
+        case RD_KEY_SECRET: {
+            const char *text = *(char *const *)s;
+            char *copy = text ? strdup(text) : NULL;
+            if (text && !copy)
+                return RD_ERR_NOMEM;
+            store_text(d, copy);
+            break;
+        }
+        default:
+            memcpy(d, s, k->width);
+            break;
+        }
+        if (rc != RD_OK)
+            return rc;
+    }
+    return RD_OK;
+}
+
 /* ---- defaults and release ---- */
 
 int rd_keys_defaults(const rd_key_table *t, void *base)

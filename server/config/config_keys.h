@@ -153,6 +153,11 @@ typedef void (*rd_key_change_fn)(const char *key, void *ctx);
 void rd_keys_restart_changes(const rd_key_table *t, const void *a, const void *b,
                              const char *path, rd_key_change_fn report, void *ctx);
 
+/* Copies the value of every row of t (and the tables under it) from src to
+ * dst: what a manifest starts from. Text rows are strdup'd; custom rows are
+ * not copied. RD_OK or RD_ERR_NOMEM. */
+int rd_keys_copy(const rd_key_table *t, void *dst, const void *src);
+
 /* Frees the text rows (and custom rows' release) of t in base. */
 void rd_keys_free(const rd_key_table *t, void *base);
 

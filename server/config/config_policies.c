@@ -99,7 +99,28 @@ static const rd_key BUDGET_KEYS[] = {
 static const rd_key_table BUDGET =
     RD_KEY_TABLE("defaults.retry_budget, tool.retry_budget", NULL, BUDGET_KEYS, NULL);
 
+/* ---- latency ---- */
+
+static const rd_key LATENCY_KEYS[] = {
+    RD_K_BOOL(rd_latency_policy, "enabled", enabled, false,
+              "record the tool's latencies (RecordOutcome latency_ms) and let Decide use them"),
+    RD_K_INT(rd_latency_policy, "window_ms", window_ms, 1000, RD_DAY_MS, 300000,
+             "a window of the distribution; it spans one to two of them"),
+    RD_K_INT(rd_latency_policy, "min_samples", min_samples, 1, 1000000, 20,
+             "calls in the distribution before it is used"),
+    RD_K_DOUBLE(rd_latency_policy, "timeout_factor", timeout_factor, 0.0, 100.0, 0.0,
+                "timeout_ms follows the measured p99 times this; 0 = keep timeout_ms"),
+    RD_K_INT(rd_latency_policy, "timeout_min_ms", timeout_min_ms, 1, RD_DAY_MS, 100,
+             "the timeout that follows p99 never goes below this"),
+};
+static const rd_key_table LATENCY =
+    RD_KEY_TABLE("defaults.latency, tool.latency", "docs/OPERATIONS.md, \"Latency-aware "
+                 "retries\".", LATENCY_KEYS, NULL);
+
 /* ---- a tool's policies ---- */
+
+static const char *const DECISION_MODES[] = {"enforce", "shadow", NULL};
+static const int DECISION_MODE_VALUES[] = {RD_MODE_ENFORCE, RD_MODE_SHADOW};
 
 static const char *const RANKINGS[] = {"live", "manifest", NULL};
 static const int RANKING_VALUES[] = {RD_RANKING_LIVE, RD_RANKING_MANIFEST};
@@ -116,6 +137,11 @@ static const rd_key POLICY_KEYS[] = {
               RANKING_VALUES, 0,
               "live: by breaker state, recent success rate, then order; manifest: the first "
               "admitted in order"),
+    RD_K_ENUM(rd_tool_config, "mode", mode, DECISION_MODES, DECISION_MODE_VALUES, 0,
+              "shadow: every decision made and recorded, the permissive one answered with "
+              "what enforce would do (docs/OPERATIONS.md, \"Shadow mode\")"),
+    RD_K_SECTION(rd_tool_config, "latency", latency, &LATENCY,
+                 "latency-aware retries and timeouts"),
 };
 const rd_key_table rd_keys_policies =
     RD_KEY_TABLE("defaults", "What a tool without a manifest gets, and what a manifest starts "

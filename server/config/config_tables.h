@@ -26,6 +26,8 @@ extern const rd_key_table rd_keys_reload;
 extern const rd_key_table rd_keys_policies;
 extern const rd_key_table rd_keys_turn;
 extern const rd_key_table rd_keys_learning;
+/* config_tracing.c: `tracing` (with otlp), over rd_config */
+extern const rd_key_table rd_keys_tracing;
 /* config_manifest.c: a tool manifest file, over rd_tool_config */
 extern const rd_key_table rd_keys_manifest;
 /* config.c: the main file, over rd_config */

@@ -11,6 +11,7 @@
 
 #include "config/config_manifest.h"
 #include "config/config_refs.h"
+#include "config/config_tables.h"
 #include "config/rules_parse.h"
 #include "domain/err.h"
 
@@ -118,13 +119,9 @@ static int load_manifest(tool_loader *l, const char *file, char *err, size_t err
     rd_tool_config *t = new_tool_slot(l);
     if (!t)
         return rd_yerr(&c, 0, "(file)", "out of memory");
-    const rd_tool_config *d = &l->cfg->defaults;
-    t->timeout_ms = d->timeout_ms;
-    t->retry = d->retry;
-    t->breaker = d->breaker;
-    t->retry_budget = d->retry_budget;
-    t->alternatives_ranking = d->alternatives_ranking;
-    if (!(t->file = strdup(file)))
+    /* a manifest starts from the defaults' policies (every row of their table) */
+    if (rd_keys_copy(&rd_keys_policies, t, &l->cfg->defaults) != RD_OK ||
+        !(t->file = strdup(file)))
         return rd_yerr(&c, 0, "(file)", "out of memory");
     rd_ynode *root;
     int rc = rd_yaml_load(&c, &root);

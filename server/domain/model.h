@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "domain/budget.h"
+#include "domain/latency.h"
 #include "domain/signature.h"
 #include "domain/types.h"
 
@@ -96,6 +97,14 @@ typedef enum {
     RD_RANKING_MANIFEST = 1,     /* the first admitted in manifest order */
 } rd_alternatives_ranking;
 
+/* Whether a tool's refusals are acted on or only reported (docs/OPERATIONS.md,
+ * "Shadow mode"): in shadow mode every decision is computed and recorded as
+ * in enforce mode, and the answer is the permissive one. */
+typedef enum {
+    RD_MODE_ENFORCE = 0,
+    RD_MODE_SHADOW = 1,
+} rd_decision_mode;
+
 typedef struct rd_tool_config {
     char *id;
     int64_t timeout_ms;          /* per-call hard timeout handed to the executor */
@@ -103,6 +112,8 @@ typedef struct rd_tool_config {
     rd_breaker_policy breaker;
     rd_retry_budget_policy retry_budget;
     rd_alternatives_ranking alternatives_ranking;
+    rd_decision_mode mode;       /* a manifest without `mode` takes the defaults' */
+    rd_latency_policy latency;   /* latency-aware retries (engine/latency.c) */
     rd_override *overrides;   size_t n_overrides;
     char **alternatives;      size_t n_alternatives; /* in order of preference */
     char **depends_on;        size_t n_depends_on;

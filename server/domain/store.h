@@ -21,6 +21,7 @@
 #include "domain/breaker.h"
 #include "domain/budget.h"
 #include "domain/err.h"
+#include "domain/latency.h"
 #include "domain/signature.h"
 #include "domain/types.h"
 
@@ -162,6 +163,12 @@ typedef struct rd_store_ops {
      * request, or check-and-count a retry, or only check. */
     int (*budget)(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
                   int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st);
+    /* The tool's recent latency distribution (domain/latency.h), one
+     * atomic step: adds sample_ms (< 0: none, only read) to the window of
+     * window_ms holding now_ms, and returns the counts of that window and
+     * the one before. A tool the store cannot track reads as empty. */
+    int (*latency)(rd_store *s, const char *tool_id, int64_t window_ms, int64_t now_ms,
+                   int64_t sample_ms, rd_latency_hist *out, rd_status *st);
     /* Learning (domain/signature.h). The pending signature of `link` (a
      * retry in flight: tool and turn or executor) is settled as `settle`
      * says (credited or debited to its record) and replaced by

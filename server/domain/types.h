@@ -236,6 +236,10 @@ typedef enum {
     RD_EV_COUNT
 } rd_event_type;
 
+/* A W3C trace context's ids as lower-case hex (domain/tracectx.h). */
+#define RD_TRACE_ID_HEX 32
+#define RD_SPAN_ID_HEX 16
+
 /* Fixed-size so a turn's events live in one array and copy with memcpy.
  * The three texts carry their lengths (strlen of each), so an answer need
  * not measure them: whoever writes a text sets its length. */
@@ -253,6 +257,10 @@ typedef struct rd_trace_event {
     int64_t timeout_ms;              /* ToolTimeout: the limit hit */
     bool executed;                   /* the tool actually ran (for turn_failed) */
     uint64_t sequence;               /* set by the store on append */
+    /* The W3C trace context of the call that made the event ("" when it
+     * carried none): its trace and the caller's span (traceparent). */
+    char trace_id[RD_TRACE_ID_HEX + 1];
+    char span_id[RD_SPAN_ID_HEX + 1];
 } rd_trace_event;
 
 #endif

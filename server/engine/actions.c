@@ -133,7 +133,7 @@ static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
 
 /* Offers `alt` if its own breaker admits a call: USE_ALTERNATIVE, counted
  * against its retry budget, with a probe permit when it is half-open. */
-static int offer_alternative(decide_call *c, const char *why, const char *alt, bool *found)
+int eng_offer_alternative(decide_call *c, const char *why, const char *alt, bool *found)
 {
     *found = false;
     if (strcmp(alt, c->in->tool_id) == 0)
@@ -170,13 +170,13 @@ int eng_try_alternative(decide_call *c, const char *why, bool *found)
     size_t order[RANKED_MAX], n_order;
     int rc = alternatives_in_order(c, order, &n_order);
     for (size_t k = 0; rc == RD_OK && !*found && k < n_order; k++)
-        rc = offer_alternative(c, why, c->cfg->alternatives[order[k]], found);
+        rc = eng_offer_alternative(c, why, c->cfg->alternatives[order[k]], found);
     const char *next[RD_STEP_SUCCESSORS_MAX];
     size_t n_next = rc == RD_OK && !*found ? rd_step_successors(c->e->policy, c->in->tool_id,
                                                                 next, RD_STEP_SUCCESSORS_MAX)
                                            : 0;
     for (size_t k = 0; rc == RD_OK && !*found && k < n_next; k++)
-        rc = offer_alternative(c, why, next[k], found);
+        rc = eng_offer_alternative(c, why, next[k], found);
     return rc;
 }
 
@@ -208,6 +208,7 @@ int eng_act_alternative_or_fail_fast(decide_call *c)
 {
     bool found;
     const char *why = open_reason(c);
+    c->breaker_refused = true;
     int rc = eng_try_alternative(c, why, &found);
     if (rc == RD_OK && !found)
         act_fail_fast(c, why);

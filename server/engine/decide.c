@@ -75,11 +75,13 @@ static int learn_after_failure(decide_call *c)
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,
                      rd_decision *out, rd_status *st)
 {
-    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = ""};
+    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = "",
+                         .shadow_reason = ""};
     rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
-        .events = {.arena = ctx->arena, .text_checked = ctx->text_checked},
+        .events = {.arena = ctx->arena, .text_checked = ctx->text_checked,
+                   .trace = ctx->trace},
         .tool = {in->tool_id, 0},
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,
@@ -101,6 +103,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     if (rc == RD_OK && !in->error)
         rc = admission_refusal_text(&c);
     if (rc == RD_OK)
+        rc = eng_latency_timeout(&c);
+    if (rc == RD_OK)
         rc = eng_add_cascade(&c);
     if (rc == RD_OK && (c.events.out_of_memory || !out->reason))
         rc = rd_status_set(st, RD_ERR_NOMEM, "decision: out of memory");
@@ -110,6 +114,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     eng_events_finish(&c.events, out->action, rd_breaker_status_at(&c.breaker, ctx->now_ms),
                       ctx->now_ms);
     eng_fill_view(&out->breaker, in->tool_id, &c.breaker, c.cfg, ctx->now_ms);
+    if (c.cfg->mode == RD_MODE_SHADOW && (rc = eng_apply_shadow(&c)) != RD_OK)
+        return rc;
     out->trace = c.events.items;
     out->n_trace = c.events.n;
     if (out->duplicate)

@@ -19,6 +19,7 @@
 #include "domain/trace.h"
 #include "domain/types.h"
 #include "domain/store.h"
+#include "domain/tracectx.h"
 
 typedef struct rd_engine {
     const rd_policy *policy;     /* borrowed (the loaded config's); outlives the engine */
@@ -35,6 +36,9 @@ typedef struct rd_call_ctx {
      * rd_tool_error.message may hold any bytes, and every text is made
      * safe. */
     bool text_checked;
+    /* The caller's W3C trace context (traceparent / tracestate), recorded
+     * in every trace event of the call; NULL or !valid: none. Borrowed. */
+    const rd_trace_ctx *trace;
 } rd_call_ctx;
 
 /* A breaker as the API reports it. */
@@ -52,6 +56,10 @@ typedef struct rd_breaker_view {
     uint64_t generation;
     rd_breaker_status forced;    /* UNSPECIFIED unless an operator's hold is live */
     int64_t forced_until_ms;     /* 0 = until released (or no hold) */
+    /* GetBreakerState, for a tool with latency.enabled: its recent
+     * latency distribution (domain/latency.h); 0 when it has none. */
+    uint64_t latency_samples;
+    int64_t latency_p50_ms, latency_p90_ms, latency_p99_ms;
 } rd_breaker_view;
 
 /* ---- Classify ---- */
@@ -96,6 +104,11 @@ typedef struct rd_decision {
     rd_cascade_step *cascade; size_t n_cascade;
     rd_trace_event *trace;    size_t n_trace;
     bool duplicate;                    /* outcome_id seen before: nothing recorded */
+    /* Shadow mode (the tool's `mode`): what enforce mode answers, recorded
+     * everywhere as the decision, while `action` is the permissive answer
+     * (engine/shadow.c). UNSPECIFIED / "" in enforce mode. */
+    rd_action shadow_action;
+    const char *shadow_reason;
 } rd_decision;
 
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,

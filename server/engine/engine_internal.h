@@ -25,6 +25,7 @@ typedef struct event_list {
     rd_arena *arena;
     bool out_of_memory;
     bool text_checked;           /* the call's texts are valid UTF-8 (rd_call_ctx) */
+    const rd_trace_ctx *trace;   /* the call's W3C trace context, stamped on every event */
 } event_list;
 
 /* ---- the turn budget, one Decide call ---- */
@@ -49,6 +50,7 @@ typedef struct decide_call {
     uint64_t permit_token;       /* the probe the caller holds, 0 = none */
     bool held_by_quorum;         /* the breaker stayed closed for want of a quorum */
     bool opened_now;             /* this failure opened (or reopened) the breaker */
+    bool breaker_refused;        /* the answer is the breaker's refusal (alternative or fail fast) */
     rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
 } decide_call;
@@ -104,7 +106,7 @@ void eng_timeout_detail(const event_list *l, rd_trace_event *ev, const char *too
 /* An event about a failed attempt: the error text and what it means. */
 void eng_event_error(const event_list *l, rd_trace_event *ev, const rd_tool_error *err,
                      const rd_classification *c);
-/* Stamps what every event of a call shares. */
+/* Stamps what every event of a call shares (its trace context included). */
 void eng_events_finish(event_list *l, rd_action action, rd_breaker_status breaker,
                        int64_t now_ms);
 int eng_events_to_turn(const rd_engine *e, const char *turn_id, event_list *l,
@@ -131,6 +133,8 @@ int eng_count_request(decide_call *c, const char *tool_id, const rd_tool_config 
  * primary lists after it (engine/step.h: the step goes on down its list).
  * *found = false when there is none. */
 int eng_try_alternative(decide_call *c, const char *why, bool *found);
+/* Offers that one alternative if its own breaker admits a call. */
+int eng_offer_alternative(decide_call *c, const char *why, const char *alt, bool *found);
 int eng_act_alternative_or_fail_fast(decide_call *c);
 void eng_act_partial(decide_call *c, const char *reason, bool skipped);
 void eng_act_give_up(decide_call *c, const char *reason);
@@ -149,6 +153,30 @@ int eng_decide_admission(decide_call *c);
  * model does not hear of this failure, and the text's "cannot be used for
  * this request" would be false. */
 int eng_decide_failure(decide_call *c);
+
+/* failure.c: the wait before the next attempt of the failed call. */
+retry_wait eng_retry_delay(decide_call *c, const rd_classification *cl);
+
+/* latency.c: latency-aware retries (the tool's `latency` setting). */
+/* Adds a call's latency to the tool's distribution (latency_ms 0: none). */
+int eng_latency_record(const rd_engine *e, const rd_tool_config *cfg, const char *tool_id,
+                       int64_t latency_ms, int64_t now_ms, rd_status *st);
+/* The tool's distribution; *enough when it has min_samples. Zeros when the
+ * tool's latency setting is off. */
+int eng_latency_read(const rd_engine *e, const rd_tool_config *cfg, const char *tool_id,
+                     int64_t now_ms, rd_latency_hist *h, bool *enough, rd_status *st);
+/* Before a RETRY: when the wait and the tool's p90 pass the turn's
+ * remaining time, answers USE_ALTERNATIVE (an alternative whose p90 fits)
+ * or PARTIAL instead, and sets *decided. */
+int eng_latency_deadline(decide_call *c, retry_wait wait, bool *decided);
+/* A PROCEED or RETRY answer's timeout_ms from the measured p99, when the
+ * tool's latency.timeout_factor asks for it. */
+int eng_latency_timeout(decide_call *c);
+
+/* shadow.c */
+/* In shadow mode, turns the decision just made (recorded as it is) into the
+ * permissive answer, keeping the decision in shadow_action/shadow_reason. */
+int eng_apply_shadow(decide_call *c);
 
 /* decide.c */
 /* Whose retry this is: the turn, else the executor; "" = nobody to follow. */

@@ -36,6 +36,8 @@ static void event_init(rd_trace_event *ev, rd_event_type type, rd_text tool, boo
     ev->timeout_ms = 0;
     ev->executed = false;
     ev->sequence = 0;
+    ev->trace_id[0] = '\0';
+    ev->span_id[0] = '\0';
 }
 
 /* An event about `tool`, whose length the caller knows. */
@@ -116,6 +118,12 @@ void eng_events_finish(event_list *l, rd_action action, rd_breaker_status breake
         l->items[i].decision = action;
         l->items[i].breaker = breaker;
         l->items[i].timestamp_ms = now_ms;
+    }
+    if (!l->trace || !l->trace->valid)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        memcpy(l->items[i].trace_id, l->trace->trace_id, sizeof l->items[i].trace_id);
+        memcpy(l->items[i].span_id, l->trace->span_id, sizeof l->items[i].span_id);
     }
 }
 

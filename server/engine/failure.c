@@ -82,7 +82,7 @@ static double jitter_draw(decide_call *c)
 
 /* The delay before the next attempt: backoff with jitter, but never sooner
  * than a retry_after the service asked for. */
-static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
+retry_wait eng_retry_delay(decide_call *c, const rd_classification *cl)
 {
     int64_t us = rd_backoff_jittered_us(&c->cfg->retry, c->attempt, jitter_draw(c));
     int64_t retry_after_us = rd_ms_to_us(cl->retry_after_ms);
@@ -144,7 +144,7 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
                                   num(&limit, retry->max_attempts), txt(") reached")));
         return RD_OK;
     }
-    retry_wait wait = retry_delay(c, cl);
+    retry_wait wait = eng_retry_delay(c, cl);
     /* A timeout reported with at least the tool's whole timeout elapsed
      * ended at the per-tool limit; a shorter one is a quick failure. */
     bool at_tool_timeout = cl->kind == RD_KIND_TIMEOUT && c->in->elapsed_ms >= c->cfg->timeout_ms;
@@ -159,8 +159,11 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         eng_act_partial(c, "turn deadline before retry", false);
         return RD_OK;
     }
-    bool granted;
-    int rc = take_retry(c, &granted);
+    bool granted, decided;
+    int rc = eng_latency_deadline(c, wait, &decided);
+    if (rc != RD_OK || decided)
+        return rc;
+    rc = take_retry(c, &granted);
     if (rc != RD_OK || !granted)
         return rc;
     if (status == RD_BREAKER_HALF_OPEN)

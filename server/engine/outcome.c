@@ -101,7 +101,8 @@ static int outcome_trace(const rd_engine *e, const rd_outcome_input *in,
                          const rd_store_result *res, const rd_call_ctx *ctx,
                          rd_outcome_result *out, rd_status *st)
 {
-    event_list events = {.arena = ctx->arena, .text_checked = ctx->text_checked};
+    event_list events = {.arena = ctx->arena, .text_checked = ctx->text_checked,
+                         .trace = ctx->trace};
     if (in->success)
         success_events(&events, in);
     else
@@ -157,6 +158,8 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
     rc = s->ops->record_call(s, in->tool_id, &cfg->breaker, now, &call, &res, st);
     if (rc == RD_OK)
         rc = learn_after_outcome(e, in, now, st);
+    if (rc == RD_OK)
+        rc = eng_latency_record(e, cfg, in->tool_id, in->latency_ms, now, st);
     if (rc != RD_OK)
         return rc;
     eng_fill_view(&out->breaker, in->tool_id, &res.breaker, cfg, now);

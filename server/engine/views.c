@@ -93,6 +93,25 @@ static int views_named(view_list *l, const char *const *tool_ids, size_t n, rd_s
     return RD_OK;
 }
 
+/* The percentiles of a tool that keeps its latencies (read after the
+ * store's list is done: never from inside its visit). */
+static int latency_view(const rd_engine *e, rd_breaker_view *v, int64_t now_ms, rd_status *st)
+{
+    const rd_tool_config *cfg = rd_policy_tool_or_defaults(e->policy, v->tool_id);
+    if (!cfg->latency.enabled)
+        return RD_OK;
+    rd_latency_hist h;
+    bool enough;
+    int rc = eng_latency_read(e, cfg, v->tool_id, now_ms, &h, &enough, st);
+    v->latency_samples = rd_latency_total(&h);
+    if (rc != RD_OK || v->latency_samples == 0)
+        return rc;
+    v->latency_p50_ms = rd_latency_percentile(&h, 0.5);
+    v->latency_p90_ms = rd_latency_percentile(&h, 0.9);
+    v->latency_p99_ms = rd_latency_percentile(&h, 0.99);
+    return RD_OK;
+}
+
 int rd_engine_breakers(const rd_engine *e, const char *const *tool_ids, size_t n_tool_ids,
                        const rd_call_ctx *ctx, rd_breaker_view **out, size_t *n_out,
                        rd_status *st)
@@ -107,6 +126,10 @@ int rd_engine_breakers(const rd_engine *e, const char *const *tool_ids, size_t n
         return rc;
     if (l.out_of_memory)
         return rd_status_set(st, RD_ERR_NOMEM, "breakers: out of memory");
+    for (size_t i = 0; i < l.n && rc == RD_OK; i++)
+        rc = latency_view(e, &l.items[i], ctx->now_ms, st);
+    if (rc != RD_OK)
+        return rc;
     *out = l.items;
     *n_out = l.n;
     return RD_OK;

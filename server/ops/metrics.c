@@ -34,6 +34,7 @@ enum {
     TC_RETRY_SUCCESSES,
     TC_BREAKER_OPENS,
     TC_TIMEOUTS,
+    TC_SHADOW_REFUSALS,     /* shadow mode answered permissively where enforce refused */
     TC_COUNT
 };
 
@@ -86,6 +87,8 @@ struct rd_metrics {
     atomic_uint_fast64_t reloads_ok;
     atomic_uint_fast64_t reloads_failed;
     char version[64];                    /* recoveryd_build_info; "" = unset */
+    atomic_bool spans_on;                /* an OTLP exporter runs: its counters are shown */
+    atomic_uint_fast64_t spans_exported, spans_dropped_queue, spans_dropped_export;
 };
 
 static void count(atomic_uint_fast64_t *c, uint64_t n)
@@ -255,15 +258,19 @@ void rd_metrics_decision(rd_metrics *m, const char *tool_id, const rd_decision *
 {
     if (!m || !d)
         return;
-    if (d->action > RD_ACTION_UNSPECIFIED && d->action < N_ACTIONS)
-        count(&m->decisions[d->action], 1);
+    /* Shadow mode counts the decision enforce mode made, as enforce would. */
+    rd_action decided = d->shadow_action ? d->shadow_action : d->action;
+    if (decided > RD_ACTION_UNSPECIFIED && decided < N_ACTIONS)
+        count(&m->decisions[decided], 1);
     if (d->duplicate)
         return; /* a replayed report changed nothing, so it counts nothing */
     tool_series *t = tool_of(m, tool_id);
     if (d->has_classification)
         count_error(t, d->classification.classification.retryability);
-    if (d->action == RD_ACTION_RETRY)
+    if (decided == RD_ACTION_RETRY)
         count(&t->c[TC_RETRIES], 1);
+    if (decided != d->action)
+        count(&t->c[TC_SHADOW_REFUSALS], 1);
     for (size_t i = 0; i < d->n_trace; i++) {
         const rd_trace_event *ev = &d->trace[i];
         if (ev->type != RD_EV_CIRCUIT_OPENED && ev->type != RD_EV_TOOL_TIMEOUT)
@@ -388,6 +395,9 @@ static void render_tools(strbuf *sb, rd_metrics *m)
                         "Times the tool's circuit breaker opened.");
     render_tool_counter(sb, tools, n, "recoveryd_tool_timeouts_total", TC_TIMEOUTS,
                         "Tool calls reported as timed out.");
+    render_tool_counter(sb, tools, n, "recoveryd_tool_shadow_refusals_total", TC_SHADOW_REFUSALS,
+                        "Decisions of a tool in shadow mode that enforce mode would have "
+                        "refused, answered permissively instead.");
     free(tools);
     sb_family(sb, "recoveryd_metrics_tools_tracked", "gauge",
               "Tools with their own series; further tools share the series of tool _other.");
@@ -411,7 +421,7 @@ static const char *action_label(int a)
 
 static void render_decisions(strbuf *sb, rd_metrics *m)
 {
-    sb_family(sb, "recoveryd_decisions_total", "counter", "Decide answers by action.");
+    sb_family(sb, "recoveryd_decisions_total", "counter", "Decide decisions by action (in shadow mode, the enforce decision).");
     for (int a = RD_ACTION_PROCEED; a < N_ACTIONS; a++)
         sb_printf(sb, "recoveryd_decisions_total{action=\"%s\"} %" PRIu64 "\n", action_label(a),
                   read_count(&m->decisions[a]));
@@ -645,6 +655,30 @@ static void render_process(strbuf *sb, rd_metrics *m)
               read_count(&m->reloads_ok));
     sb_printf(sb, "recoveryd_config_reloads_total{result=\"failure\"} %" PRIu64 "\n",
               read_count(&m->reloads_failed));
+    if (!atomic_load(&m->spans_on))
+        return;
+    sb_family(sb, "recoveryd_otlp_spans_exported_total", "counter",
+              "Decision spans the OTLP collector accepted.");
+    sb_printf(sb, "recoveryd_otlp_spans_exported_total %" PRIu64 "\n",
+              read_count(&m->spans_exported));
+    sb_family(sb, "recoveryd_otlp_spans_dropped_total", "counter",
+              "Decision spans not exported: the queue was full, or the collector did not "
+              "accept their batch.");
+    sb_printf(sb, "recoveryd_otlp_spans_dropped_total{reason=\"queue_full\"} %" PRIu64 "\n",
+              read_count(&m->spans_dropped_queue));
+    sb_printf(sb, "recoveryd_otlp_spans_dropped_total{reason=\"export_failed\"} %" PRIu64 "\n",
+              read_count(&m->spans_dropped_export));
+}
+
+void rd_metrics_spans(rd_metrics *m, uint64_t exported, uint64_t dropped_queue,
+                      uint64_t dropped_export)
+{
+    if (!m)
+        return;
+    atomic_store(&m->spans_on, true);
+    count(&m->spans_exported, exported);
+    count(&m->spans_dropped_queue, dropped_queue);
+    count(&m->spans_dropped_export, dropped_export);
 }
 
 void rd_metrics_set_build_info(rd_metrics *m, const char *version)

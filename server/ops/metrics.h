@@ -52,6 +52,10 @@ typedef struct rd_shared_store_counts {
 } rd_shared_store_counts;
 void rd_metrics_set_shared_store(rd_metrics *m, const rd_shared_store_counts *c);
 void rd_metrics_config_reload(rd_metrics *m, bool ok);
+/* Decision spans (ops/otlp.h), added to the counts; the first call makes
+ * the series appear. */
+void rd_metrics_spans(rd_metrics *m, uint64_t exported, uint64_t dropped_queue,
+                      uint64_t dropped_export);
 
 /* At scrape time the endpoint asks for current breaker states. */
 typedef int (*rd_breaker_lister)(void *ctx, int64_t now_ms, rd_store_visit visit, void *visit_ctx);

@@ -23,6 +23,10 @@ static void log_trace_events(const rd_trace_event *events, size_t n, const char 
         rd_log_kv(fields, sizeof fields, "detail", e->detail);
         if (e->error[0])
             rd_log_kv(fields, sizeof fields, "error", e->error);
+        if (e->trace_id[0]) {
+            rd_log_kv(fields, sizeof fields, "trace_id", e->trace_id);
+            rd_log_kv(fields, sizeof fields, "span_id", e->span_id);
+        }
         rd_log(RD_LOG_DEBUG, "trace event", fields);
     }
 }

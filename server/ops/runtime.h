@@ -21,6 +21,7 @@ typedef struct rd_services {
     rd_metrics *metrics;
     struct rd_store_follower *follower;  /* NULL with a store only this replica writes */
     bool follows_store_changes;          /* follower publishes opens/closes/holds */
+    struct rd_otlp *otlp;                /* decision spans to a collector; NULL = off */
 } rd_services;
 
 #endif

@@ -253,6 +253,7 @@ static size_t mem_evict(rd_store *s, int64_t now_ms)
            rd_mem_drop_where(m, &m->turns, turn_expired, now_ms, 0) +
            rd_mem_drop_where(m, &m->outcomes, outcome_expired, now_ms, 0) +
            rd_mem_drop_where(m, &m->budgets, rd_mem_budget_idle, now_ms, 0) +
+           rd_mem_drop_where(m, &m->latencies, rd_mem_latency_idle, now_ms, 0) +
            rd_mem_drop_where(m, &m->signatures, rd_mem_signature_expired, now_ms, 0) +
            rd_mem_drop_where(m, &m->links, rd_mem_link_expired, now_ms, 0);
 }
@@ -264,6 +265,7 @@ static void mem_destroy(rd_store *s)
     rd_mem_sharded_free(&m->outcomes);
     rd_mem_sharded_free(&m->turns);
     rd_mem_sharded_free(&m->budgets);
+    rd_mem_sharded_free(&m->latencies);
     rd_mem_sharded_free(&m->signatures);
     rd_mem_sharded_free(&m->links);
     free(m);
@@ -276,6 +278,7 @@ static const rd_store_ops memory_ops = {
     .record_call = rd_mem_record_call,
     .stats = rd_mem_stats,
     .budget = rd_mem_budget,
+    .latency = rd_mem_latency,
     .learn_link = rd_mem_learn_link,
     .learn_stats = rd_mem_learn_stats,
     .force = rd_mem_force,
@@ -311,6 +314,7 @@ rd_store *rd_store_memory_new(const rd_store_limits *limits)
         {&m->outcomes, limits->max_outcomes, &outcome_kind},
         {&m->turns, limits->max_turns, &turn_kind},
         {&m->budgets, limits->max_tools, &rd_mem_budget_kind},
+        {&m->latencies, limits->max_tools, &rd_mem_latency_kind},
         {&m->signatures, limits->max_signatures, &rd_mem_signature_kind},
         {&m->links, limits->max_signatures * RD_MEM_LINKS_PER_SIGNATURE, &rd_mem_link_kind},
     };

@@ -75,6 +75,7 @@ struct memory_store {
     sharded outcomes;
     sharded turns;
     sharded budgets;                 /* retry budgets by tool_id */
+    sharded latencies;               /* latency distributions by tool_id (memory_latency.c) */
     sharded signatures;              /* learning records by "tool\x1fsignature" */
     sharded links;                   /* pending retry links by "tool\x1flink" */
 };
@@ -208,6 +209,11 @@ int rd_mem_learn_link(rd_store *s, const char *tool_id, const char *link,
 bool rd_mem_signature_expired(const memory_store *m, const node *n, int64_t now_ms);
 extern const node_kind rd_mem_signature_kind;
 extern const node_kind rd_mem_budget_kind;
+/* memory_latency.c */
+int rd_mem_latency(rd_store *s, const char *tool_id, int64_t window_ms, int64_t now_ms,
+                   int64_t sample_ms, rd_latency_hist *out, rd_status *st);
+bool rd_mem_latency_idle(const memory_store *m, const node *n, int64_t now_ms);
+extern const node_kind rd_mem_latency_kind;
 extern const node_kind rd_mem_link_kind;
 
 /* An outcome without executor or latency: record_call with neither. */

@@ -70,6 +70,7 @@ static const rd_store_ops redis_ops = {
     .record_call = rd_redis_op_record_call,
     .stats = rd_redis_op_stats,
     .budget = rd_redis_op_budget,
+    .latency = rd_redis_op_latency,
     .learn_link = rd_redis_op_learn_link,
     .learn_stats = rd_redis_op_learn_stats,
     .force = rd_redis_op_force,

@@ -67,6 +67,31 @@ int rd_redis_op_budget(rd_store *s, const char *tool_id, const rd_retry_budget_p
     return rc;
 }
 
+int rd_redis_op_latency(rd_store *s, const char *tool_id, int64_t window_ms, int64_t now_ms,
+                        int64_t sample_ms, rd_latency_hist *out, rd_status *st)
+{
+    int rc = rd_store_check_id("tool_id", tool_id, st);
+    if (rc != RD_OK)
+        return rc;
+    if (window_ms <= 0)
+        return rd_status_set(st, RD_ERR_INVALID, "window_ms: must be positive");
+    redis_store *r = rd_redis_as_store(s);
+    char key[RD_KEY_MAX], now[24], window[24], bucket[24], n[24];
+    key_tool(r, tool_id, "latency", key);
+    time_arg(r, now_ms, now);
+    fmt_i64(window, clamp_time(window_ms));
+    fmt_i64(bucket, sample_ms < 0 ? -1 : (int64_t)rd_latency_bucket(sample_ms));
+    fmt_i64(n, RD_LATENCY_BUCKETS);
+    const char *argv[] = {key, now, window, bucket, n};
+    int64_t counts[RD_LATENCY_BUCKETS];
+    rc = eval_ints(r, RD_SCRIPT_LATENCY, argv, 5, counts, RD_LATENCY_BUCKETS, st);
+    if (rc != RD_OK)
+        return rc;
+    for (size_t i = 0; i < RD_LATENCY_BUCKETS; i++)
+        out->counts[i] = counts[i] > 0 ? (uint64_t)counts[i] : 0;
+    return RD_OK;
+}
+
 static int check_signature_id(const char *id, bool required, rd_status *st)
 {
     if (required && !id[0])

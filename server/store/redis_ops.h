@@ -157,6 +157,8 @@ int rd_redis_op_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
 int rd_redis_op_stats(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
                       int64_t now_ms, rd_breaker *breaker, rd_breaker_evidence *ev, bool *found,
                       rd_status *st);
+int rd_redis_op_latency(rd_store *s, const char *tool_id, int64_t window_ms, int64_t now_ms,
+                        int64_t sample_ms, rd_latency_hist *out, rd_status *st);
 int rd_redis_op_budget(rd_store *s, const char *tool_id, const rd_retry_budget_policy *p,
                        int64_t now_ms, rd_budget_op op, rd_budget_result *out, rd_status *st);
 /* Two steps, each atomic: swap the link's pending signature (so only one

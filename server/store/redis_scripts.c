@@ -24,6 +24,7 @@
     X(INDEX_TRIM, index_trim)                                                            \
     X(WINDOW_READ, window_read)                                                          \
     X(BUDGET, budget)                                                                    \
+    X(LATENCY, latency)                                                                  \
     X(LEARN_SWAP, learn_swap)                                                            \
     X(LEARN_SETTLE, learn_settle)
 

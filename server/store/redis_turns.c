@@ -106,8 +106,12 @@ int rd_redis_op_claim_outcome(rd_store *s, const char *outcome_id, int64_t now_m
 /* ---- turns ---- */
 
 /* One event as text: the numeric fields tab-separated, then the three
- * strings each as <length>:<bytes>, so any byte may appear in them. */
-#define RD_EVENT_TEXT_MAX (256 + RD_ID_MAX + 2 * RD_TRACE_TEXT_MAX)
+ * strings each as <length>:<bytes>, so any byte may appear in them, then,
+ * only for an event with a trace context, "T<trace id><span id>" (an event
+ * without one keeps the shorter form every reader knows). */
+#define RD_EVENT_TEXT_MAX (256 + RD_ID_MAX + 2 * RD_TRACE_TEXT_MAX + RD_TRACE_ID_HEX + \
+                           RD_SPAN_ID_HEX)
+#define TRACE_SUFFIX_LEN (1 + RD_TRACE_ID_HEX + RD_SPAN_ID_HEX)
 
 static size_t event_encode(const rd_trace_event *e, char *buf)
 {
@@ -126,7 +130,29 @@ static size_t event_encode(const rd_trace_event *e, char *buf)
         memcpy(buf + o, texts[i], lens[i]);
         o += lens[i];
     }
+    if (e->trace_id[0] && e->span_id[0]) {
+        buf[o++] = 'T';
+        memcpy(buf + o, e->trace_id, RD_TRACE_ID_HEX);
+        memcpy(buf + o + RD_TRACE_ID_HEX, e->span_id, RD_SPAN_ID_HEX);
+        o += RD_TRACE_ID_HEX + RD_SPAN_ID_HEX;
+    }
     return o;
+}
+
+/* The optional trace suffix: absent, or exactly the ids (hex checked, so a
+ * damaged entry cannot put other bytes into an answer). */
+static bool trace_suffix(const char *p, const char *end, rd_trace_event *e)
+{
+    if (p == end)
+        return true;
+    if (end - p != TRACE_SUFFIX_LEN || *p != 'T')
+        return false;
+    for (const char *q = p + 1; q < end; q++)
+        if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f')))
+            return false;
+    memcpy(e->trace_id, p + 1, RD_TRACE_ID_HEX);
+    memcpy(e->span_id, p + 1 + RD_TRACE_ID_HEX, RD_SPAN_ID_HEX);
+    return true;
 }
 
 static bool next_number(const char **p, const char *end, long long *v)
@@ -174,7 +200,8 @@ static bool event_decode(const char *text, size_t len, rd_trace_event *e)
     e->executed = f[7] != 0;
     return next_text(&p, end, e->tool_id, sizeof e->tool_id, &e->tool_id_len) &&
            next_text(&p, end, e->error, sizeof e->error, &e->error_len) &&
-           next_text(&p, end, e->detail, sizeof e->detail, &e->detail_len) && p == end;
+           next_text(&p, end, e->detail, sizeof e->detail, &e->detail_len) &&
+           trace_suffix(p, end, e);
 }
 
 /* Appends up to RD_EVENTS_PER_SCRIPT events in one script run. */

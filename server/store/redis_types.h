@@ -39,6 +39,7 @@ typedef enum {
     RD_SCRIPT_INDEX_TRIM,    /* max_turns / max_outcomes: add, pop the oldest past the cap */
     RD_SCRIPT_WINDOW_READ,   /* sums of a window hash (call window) */
     RD_SCRIPT_BUDGET,        /* retry budget: count a request / take a retry / peek */
+    RD_SCRIPT_LATENCY,       /* a tool's latency distribution: add a sample, read it */
     RD_SCRIPT_LEARN_SWAP,    /* learning: replace a link's pending signature */
     RD_SCRIPT_LEARN_SETTLE,  /* learning: credit / debit / read a signature */
     RD_SCRIPT_COUNT

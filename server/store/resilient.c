@@ -142,6 +142,12 @@ static int rz_budget(rd_store *s, const char *tool_id, const rd_retry_budget_pol
     RZ_FORWARD(s, budget, tool_id, p, now_ms, op, out, st);
 }
 
+static int rz_latency(rd_store *s, const char *tool_id, int64_t window_ms, int64_t now_ms,
+                      int64_t sample_ms, rd_latency_hist *out, rd_status *st)
+{
+    RZ_FORWARD(s, latency, tool_id, window_ms, now_ms, sample_ms, out, st);
+}
+
 static int rz_learn_link(rd_store *s, const char *tool_id, const char *link,
                          const char *signature_id, rd_learn_settle settle, int64_t now_ms,
                          rd_status *st)
@@ -362,6 +368,7 @@ static const rd_store_ops resilient_ops = {
     .record_call = rz_record_call,
     .stats = rz_stats,
     .budget = rz_budget,
+    .latency = rz_latency,
     .learn_link = rz_learn_link,
     .learn_stats = rz_learn_stats,
     .force = rz_force,

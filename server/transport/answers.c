@@ -65,6 +65,10 @@ static void put_breaker(rd_pbw *out, const rd_breaker_view *v)
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     size_t tool_len = text_len(v->tool_id);
     if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len)) {
+        rd_pbw_put_int64(&w, F(BreakerState, latency_p99_ms), v->latency_p99_ms);
+        rd_pbw_put_int64(&w, F(BreakerState, latency_p90_ms), v->latency_p90_ms);
+        rd_pbw_put_int64(&w, F(BreakerState, latency_p50_ms), v->latency_p50_ms);
+        rd_pbw_put_uint(&w, F(BreakerState, latency_samples), v->latency_samples);
         rd_pbw_put_int64(&w, F(BreakerState, forced_until_ms), v->forced_until_ms);
         rd_pbw_put_int32(&w, F(BreakerState, forced), (int32_t)v->forced);
         rd_pbw_put_uint(&w, F(BreakerState, consecutive_successes), v->consecutive_successes);
@@ -107,7 +111,12 @@ static void put_event(rd_pbw *out, rd_text turn_id, const rd_trace_event *e, rd_
     rd_text type = rd_event_type_text(e->type);
     size_t texts = (size_t)e->detail_len + e->error_len + e->tool_id_len + turn_id.len +
                    timestamp.len + decision.len + breaker.len + retryability.len + type.len;
-    if (reserve(&w, RD_PB_COUNT(TraceEvent), texts)) {
+    /* Ids are set whole or not at all (engine/events.c). */
+    size_t span_len = e->span_id[0] ? RD_SPAN_ID_HEX : 0;
+    size_t trace_len = e->trace_id[0] ? RD_TRACE_ID_HEX : 0;
+    if (reserve(&w, RD_PB_COUNT(TraceEvent), texts + span_len + trace_len)) {
+        rd_pbw_put_bytes(&w, F(TraceEvent, span_id), e->span_id, span_len);
+        rd_pbw_put_bytes(&w, F(TraceEvent, trace_id), e->trace_id, trace_len);
         rd_pbw_put_uint(&w, F(TraceEvent, sequence), e->sequence);
         rd_pbw_put_int64(&w, F(TraceEvent, timeout_ms), e->timeout_ms);
         rd_pbw_put_bytes(&w, F(TraceEvent, detail), e->detail, e->detail_len);
@@ -158,7 +167,11 @@ size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r)
 size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_decision *d)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
-    if (reserve(&w, 2, 0)) {
+    size_t shadow_reason_len = text_len(d->shadow_reason);
+    if (reserve(&w, 4, shadow_reason_len)) {
+        rd_pbw_put_bytes(&w, F(DecideResponse, shadow_reason), d->shadow_reason,
+                         shadow_reason_len);
+        rd_pbw_put_int32(&w, F(DecideResponse, shadow_action), (int32_t)d->shadow_action);
         rd_pbw_put_int64(&w, F(DecideResponse, delay_us), d->delay_us);
         rd_pbw_put_bool(&w, F(DecideResponse, duplicate), d->duplicate);
     }

@@ -32,7 +32,7 @@
 #include "engine/decide.h"
 
 /* The most a message's reservation can ask beyond its bytes: a 15-byte
- * head for each of a breaker's 13 fields (the most of any message), rounded
+ * head for each of a breaker's 17 fields (the most of any message), rounded
  * up. */
 #define RD_ANSWER_SLACK 256
 

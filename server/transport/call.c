@@ -27,6 +27,7 @@
 #include "transport/call_internal.h"
 #include "transport/server_internal.h"
 #include "transport/status.h"
+#include "transport/tracecontext.h"
 #include "platform/clock.h"
 
 int64_t rd_call_monotonic_us(void)
@@ -313,6 +314,7 @@ typedef struct rpc_scope {
     rd_rpc rpc;
     rd_config_snap *snap;        /* owned by the scope unless borrowed */
     bool borrowed;
+    rd_trace_ctx trace;          /* the call's traceparent / tracestate */
 } rpc_scope;
 
 /* A handler's view of this call with the snapshot `held` (the worker's,
@@ -327,7 +329,8 @@ static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
     s->engine = (rd_engine){.policy = &s->snap->cfg->policy, .store = svc->store};
     s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine, .config = s->snap->cfg,
                       .ctx = {.now_ms = w->deferring ? w->cohort_unix_ms : rd_clock_unix_ms(),
-                              .arena = &w->arena, .rng = &w->rng}};
+                              .arena = &w->arena, .rng = &w->rng, .trace = &s->trace}};
+    rd_trace_ctx_from_metadata(&c->metadata, svc->otlp != NULL, &s->trace);
 }
 
 static void scope_close(rpc_scope *s, rd_call *c)

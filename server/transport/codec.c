@@ -310,6 +310,10 @@ static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_vie
     b->consecutive_successes = v->consecutive_successes;
     b->forced = (Recovery__V1__BreakerStatus)v->forced;
     b->forced_until_ms = v->forced_until_ms;
+    b->latency_samples = v->latency_samples;
+    b->latency_p50_ms = v->latency_p50_ms;
+    b->latency_p90_ms = v->latency_p90_ms;
+    b->latency_p99_ms = v->latency_p99_ms;
     return b;
 }
 
@@ -350,6 +354,8 @@ static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, con
     t->detail = (char *)e->detail;
     t->timeout_ms = e->timeout_ms;
     t->sequence = e->sequence;
+    t->trace_id = (char *)e->trace_id;
+    t->span_id = (char *)e->span_id;
     return t;
 }
 

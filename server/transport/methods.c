@@ -3,6 +3,7 @@
 #include "grpc/health/v1/health.pb-c.h"
 #include "grpc/reflection/v1alpha/reflection.pb-c.h"
 #include "ops/observe.h"
+#include "ops/otlp.h"
 #include "recovery/v1/admin.pb-c.h"
 #include "recovery/v1/recovery.pb-c.h"
 #include "transport/answers.h"
@@ -143,6 +144,7 @@ static int decide_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd
     if (rc)
         return rc;
     rd_observe_decision(rpc->svc, rpc->ctx.now_ms, in, &d);
+    rd_otlp_decision(rpc->svc->otlp, ctx, in, &d);
     decide_subject subject = {in->turn_id, &d};
     return pack_answer(rpc, decide_answer, &subject, 0, reply, st);
 }

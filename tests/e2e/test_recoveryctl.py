@@ -200,6 +200,18 @@ def test_trace_shows_events_and_summary(ctl, server):
     assert re.search(rf"^completed:\s+{re.escape(tool)}$", text, re.M)
 
 
+def test_trace_json_names_the_w3c_trace(ctl, server):
+    turn, tool = rdtest.unique("ctl-turn"), rdtest.unique("ctl-traced")
+    trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    server.stub.Decide(rdtest.pb.DecideRequest(tool_id=tool, attempt=1, turn_id=turn,
+                                               error=rdtest.tool_timeout()),
+                       metadata=[("traceparent", f"00-{trace_id}-{span_id}-01")], timeout=10)
+    rdtest.record(server.stub, tool, success=True, attempt=2, turn_id=turn)
+    events = ctl.json("trace", turn)["events"]
+    assert [(e.get("trace_id"), e.get("span_id")) for e in events] == \
+        [(trace_id, span_id)] * (len(events) - 1) + [(None, None)], events
+
+
 def test_trace_of_an_unknown_turn_fails_naming_the_status(ctl):
     proc = ctl.run("trace", rdtest.unique("no-such-turn"))
     assert proc.returncode == 1

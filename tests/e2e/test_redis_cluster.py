@@ -23,6 +23,7 @@ FAILURE_THRESHOLD = 3
 HALF_OPEN_TOOL = "halfopen_tool"   # opens on one failure, half-open after 500 ms
 LEASE_TOOL = "lease_tool"          # the same, with an 800 ms call timeout (= probe lease)
 LEASE_MS = 800
+LATENCY_TOOL = "latency_tool"      # keeps its latency distribution (latency.enabled)
 COMMAND_BUDGET_MS = 50
 # The store trips to local state after 2 failed Redis operations in a row
 # (store/resilient.h); until then, calls the Redis store answers from its
@@ -43,6 +44,7 @@ def cluster_tools():
          "circuit_breaker": {"failure_threshold": 1, "success_threshold": 1, "timeout_ms": 500}},
         {"id": LEASE_TOOL, "timeout_ms": LEASE_MS,
          "circuit_breaker": {"failure_threshold": 1, "success_threshold": 1, "timeout_ms": 500}},
+        {"id": LATENCY_TOOL, "latency": {"enabled": True, "window_ms": 60000, "min_samples": 5}},
     ]
 
 
@@ -186,6 +188,37 @@ def test_outcome_ids_are_deduplicated_across_replicas(shared):
     assert via_decide.duplicate
     for s in settled_breakers(cluster.stubs, tool):
         assert s.consecutive_failures == 1, f"one outcome counted more than once: {s}"
+
+
+def test_trace_context_reaches_every_replica(shared):
+    """The W3C trace ids of the call that made an event are stored with it:
+    another replica reads them back; an event of a call without one has
+    none (and is stored in the form every replica reads)."""
+    _, cluster = shared
+    a, b, _ = cluster.stubs
+    tool, turn = unique("ctx"), unique("ctx-turn")
+    trace_id, span_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    req = pb.DecideRequest(tool_id=tool, attempt=1, turn_id=turn, error=network_timeout())
+    traced = a.Decide(req, metadata=[("traceparent", f"00-{trace_id}-{span_id}-01")],
+                      timeout=10)
+    plain = decide(a, tool, network_timeout(), attempt=2, turn_id=turn)
+    events = list(turn_trace(b, turn).events)
+    assert len(events) == len(traced.trace) + len(plain.trace), describe_events(events)
+    ids = [(e.trace_id, e.span_id) for e in events]
+    assert ids == [(trace_id, span_id)] * len(traced.trace) + [("", "")] * len(plain.trace)
+
+
+def test_latency_distribution_is_shared(shared):
+    """Latencies reported to one replica decide another's retry."""
+    _, cluster = shared
+    a, b, c = cluster.stubs
+    for _ in range(10):
+        record(a, LATENCY_TOOL, success=True, attempt=1, latency_ms=3000)
+    d = decide(b, LATENCY_TOOL, network_timeout(), attempt=1, turn_remaining_ms=2000)
+    expect_action(d, pb.ACTION_PARTIAL)
+    assert "3200 ms p90 latency" in d.reason, d.reason
+    state = breaker(c, LATENCY_TOOL)
+    assert (state.latency_samples, state.latency_p90_ms) == (10, 3200), state
 
 
 def test_turn_trace_answers_from_any_replica(shared):

@@ -71,6 +71,8 @@ static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, con
     t->detail = (char *)e->detail;
     t->timeout_ms = e->timeout_ms;
     t->sequence = e->sequence;
+    t->trace_id = (char *)e->trace_id;
+    t->span_id = (char *)e->span_id;
     return t;
 }
 
@@ -130,6 +132,8 @@ static Recovery__V1__DecideResponse *ref_decide_out(rd_arena *a, const char *tur
     r->permit_id = wire_str(d->permit_id);
     r->reason = wire_str(d->reason);
     r->duplicate = d->duplicate;
+    r->shadow_action = (Recovery__V1__Action)d->shadow_action;
+    r->shadow_reason = wire_str(d->shadow_reason);
     if (d->has_classification && !(r->classification = classification_out(a, &d->classification)))
         return NULL;
     if (!(r->breaker = rd_codec_breaker_state_out(a, &d->breaker)))

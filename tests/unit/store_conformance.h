@@ -401,6 +401,55 @@ static void conf_outcome_cap_drops_oldest(void **state)
     rd_store_destroy(s);
 }
 
+/* ---- latency distributions ---- */
+
+static rd_latency_hist conf_latency(rd_store *s, const char *tool, int64_t now_ms,
+                                    int64_t sample_ms)
+{
+    rd_latency_hist h;
+    memset(&h, 0xff, sizeof h); /* every count must be written */
+    rd_status st = {0};
+    assert_int_equal(s->ops->latency(s, tool, 1000, now_ms, sample_ms, &h, &st), RD_OK);
+    return h;
+}
+
+static void conf_latency_windows(void **state)
+{
+    rd_store_limits lim = conf_limits();
+    rd_store *s = conf_make(state, &lim);
+    rd_latency_hist h = conf_latency(s, "slow_api", 10500, -1);
+    assert_int_equal(rd_latency_total(&h), 0);
+    assert_int_equal(rd_latency_percentile(&h, 0.9), -1);
+
+    conf_latency(s, "slow_api", 10100, 5);
+    conf_latency(s, "slow_api", 10200, 5);
+    h = conf_latency(s, "slow_api", 10300, 300);
+    assert_int_equal(rd_latency_total(&h), 3);
+    assert_int_equal(h.counts[rd_latency_bucket(5)], 2);
+    assert_int_equal(rd_latency_percentile(&h, 0.5), 5);
+    assert_int_equal(rd_latency_percentile(&h, 0.9), 320); /* 300 ms is in (250, 320] */
+    h = conf_latency(s, "other_api", 10300, -1);
+    assert_int_equal(rd_latency_total(&h), 0); /* per tool */
+
+    /* The next window still sees the previous one; the one after drops it. */
+    h = conf_latency(s, "slow_api", 11900, -1);
+    assert_int_equal(rd_latency_total(&h), 3);
+    h = conf_latency(s, "slow_api", 11950, 40000);
+    assert_int_equal(rd_latency_total(&h), 4);
+    assert_int_equal(rd_latency_percentile(&h, 1.0), 40000);
+    h = conf_latency(s, "slow_api", 12100, -1);
+    assert_int_equal(rd_latency_total(&h), 1);
+    h = conf_latency(s, "slow_api", 15000, -1);
+    assert_int_equal(rd_latency_total(&h), 0);
+    h = conf_latency(s, "slow_api", 15000, 3000000); /* past the last bound */
+    assert_int_equal(rd_latency_percentile(&h, 0.5), RD_LATENCY_OVER_MS);
+
+    rd_status st = {0};
+    assert_int_equal(s->ops->latency(s, "slow_api", 0, 15000, 5, &h, &st), RD_ERR_INVALID);
+    assert_int_equal(s->ops->latency(s, "", 1000, 15000, 5, &h, &st), RD_ERR_INVALID);
+    rd_store_destroy(s);
+}
+
 /* ---- turns ---- */
 
 static void conf_turn_append_order_and_sequence(void **state)
@@ -422,6 +471,9 @@ static void conf_turn_append_order_and_sequence(void **state)
         conf_event(RD_EV_CIRCUIT_OPENED, "hotel_search", 200),
         conf_event(RD_EV_SKIPPED, "compare_prices", 201),
     };
+    /* An event of a call with a W3C trace context keeps its ids. */
+    strcpy(second[0].trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    strcpy(second[0].span_id, "00f067aa0ba902b7");
     conf_append(s, "turn-1", second, 2, 200, &started);
     assert_int_equal(started, 100);
     assert_int_equal(second[0].sequence, 4);
@@ -449,6 +501,10 @@ static void conf_turn_append_order_and_sequence(void **state)
     }
     assert_string_equal(events[4].tool_id, "compare_prices");
     assert_int_equal(events[3].timestamp_ms, 200);
+    assert_string_equal(events[3].trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_string_equal(events[3].span_id, "00f067aa0ba902b7");
+    assert_string_equal(events[4].trace_id, "");
+    assert_string_equal(events[2].span_id, "");
     free(events);
     rd_store_destroy(s);
 }
@@ -951,6 +1007,7 @@ static void conf_learning_links_and_records(void **state)
     cmocka_unit_test_prestate(conf_claim_outcome_dedup, ctx),            \
     cmocka_unit_test_prestate(conf_outcome_ttl_expiry, ctx),             \
     cmocka_unit_test_prestate(conf_outcome_cap_drops_oldest, ctx),       \
+    cmocka_unit_test_prestate(conf_latency_windows, ctx),                \
     cmocka_unit_test_prestate(conf_turn_append_order_and_sequence, ctx), \
     cmocka_unit_test_prestate(conf_turn_read_unknown, ctx),              \
     cmocka_unit_test_prestate(conf_turn_events_cap, ctx),                \

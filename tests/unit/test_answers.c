@@ -128,6 +128,12 @@ static void any_breaker(rd_arena *a, rd_breaker_view *v)
     v->generation = (uint64_t)any_i64();
     v->forced = (rd_breaker_status)below(4);
     v->forced_until_ms = any_i64();
+    if (below(2)) {
+        v->latency_samples = (uint64_t)any_i64();
+        v->latency_p50_ms = any_i64();
+        v->latency_p90_ms = any_i64();
+        v->latency_p99_ms = any_i64();
+    }
 }
 
 static void any_event(rd_trace_event *e, int64_t instant)
@@ -149,6 +155,12 @@ static void any_event(rd_trace_event *e, int64_t instant)
     e->timestamp_ms = below(3) ? instant : (below(4) ? -(int64_t)below(1000000) : instant + below(5000));
     e->timeout_ms = any_i64();
     e->sequence = (uint64_t)any_i64();
+    if (below(2)) { /* a call with trace context: both ids, 32 and 16 hex digits */
+        for (size_t i = 0; i < RD_TRACE_ID_HEX; i++)
+            e->trace_id[i] = "0123456789abcdef"[below(16)];
+        for (size_t i = 0; i < RD_SPAN_ID_HEX; i++)
+            e->span_id[i] = "0123456789abcdef"[below(16)];
+    }
 }
 
 static rd_trace_event *any_events(rd_arena *a, size_t *n)
@@ -193,6 +205,8 @@ static void any_decision(rd_arena *a, rd_decision *d)
     d->cascade = any_cascade(a, &d->n_cascade);
     d->trace = any_events(a, &d->n_trace);
     d->duplicate = below(2);
+    d->shadow_action = (rd_action)below(8);
+    d->shadow_reason = any_text(a, 120, true);
 }
 
 /* ---- the comparison ---- */

@@ -483,7 +483,7 @@ static void test_main_unknown_and_duplicate_keys(void **state)
                       "unknown key (expected one of: listen, workers,");
     expect_main_error("srever: {}\n" MAIN_MIN, 1, "srever",
                       "unknown key (expected one of: server, store, defaults, turn, tools, "
-                      "classification, metrics, log, reload, learning); did you mean \"server\"?");
+                      "classification, metrics, log, reload, learning, tracing); did you mean \"server\"?");
     expect_main_error("server:\n  wokers: 3\n" MAIN_MIN, 2, "server.wokers",
                       "did you mean \"workers\"?");
     expect_main_error("store:\n  redis:\n    pasword_env: X\n" MAIN_MIN, 3,

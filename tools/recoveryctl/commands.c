@@ -272,6 +272,19 @@ int ctl_cmd_trace(const ctl_opts *o)
     return CTL_EXIT_OK;
 }
 
+json_t *ctl_fetch_trace_json(const ctl_opts *o, const char *turn_id)
+{
+    Recovery__V1__GetTurnTraceRequest req = RECOVERY__V1__GET_TURN_TRACE_REQUEST__INIT;
+    req.turn_id = (char *)turn_id;
+    ProtobufCMessage *resp;
+    if (call(o, RECOVERY_SERVICE "GetTurnTrace", o->token, &req.base,
+             &recovery__v1__get_turn_trace_response__descriptor, &resp) != CTL_EXIT_OK)
+        return NULL;
+    json_t *doc = ctl_trace_json((Recovery__V1__GetTurnTraceResponse *)resp);
+    protobuf_c_message_free_unpacked(resp, NULL);
+    return doc;
+}
+
 /* ---- check-config ---- */
 
 /* Loads the file exactly as recoveryd does, without a server. */

@@ -27,6 +27,7 @@ enum {
     OPT_RETRY_AFTER = 1u << 10,
     OPT_DURATION = 1u << 11,
     OPT_COUNT = 1u << 12,
+    OPT_CONFIG = 1u << 13,
 };
 
 typedef struct ctl_opts {
@@ -52,6 +53,7 @@ typedef struct ctl_opts {
     int64_t retry_after_ms;
     int64_t duration_ms;
     int64_t count;
+    const char *config;          /* replay: the candidate configuration (file or directory) */
     /* positionals after the command name */
     char **args;
     int n_args;
@@ -66,5 +68,14 @@ int ctl_cmd_release(const ctl_opts *o);
 int ctl_cmd_classify(const ctl_opts *o);
 int ctl_cmd_trace(const ctl_opts *o);
 int ctl_cmd_check_config(const ctl_opts *o);
+int ctl_cmd_export(const ctl_opts *o);
+int ctl_cmd_replay(const ctl_opts *o);
+
+/* commands.c: a turn's trace as `trace --json` prints it; NULL (with the
+ * failure printed) when the call fails. */
+struct json_t;
+struct json_t *ctl_fetch_trace_json(const ctl_opts *o, const char *turn_id);
+/* main.c: prints a usage error; returns CTL_EXIT_USAGE. */
+__attribute__((format(printf, 1, 2))) int ctl_usage_error(const char *fmt, ...);
 
 #endif

@@ -47,6 +47,8 @@ static const command COMMANDS[] = {
      "                  [--exception-type E] [--kind K] [--source S] [--retry-after-ms N] MESSAGE"},
     {"trace", ctl_cmd_trace, 0, 1, 1, "trace TURN_ID"},
     {"check-config", ctl_cmd_check_config, 0, 1, 1, "check-config FILE"},
+    {"export", ctl_cmd_export, 0, 1, -1, "export TURN_ID... > EXPORT"},
+    {"replay", ctl_cmd_replay, OPT_CONFIG, 1, 1, "replay --config FILE|DIR EXPORT"},
 };
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
@@ -73,6 +75,16 @@ static int usage_error(const char *fmt, ...)
     va_end(ap);
     fputs("\n(run 'recoveryctl --help' for usage)\n", stderr);
     return CTL_EXIT_USAGE;
+}
+
+int ctl_usage_error(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return usage_error("%s", msg);
 }
 
 /* ---- option values ---- */
@@ -117,7 +129,7 @@ enum {
     O_ADDR = 1000, O_TOKEN, O_TOKEN_FILE, O_ADMIN_TOKEN, O_ADMIN_TOKEN_FILE, O_TLS_CA,
     O_TLS_CERT, O_TLS_KEY, O_TLS_NAME, O_JSON, O_TIMEOUT, O_TTL, O_REASON, O_OPERATOR,
     O_TOOL, O_HTTP_STATUS, O_GRPC_CODE, O_CODE, O_EXCEPTION, O_KIND, O_SOURCE,
-    O_RETRY_AFTER, O_DURATION, O_COUNT, O_HELP,
+    O_RETRY_AFTER, O_DURATION, O_COUNT, O_HELP, O_CONFIG,
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -146,6 +158,7 @@ static const struct option LONG_OPTIONS[] = {
     {"duration-ms", required_argument, NULL, O_DURATION},
     {"count", required_argument, NULL, O_COUNT},
     {"help", no_argument, NULL, O_HELP},
+    {"config", required_argument, NULL, O_CONFIG},
     {NULL, 0, NULL, 0},
 };
 
@@ -219,6 +232,7 @@ static unsigned option_bit(int id)
     case O_RETRY_AFTER: return OPT_RETRY_AFTER;
     case O_DURATION: return OPT_DURATION;
     case O_COUNT: return OPT_COUNT;
+    case O_CONFIG: return OPT_CONFIG;
     }
     return 0;
 }
@@ -247,6 +261,7 @@ static int apply_option(int id, const char *arg, ctl_opts *o, raw_opts *raw)
     case O_SOURCE:
         return enum_option(&recovery__v1__error_source__descriptor, "--source", arg, &o->source);
     case O_HELP: raw->help = true; return 0;
+    case O_CONFIG: o->config = arg; return 0;
     }
     return numeric_option(id, arg, o);
 }

@@ -308,13 +308,19 @@ static json_t *string_array(char **items, size_t n)
 
 static json_t *event_json(const Recovery__V1__TraceEvent *e)
 {
-    return json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:s}",
-                     "sequence", (json_int_t)e->sequence, "timestamp", e->timestamp,
-                     "event_type", e->event_type, "tool_id", e->tool_id, "turn_id", e->turn_id,
-                     "decision", e->decision, "classification", e->classification,
-                     "retry_count", (json_int_t)e->retry_count, "circuit_breaker_state",
-                     e->circuit_breaker_state, "error", e->error, "timeout_ms",
-                     (json_int_t)e->timeout_ms, "detail", e->detail);
+    json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:s, s:s, s:I, s:s}",
+                          "sequence", (json_int_t)e->sequence, "timestamp", e->timestamp,
+                          "event_type", e->event_type, "tool_id", e->tool_id, "turn_id",
+                          e->turn_id, "decision", e->decision, "classification",
+                          e->classification, "retry_count", (json_int_t)e->retry_count,
+                          "circuit_breaker_state", e->circuit_breaker_state, "error", e->error,
+                          "timeout_ms", (json_int_t)e->timeout_ms, "detail", e->detail);
+    /* The W3C trace of the call that made the event, when it carried one. */
+    if (o && e->trace_id && e->trace_id[0]) {
+        json_object_set_new(o, "trace_id", json_string(e->trace_id));
+        json_object_set_new(o, "span_id", json_string(e->span_id ? e->span_id : ""));
+    }
+    return o;
 }
 
 json_t *ctl_trace_json(const Recovery__V1__GetTurnTraceResponse *r)

@@ -1066,8 +1066,16 @@ type BreakerState struct {
 	ConsecutiveSuccesses uint32                 `protobuf:"varint,11,opt,name=consecutive_successes,json=consecutiveSuccesses,proto3" json:"consecutive_successes,omitempty"`
 	Forced               BreakerStatus          `protobuf:"varint,12,opt,name=forced,proto3,enum=recovery.v1.BreakerStatus" json:"forced,omitempty"`       // UNSPECIFIED unless an operator holds it OPEN or CLOSED
 	ForcedUntilMs        int64                  `protobuf:"varint,13,opt,name=forced_until_ms,json=forcedUntilMs,proto3" json:"forced_until_ms,omitempty"` // 0 = until released
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// GetBreakerState, for a tool whose manifest (or the defaults) sets
+	// latency.enabled: the calls in its recent latency distribution (one to
+	// two latency.window_ms) and their percentiles, each the upper bound of
+	// its bucket (at most ~25 % above the true value). 0 without samples.
+	LatencySamples uint64 `protobuf:"varint,30,opt,name=latency_samples,json=latencySamples,proto3" json:"latency_samples,omitempty"`
+	LatencyP50Ms   int64  `protobuf:"varint,31,opt,name=latency_p50_ms,json=latencyP50Ms,proto3" json:"latency_p50_ms,omitempty"`
+	LatencyP90Ms   int64  `protobuf:"varint,32,opt,name=latency_p90_ms,json=latencyP90Ms,proto3" json:"latency_p90_ms,omitempty"`
+	LatencyP99Ms   int64  `protobuf:"varint,33,opt,name=latency_p99_ms,json=latencyP99Ms,proto3" json:"latency_p99_ms,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *BreakerState) Reset() {
@@ -1191,6 +1199,34 @@ func (x *BreakerState) GetForcedUntilMs() int64 {
 	return 0
 }
 
+func (x *BreakerState) GetLatencySamples() uint64 {
+	if x != nil {
+		return x.LatencySamples
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencyP50Ms() int64 {
+	if x != nil {
+		return x.LatencyP50Ms
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencyP90Ms() int64 {
+	if x != nil {
+		return x.LatencyP90Ms
+	}
+	return 0
+}
+
+func (x *BreakerState) GetLatencyP99Ms() int64 {
+	if x != nil {
+		return x.LatencyP99Ms
+	}
+	return 0
+}
+
 type CascadeStep struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ToolId        string                 `protobuf:"bytes,1,opt,name=tool_id,json=toolId,proto3" json:"tool_id,omitempty"`
@@ -1273,8 +1309,13 @@ type TraceEvent struct {
 	Detail              string                 `protobuf:"bytes,10,opt,name=detail,proto3" json:"detail,omitempty"`
 	TimeoutMs           int64                  `protobuf:"varint,11,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"` // ToolTimeout: the limit that was hit
 	Sequence            uint64                 `protobuf:"varint,12,opt,name=sequence,proto3" json:"sequence,omitempty"`                    // order within the turn
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// The W3C trace context of the RPC that made the event (its traceparent
+	// metadata): the trace id (32 hex digits) and the caller's span id (16);
+	// "" when the call carried none or an invalid one.
+	TraceId       string `protobuf:"bytes,30,opt,name=trace_id,json=traceId,proto3" json:"trace_id,omitempty"`
+	SpanId        string `protobuf:"bytes,31,opt,name=span_id,json=spanId,proto3" json:"span_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TraceEvent) Reset() {
@@ -1391,6 +1432,20 @@ func (x *TraceEvent) GetSequence() uint64 {
 	return 0
 }
 
+func (x *TraceEvent) GetTraceId() string {
+	if x != nil {
+		return x.TraceId
+	}
+	return ""
+}
+
+func (x *TraceEvent) GetSpanId() string {
+	if x != nil {
+		return x.SpanId
+	}
+	return ""
+}
+
 type DecideResponse struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Action            Action                 `protobuf:"varint,1,opt,name=action,proto3,enum=recovery.v1.Action" json:"action,omitempty"`
@@ -1407,7 +1462,13 @@ type DecideResponse struct {
 	// RETRY: delay_ms to the microsecond (delay_ms is it rounded to the nearest
 	// ms). Executors that can sleep that precisely should: jitter in whole ms
 	// leaves a 100 ms delay only 21 values. 0 from servers before this field.
-	DelayUs       int64 `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	DelayUs int64 `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	// Shadow mode (the tool's manifest or defaults say `mode: shadow`): the
+	// action and reason enforce mode answers, which the service recorded
+	// (breaker, trace, metrics), while `action` is the permissive answer the
+	// executor acts on. UNSPECIFIED / "" in enforce mode.
+	ShadowAction  Action `protobuf:"varint,30,opt,name=shadow_action,json=shadowAction,proto3,enum=recovery.v1.Action" json:"shadow_action,omitempty"`
+	ShadowReason  string `protobuf:"bytes,31,opt,name=shadow_reason,json=shadowReason,proto3" json:"shadow_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1524,6 +1585,20 @@ func (x *DecideResponse) GetDelayUs() int64 {
 		return x.DelayUs
 	}
 	return 0
+}
+
+func (x *DecideResponse) GetShadowAction() Action {
+	if x != nil {
+		return x.ShadowAction
+	}
+	return Action_ACTION_UNSPECIFIED
+}
+
+func (x *DecideResponse) GetShadowReason() string {
+	if x != nil {
+		return x.ShadowReason
+	}
+	return ""
 }
 
 type RecordOutcomeRequest struct {
@@ -2126,7 +2201,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"outcome_id\x18\t \x01(\tR\toutcomeId\x12\x1b\n" +
 	"\tpermit_id\x18\n" +
 	" \x01(\tR\bpermitIdB\r\n" +
-	"\vturn_budget\"\xa6\x04\n" +
+	"\vturn_budget\"\xc1\x05\n" +
 	"\fBreakerState\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x120\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1a.recovery.v1.BreakerStatusR\x05state\x121\n" +
@@ -2145,12 +2220,16 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	" \x01(\rR\x10successThreshold\x123\n" +
 	"\x15consecutive_successes\x18\v \x01(\rR\x14consecutiveSuccesses\x122\n" +
 	"\x06forced\x18\f \x01(\x0e2\x1a.recovery.v1.BreakerStatusR\x06forced\x12&\n" +
-	"\x0fforced_until_ms\x18\r \x01(\x03R\rforcedUntilMs\"\x97\x01\n" +
+	"\x0fforced_until_ms\x18\r \x01(\x03R\rforcedUntilMs\x12'\n" +
+	"\x0flatency_samples\x18\x1e \x01(\x04R\x0elatencySamples\x12$\n" +
+	"\x0elatency_p50_ms\x18\x1f \x01(\x03R\flatencyP50Ms\x12$\n" +
+	"\x0elatency_p90_ms\x18  \x01(\x03R\flatencyP90Ms\x12$\n" +
+	"\x0elatency_p99_ms\x18! \x01(\x03R\flatencyP99Ms\"\x97\x01\n" +
 	"\vCascadeStep\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x122\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1a.recovery.v1.CascadeActionR\x06action\x12#\n" +
 	"\rdefault_value\x18\x03 \x01(\tR\fdefaultValue\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xfd\x02\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\"\xb1\x03\n" +
 	"\n" +
 	"TraceEvent\x12\x1d\n" +
 	"\n" +
@@ -2168,7 +2247,9 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	" \x01(\tR\x06detail\x12\x1d\n" +
 	"\n" +
 	"timeout_ms\x18\v \x01(\x03R\ttimeoutMs\x12\x1a\n" +
-	"\bsequence\x18\f \x01(\x04R\bsequence\"\xf2\x03\n" +
+	"\bsequence\x18\f \x01(\x04R\bsequence\x12\x19\n" +
+	"\btrace_id\x18\x1e \x01(\tR\atraceId\x12\x17\n" +
+	"\aspan_id\x18\x1f \x01(\tR\x06spanId\"\xd1\x04\n" +
 	"\x0eDecideResponse\x12+\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x13.recovery.v1.ActionR\x06action\x12\x19\n" +
 	"\bdelay_ms\x18\x02 \x01(\x03R\adelayMs\x12.\n" +
@@ -2183,7 +2264,9 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x05trace\x18\n" +
 	" \x03(\v2\x17.recovery.v1.TraceEventR\x05trace\x12\x1c\n" +
 	"\tduplicate\x18\v \x01(\bR\tduplicate\x12\x19\n" +
-	"\bdelay_us\x18\f \x01(\x03R\adelayUs\"\xa6\x02\n" +
+	"\bdelay_us\x18\f \x01(\x03R\adelayUs\x128\n" +
+	"\rshadow_action\x18\x1e \x01(\x0e2\x13.recovery.v1.ActionR\fshadowAction\x12#\n" +
+	"\rshadow_reason\x18\x1f \x01(\tR\fshadowReason\"\xa6\x02\n" +
 	"\x14RecordOutcomeRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12\x18\n" +
 	"\asuccess\x18\x02 \x01(\bR\asuccess\x12,\n" +
@@ -2351,29 +2434,30 @@ var file_recovery_v1_recovery_proto_depIdxs = []int32{
 	14, // 15: recovery.v1.DecideResponse.breaker:type_name -> recovery.v1.BreakerState
 	15, // 16: recovery.v1.DecideResponse.cascade:type_name -> recovery.v1.CascadeStep
 	16, // 17: recovery.v1.DecideResponse.trace:type_name -> recovery.v1.TraceEvent
-	8,  // 18: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
-	14, // 19: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
-	14, // 20: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
-	16, // 21: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
-	23, // 22: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
-	14, // 23: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
-	10, // 24: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
-	13, // 25: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
-	18, // 26: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
-	20, // 27: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
-	22, // 28: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
-	25, // 29: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
-	11, // 30: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
-	17, // 31: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
-	19, // 32: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
-	21, // 33: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
-	24, // 34: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
-	26, // 35: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
-	30, // [30:36] is the sub-list for method output_type
-	24, // [24:30] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	5,  // 18: recovery.v1.DecideResponse.shadow_action:type_name -> recovery.v1.Action
+	8,  // 19: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
+	14, // 20: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
+	14, // 21: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
+	16, // 22: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
+	23, // 23: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
+	14, // 24: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
+	10, // 25: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
+	13, // 26: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
+	18, // 27: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
+	20, // 28: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
+	22, // 29: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
+	25, // 30: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
+	11, // 31: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
+	17, // 32: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
+	19, // 33: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
+	21, // 34: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
+	24, // 35: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
+	26, // 36: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
+	31, // [31:37] is the sub-list for method output_type
+	25, // [25:31] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_recovery_v1_recovery_proto_init() }

@@ -1467,7 +1467,7 @@ const ProtobufCMessageDescriptor recovery__v1__decide_request__descriptor =
   (ProtobufCMessageInit) recovery__v1__decide_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descriptors[13] =
+static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descriptors[17] =
 {
   {
     "tool_id",
@@ -1625,6 +1625,54 @@ static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "latency_samples",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_samples),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p50_ms",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_p50_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p90_ms",
+    32,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_p90_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "latency_p99_ms",
+    33,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, latency_p99_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   2,   /* field[2] = consecutive_failures */
@@ -1633,6 +1681,10 @@ static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   11,   /* field[11] = forced */
   12,   /* field[12] = forced_until_ms */
   8,   /* field[8] = generation */
+  14,   /* field[14] = latency_p50_ms */
+  15,   /* field[15] = latency_p90_ms */
+  16,   /* field[16] = latency_p99_ms */
+  13,   /* field[13] = latency_samples */
   5,   /* field[5] = open_until_ms */
   4,   /* field[4] = opened_at_ms */
   7,   /* field[7] = opens_total */
@@ -1641,10 +1693,11 @@ static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   9,   /* field[9] = success_threshold */
   0,   /* field[0] = tool_id */
 };
-static const ProtobufCIntRange recovery__v1__breaker_state__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__breaker_state__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 30, 13 },
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor =
 {
@@ -1654,10 +1707,10 @@ const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor =
   "Recovery__V1__BreakerState",
   "recovery.v1",
   sizeof(Recovery__V1__BreakerState),
-  13,
+  17,
   recovery__v1__breaker_state__field_descriptors,
   recovery__v1__breaker_state__field_indices_by_name,
-  1,  recovery__v1__breaker_state__number_ranges,
+  2,  recovery__v1__breaker_state__number_ranges,
   (ProtobufCMessageInit) recovery__v1__breaker_state__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -1738,7 +1791,7 @@ const ProtobufCMessageDescriptor recovery__v1__cascade_step__descriptor =
   (ProtobufCMessageInit) recovery__v1__cascade_step__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__trace_event__field_descriptors[12] =
+static const ProtobufCFieldDescriptor recovery__v1__trace_event__field_descriptors[14] =
 {
   {
     "event_type",
@@ -1884,6 +1937,30 @@ static const ProtobufCFieldDescriptor recovery__v1__trace_event__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "trace_id",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__TraceEvent, trace_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "span_id",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__TraceEvent, span_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__trace_event__field_indices_by_name[] = {
   5,   /* field[5] = circuit_breaker_state */
@@ -1894,15 +1971,18 @@ static const unsigned recovery__v1__trace_event__field_indices_by_name[] = {
   0,   /* field[0] = event_type */
   6,   /* field[6] = retry_count */
   11,   /* field[11] = sequence */
+  13,   /* field[13] = span_id */
   10,   /* field[10] = timeout_ms */
   8,   /* field[8] = timestamp */
   1,   /* field[1] = tool_id */
+  12,   /* field[12] = trace_id */
   2,   /* field[2] = turn_id */
 };
-static const ProtobufCIntRange recovery__v1__trace_event__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__trace_event__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 30, 12 },
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor recovery__v1__trace_event__descriptor =
 {
@@ -1912,14 +1992,14 @@ const ProtobufCMessageDescriptor recovery__v1__trace_event__descriptor =
   "Recovery__V1__TraceEvent",
   "recovery.v1",
   sizeof(Recovery__V1__TraceEvent),
-  12,
+  14,
   recovery__v1__trace_event__field_descriptors,
   recovery__v1__trace_event__field_indices_by_name,
-  1,  recovery__v1__trace_event__number_ranges,
+  2,  recovery__v1__trace_event__number_ranges,
   (ProtobufCMessageInit) recovery__v1__trace_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descriptors[12] =
+static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descriptors[14] =
 {
   {
     "action",
@@ -2065,6 +2145,30 @@ static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "shadow_action",
+    30,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__DecideResponse, shadow_action),
+    &recovery__v1__action__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "shadow_reason",
+    31,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__DecideResponse, shadow_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__decide_response__field_indices_by_name[] = {
   0,   /* field[0] = action */
@@ -2077,13 +2181,16 @@ static const unsigned recovery__v1__decide_response__field_indices_by_name[] = {
   10,   /* field[10] = duplicate */
   4,   /* field[4] = permit_id */
   7,   /* field[7] = reason */
+  12,   /* field[12] = shadow_action */
+  13,   /* field[13] = shadow_reason */
   3,   /* field[3] = timeout_ms */
   9,   /* field[9] = trace */
 };
-static const ProtobufCIntRange recovery__v1__decide_response__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__decide_response__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 30, 12 },
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor recovery__v1__decide_response__descriptor =
 {
@@ -2093,10 +2200,10 @@ const ProtobufCMessageDescriptor recovery__v1__decide_response__descriptor =
   "Recovery__V1__DecideResponse",
   "recovery.v1",
   sizeof(Recovery__V1__DecideResponse),
-  12,
+  14,
   recovery__v1__decide_response__field_descriptors,
   recovery__v1__decide_response__field_indices_by_name,
-  1,  recovery__v1__decide_response__number_ranges,
+  2,  recovery__v1__decide_response__number_ranges,
   (ProtobufCMessageInit) recovery__v1__decide_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

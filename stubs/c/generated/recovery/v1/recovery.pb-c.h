@@ -408,10 +408,20 @@ struct  Recovery__V1__BreakerState
    * 0 = until released
    */
   int64_t forced_until_ms;
+  /*
+   * GetBreakerState, for a tool whose manifest (or the defaults) sets
+   * latency.enabled: the calls in its recent latency distribution (one to
+   * two latency.window_ms) and their percentiles, each the upper bound of
+   * its bucket (at most ~25 % above the true value). 0 without samples.
+   */
+  uint64_t latency_samples;
+  int64_t latency_p50_ms;
+  int64_t latency_p90_ms;
+  int64_t latency_p99_ms;
 };
 #define RECOVERY__V1__BREAKER_STATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__breaker_state__descriptor) \
-    , (char *)protobuf_c_empty_string, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0 }
+    , (char *)protobuf_c_empty_string, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0 }
 
 
 struct  Recovery__V1__CascadeStep
@@ -466,10 +476,17 @@ struct  Recovery__V1__TraceEvent
    * order within the turn
    */
   uint64_t sequence;
+  /*
+   * The W3C trace context of the RPC that made the event (its traceparent
+   * metadata): the trace id (32 hex digits) and the caller's span id (16);
+   * "" when the call carried none or an invalid one.
+   */
+  char *trace_id;
+  char *span_id;
 };
 #define RECOVERY__V1__TRACE_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__trace_event__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Recovery__V1__DecideResponse
@@ -503,10 +520,18 @@ struct  Recovery__V1__DecideResponse
    * leaves a 100 ms delay only 21 values. 0 from servers before this field.
    */
   int64_t delay_us;
+  /*
+   * Shadow mode (the tool's manifest or defaults say `mode: shadow`): the
+   * action and reason enforce mode answers, which the service recorded
+   * (breaker, trace, metrics), while `action` is the permissive answer the
+   * executor acts on. UNSPECIFIED / "" in enforce mode.
+   */
+  Recovery__V1__Action shadow_action;
+  char *shadow_reason;
 };
 #define RECOVERY__V1__DECIDE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__decide_response__descriptor) \
-    , RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0, 0 }
+    , RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0, 0, RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, (char *)protobuf_c_empty_string }
 
 
 struct  Recovery__V1__RecordOutcomeRequest

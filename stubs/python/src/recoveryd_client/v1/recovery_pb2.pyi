@@ -221,7 +221,7 @@ class DecideRequest(_message.Message):
     def __init__(self, tool_id: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., attempt: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., turn_id: _Optional[str] = ..., turn_remaining_ms: _Optional[int] = ..., plan: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., executor_id: _Optional[str] = ..., outcome_id: _Optional[str] = ..., permit_id: _Optional[str] = ...) -> None: ...
 
 class BreakerState(_message.Message):
-    __slots__ = ("tool_id", "state", "consecutive_failures", "failure_threshold", "opened_at_ms", "open_until_ms", "probe_in_flight", "opens_total", "generation", "success_threshold", "consecutive_successes", "forced", "forced_until_ms")
+    __slots__ = ("tool_id", "state", "consecutive_failures", "failure_threshold", "opened_at_ms", "open_until_ms", "probe_in_flight", "opens_total", "generation", "success_threshold", "consecutive_successes", "forced", "forced_until_ms", "latency_samples", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms")
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
@@ -235,6 +235,10 @@ class BreakerState(_message.Message):
     CONSECUTIVE_SUCCESSES_FIELD_NUMBER: _ClassVar[int]
     FORCED_FIELD_NUMBER: _ClassVar[int]
     FORCED_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_SAMPLES_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_P50_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_P90_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_P99_MS_FIELD_NUMBER: _ClassVar[int]
     tool_id: str
     state: BreakerStatus
     consecutive_failures: int
@@ -248,7 +252,11 @@ class BreakerState(_message.Message):
     consecutive_successes: int
     forced: BreakerStatus
     forced_until_ms: int
-    def __init__(self, tool_id: _Optional[str] = ..., state: _Optional[_Union[BreakerStatus, str]] = ..., consecutive_failures: _Optional[int] = ..., failure_threshold: _Optional[int] = ..., opened_at_ms: _Optional[int] = ..., open_until_ms: _Optional[int] = ..., probe_in_flight: bool = ..., opens_total: _Optional[int] = ..., generation: _Optional[int] = ..., success_threshold: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., forced: _Optional[_Union[BreakerStatus, str]] = ..., forced_until_ms: _Optional[int] = ...) -> None: ...
+    latency_samples: int
+    latency_p50_ms: int
+    latency_p90_ms: int
+    latency_p99_ms: int
+    def __init__(self, tool_id: _Optional[str] = ..., state: _Optional[_Union[BreakerStatus, str]] = ..., consecutive_failures: _Optional[int] = ..., failure_threshold: _Optional[int] = ..., opened_at_ms: _Optional[int] = ..., open_until_ms: _Optional[int] = ..., probe_in_flight: bool = ..., opens_total: _Optional[int] = ..., generation: _Optional[int] = ..., success_threshold: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., forced: _Optional[_Union[BreakerStatus, str]] = ..., forced_until_ms: _Optional[int] = ..., latency_samples: _Optional[int] = ..., latency_p50_ms: _Optional[int] = ..., latency_p90_ms: _Optional[int] = ..., latency_p99_ms: _Optional[int] = ...) -> None: ...
 
 class CascadeStep(_message.Message):
     __slots__ = ("tool_id", "action", "default_value", "reason")
@@ -263,7 +271,7 @@ class CascadeStep(_message.Message):
     def __init__(self, tool_id: _Optional[str] = ..., action: _Optional[_Union[CascadeAction, str]] = ..., default_value: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class TraceEvent(_message.Message):
-    __slots__ = ("event_type", "tool_id", "turn_id", "error", "classification", "circuit_breaker_state", "retry_count", "decision", "timestamp", "detail", "timeout_ms", "sequence")
+    __slots__ = ("event_type", "tool_id", "turn_id", "error", "classification", "circuit_breaker_state", "retry_count", "decision", "timestamp", "detail", "timeout_ms", "sequence", "trace_id", "span_id")
     EVENT_TYPE_FIELD_NUMBER: _ClassVar[int]
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -276,6 +284,8 @@ class TraceEvent(_message.Message):
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    SPAN_ID_FIELD_NUMBER: _ClassVar[int]
     event_type: str
     tool_id: str
     turn_id: str
@@ -288,10 +298,12 @@ class TraceEvent(_message.Message):
     detail: str
     timeout_ms: int
     sequence: int
-    def __init__(self, event_type: _Optional[str] = ..., tool_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., error: _Optional[str] = ..., classification: _Optional[str] = ..., circuit_breaker_state: _Optional[str] = ..., retry_count: _Optional[int] = ..., decision: _Optional[str] = ..., timestamp: _Optional[str] = ..., detail: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., sequence: _Optional[int] = ...) -> None: ...
+    trace_id: str
+    span_id: str
+    def __init__(self, event_type: _Optional[str] = ..., tool_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., error: _Optional[str] = ..., classification: _Optional[str] = ..., circuit_breaker_state: _Optional[str] = ..., retry_count: _Optional[int] = ..., decision: _Optional[str] = ..., timestamp: _Optional[str] = ..., detail: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
-    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us")
+    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us", "shadow_action", "shadow_reason")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVE_TOOL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -304,6 +316,8 @@ class DecideResponse(_message.Message):
     TRACE_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     DELAY_US_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_ACTION_FIELD_NUMBER: _ClassVar[int]
+    SHADOW_REASON_FIELD_NUMBER: _ClassVar[int]
     action: Action
     delay_ms: int
     alternative_tool_id: str
@@ -316,7 +330,9 @@ class DecideResponse(_message.Message):
     trace: _containers.RepeatedCompositeFieldContainer[TraceEvent]
     duplicate: bool
     delay_us: int
-    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ...) -> None: ...
+    shadow_action: Action
+    shadow_reason: str
+    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ..., shadow_action: _Optional[_Union[Action, str]] = ..., shadow_reason: _Optional[str] = ...) -> None: ...
 
 class RecordOutcomeRequest(_message.Message):
     __slots__ = ("tool_id", "success", "error", "latency_ms", "attempt", "turn_id", "outcome_id", "permit_id", "executor_id")

@@ -14,6 +14,10 @@ export interface BreakerState {
     'consecutive_successes'?: (number);
     'forced'?: (_recovery_v1_BreakerStatus);
     'forced_until_ms'?: (number | string | Long);
+    'latency_samples'?: (number | string | Long);
+    'latency_p50_ms'?: (number | string | Long);
+    'latency_p90_ms'?: (number | string | Long);
+    'latency_p99_ms'?: (number | string | Long);
 }
 export interface BreakerState__Output {
     'tool_id': (string);
@@ -29,4 +33,8 @@ export interface BreakerState__Output {
     'consecutive_successes': (number);
     'forced': (_recovery_v1_BreakerStatus__Output);
     'forced_until_ms': (number);
+    'latency_samples': (number);
+    'latency_p50_ms': (number);
+    'latency_p90_ms': (number);
+    'latency_p99_ms': (number);
 }

@@ -12,6 +12,8 @@ export interface TraceEvent {
     'detail'?: (string);
     'timeout_ms'?: (number | string | Long);
     'sequence'?: (number | string | Long);
+    'trace_id'?: (string);
+    'span_id'?: (string);
 }
 export interface TraceEvent__Output {
     'event_type': (string);
@@ -26,4 +28,6 @@ export interface TraceEvent__Output {
     'detail': (string);
     'timeout_ms': (number);
     'sequence': (number);
+    'trace_id': (string);
+    'span_id': (string);
 }
