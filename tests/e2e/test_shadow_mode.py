@@ -121,5 +121,5 @@ def test_unknown_mode_is_a_file_line_error(ops_launcher, recoveryd_binary):
     config = ops_launcher.config(tools=[{"id": "odd_tool", "mode": "maybe"}])
     code, out = run_check_config(recoveryd_binary, config)
     assert code != 0
-    assert re.search(r"odd_tool\.yaml:\d+: tool\.mode: unknown value \"maybe\" "
+    assert re.search(r"odd_tool\.yaml:\d+: tool\.mode: unknown mode \"maybe\" "
                      r"\(enforce \| shadow\)", out), out
