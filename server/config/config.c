@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config/config_fleet.h"
+#include "config/config_merge.h"
 #include "config/config_ops.h"
 #include "config/config_refs.h"
 #include "config/config_tools.h"
@@ -366,10 +367,11 @@ static int load_all(rd_config *cfg, const char *path, char *err, size_t err_cap)
     if (set_defaults(cfg, path) != RD_OK)
         return rd_yerr(&c, 0, "(file)", "out of memory");
     rd_ynode *root;
-    int rc = rd_yaml_load(&c, &root);
-    if (rc != RD_OK)
-        return rc;
+    rd_config_sources sources = {0};
+    int rc = rd_config_merge_load(&c, &root, &sources);
     main_refs refs = {0};
+    if (rc != RD_OK)
+        goto done;
     rc = parse_main(&c, root, cfg, &refs);
     rd_yaml_free(root);
     if (rc == RD_OK)
@@ -380,6 +382,10 @@ static int load_all(rd_config *cfg, const char *path, char *err, size_t err_cap)
                                                   .given = refs.tools_dir_given});
     if (rc == RD_OK && cfg->server.workers == 0)
         cfg->server.workers = workers_for_this_machine();
+done:
+    if (rc != RD_OK)
+        rd_config_merge_blame(&sources, path, err, err_cap);
+    rd_config_sources_free(&sources);
     free(refs.rules_file);
     free(refs.tools_dir);
     return rc;
@@ -398,7 +404,10 @@ rd_config *rd_config_load(const char *path, char *err, size_t err_cap)
         snprintf(err, err_cap, "%s:0: (file): out of memory", path);
         return NULL;
     }
-    if (load_all(cfg, path, err, err_cap) != RD_OK) {
+    char *main_file = rd_config_main_file(path); /* a directory means its recovery.yaml */
+    int rc = main_file ? load_all(cfg, main_file, err, err_cap) : RD_ERR_NOMEM;
+    free(main_file);
+    if (rc != RD_OK) {
         if (err[0] == '\0')
             snprintf(err, err_cap, "%s:0: (file): out of memory", path);
         rd_config_free(cfg);
