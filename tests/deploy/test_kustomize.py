@@ -77,6 +77,31 @@ def test_every_layer_renders(rendered, layer):
     assert {"Deployment", "ConfigMap", "Service", "NetworkPolicy"} <= kinds, kinds
 
 
+def test_every_object_decodes_strictly_into_the_kubernetes_types(kustomize, layer,
+                                                                  strict_decoder):
+    """What the API server does with fieldValidation=Strict: an unknown or
+    duplicated field, a wrong type or an unknown kind fails the apply."""
+    built = subprocess.run([*kustomize, str(du.K8S / layer)], capture_output=True, text=True,
+                           timeout=120)
+    assert built.returncode == 0, built.stderr
+    proc = subprocess.run([str(strict_decoder)], input=built.stdout, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    decoded = [l.split()[1:3] for l in proc.stdout.splitlines()]
+    assert len(decoded) == len(rendered_objects := du.render(kustomize, du.K8S / layer))
+    assert sorted(map(tuple, decoded)) == sorted(
+        (o["kind"], o["metadata"]["name"]) for o in rendered_objects)
+
+
+def test_strict_decoder_rejects_an_unknown_field(strict_decoder):
+    bad = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
+           "spec:\n  replica: 2\n  selector: {matchLabels: {a: b}}\n"
+           "  template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}\n")
+    proc = subprocess.run([str(strict_decoder)], input=bad, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and 'unknown field "spec.replica"' in proc.stdout, proc.stdout
+
+
 def test_container_ports_match_listen_addresses(rendered, layer):
     objects = rendered(layer)
     dep = deployment_of(objects)
