@@ -8,9 +8,10 @@ Decide call with grpcurl, the Docker HEALTHCHECK, and SIGTERM: NOT_SERVING
 while it drains, then a clean exit well within the grace period.
 
 The first build takes long (the build stage's packages and the
-profile-guided Release build); podman's layer cache makes later runs
+profile-guided Release build); podman's layer cache would make later runs
 quick while deploy/Dockerfile, scripts/, proto/, server/ and config/ are
-unchanged."""
+unchanged, but the vfs storage driver keeps every layer as a full copy, so
+the image and its layers are removed afterwards unless RD_IMAGE_KEEP=1."""
 from __future__ import annotations
 
 import json
@@ -54,7 +55,7 @@ def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.C
 
 
 @pytest.fixture(scope="module")
-def image() -> dict:
+def image():
     missing = it.missing_tools()
     if missing:
         pytest.skip(f"missing {', '.join(missing)} (scripts/install-deps.sh --test)")
@@ -68,7 +69,13 @@ def image() -> dict:
         capture_output=True, text=True, timeout=3000)
     assert proc.returncode == 0, f"podman build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-3000:]}"
     print(f"image built in {time.monotonic() - started:.0f} s")
-    return json.loads(podman("image", "inspect", TAG).stdout)[0]
+    yield json.loads(podman("image", "inspect", TAG).stdout)[0]
+    # The vfs driver stores every layer as a full copy of the root (several
+    # GB per build): keep only the base image unless asked to keep the
+    # layer cache for the next run.
+    if os.environ.get("RD_IMAGE_KEEP") != "1":
+        podman("rmi", "-f", TAG, check=False, timeout=600)
+        podman("image", "prune", "-f", check=False, timeout=600)
 
 
 class Container:
@@ -132,7 +139,9 @@ def test_image_config(image):
     assert cfg["Entrypoint"] == ["/usr/local/bin/recoveryd"]
     assert cfg["Cmd"] == ["--config", "/etc/recoveryd/recovery.yaml"]
     assert {"50051/tcp", "9464/tcp"} <= set(cfg["ExposedPorts"])
-    assert cfg["Healthcheck"]["Test"] == ["CMD", "/usr/local/bin/recoveryd-healthcheck"]
+    # podman keeps the Docker-format health check beside the OCI config
+    assert image["Healthcheck"]["Test"] == ["CMD", "/usr/local/bin/recoveryd-healthcheck"]
+    print(f"image size: {image['Size'] / 1e6:.0f} MB")
 
 
 def test_image_holds_no_build_tools(image):
@@ -165,10 +174,11 @@ def test_root_filesystem_is_read_only(container):
 def test_health_probes_as_the_kubelet_asks(container):
     for service in ("", API):
         proc = container.probe(service)
-        assert proc.returncode == 0 and "SERVING" in proc.stdout, (service, proc.stdout,
-                                                                   proc.stderr)
+        assert proc.returncode == 0 and "status: SERVING" in proc.stdout + proc.stderr, (
+            service, proc.stdout, proc.stderr)
     proc = container.probe("no.such.Service")
-    assert proc.returncode != 0 and "NOT_FOUND" in proc.stderr + proc.stdout, proc
+    said = (proc.stderr + proc.stdout).replace("_", "").lower()
+    assert proc.returncode != 0 and "notfound" in said, proc
 
 
 def test_decide_with_grpcurl(container):
