@@ -36,6 +36,12 @@ def podman() -> list[str]:
             "--storage-driver", "vfs", "--runtime", "runc", "--cgroup-manager", "cgroupfs"]
 
 
+def buildah() -> list[str]:
+    """buildah on the same storage as podman()."""
+    return ["buildah", "--root", str(CACHE / "storage"), "--runroot", str(CACHE / "run"),
+            "--storage-driver", "vfs"]
+
+
 def ulimits() -> list[str]:
     """The limits the runtime may set: at most this process's own."""
     nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -46,7 +52,7 @@ def ulimits() -> list[str]:
 
 
 def missing_tools() -> list[str]:
-    return [t for t in ("podman", "runc", "debootstrap") if not shutil.which(t)]
+    return [t for t in ("podman", "buildah", "runc", "debootstrap") if not shutil.which(t)]
 
 
 def _copy_network_settings(root: Path) -> None:

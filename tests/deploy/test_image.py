@@ -60,6 +60,9 @@ def image():
     if missing:
         pytest.skip(f"missing {', '.join(missing)} (scripts/install-deps.sh --test)")
     base = it.base_image()
+    # Working containers an interrupted build left in this storage (its own:
+    # nothing else uses it) hold a full root copy each.
+    subprocess.run([*it.buildah(), "rm", "--all"], capture_output=True, timeout=600)
     started = time.monotonic()
     proc = subprocess.run(
         [*it.podman(), "build", "--format", "docker", "--network", "host", *it.ulimits(),
