@@ -1,5 +1,6 @@
-/* The configuration loader: recovery.yaml, then its rules file, then every
- * manifest in its tools directory. The formats and their limits are those
+/* The configuration loader: recovery.yaml with its drop-in fragments merged
+ * over it (config_merge.h), then its rules file, then every manifest in its
+ * tools directory. The formats and their limits are those
  * of the configuration format document; the defaults below equal the values
  * it shows. Anything invalid stops the load with "FILE:LINE: KEY: problem"
  * and nothing partly loaded is returned. */
