@@ -26,9 +26,12 @@ RELEASE_DEBS=(python3 nghttp2-client)
 # Every test on top of those: cmocka, the sanitizers' and libFuzzer's clang,
 # Redis, the e2e venv, the deployment tests' network namespaces (iproute2)
 # and process checks (procps), TLS fixtures (openssl), and curl/unzip for
-# the Go toolchain.
+# the Go toolchain; the image test builds and runs deploy/Dockerfile with
+# podman and buildah (daemonless; runc works where crun refuses a cgroup v1
+# host) on a Debian base it bootstraps with debootstrap.
 TEST_DEBS=(libcmocka-dev clang libclang-rt-14-dev llvm redis-server
-           python3-venv iproute2 procps openssl curl unzip ca-certificates git)
+           python3-venv iproute2 procps openssl curl unzip ca-certificates git
+           podman buildah runc debootstrap)
 # The runtime packages of the libraries the -dev packages above link against
 # (keep the two lists in step; tests/deploy checks that the binary's shared
 # libraries all come from these and their dependencies).
@@ -77,7 +80,8 @@ if [ ! -x .venv/bin/python ] || [ tests/e2e/requirements.txt -nt .venv/.requirem
 fi
 
 # Go, pinned, and the Go programs the tests drive as an operator would:
-# grpcurl (reflection) and kustomize (the Kubernetes manifests).
+# grpcurl (reflection), kustomize (the Kubernetes manifests) and
+# grpc-health-probe (the image test's Kubernetes-style probe).
 rd_go_env "$WHO"
 rd_go_install "$WHO" "github.com/fullstorydev/grpcurl/cmd/grpcurl@$GRPCURL_VERSION" grpcurl
 rd_go_install "$WHO" "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" kustomize
@@ -89,6 +93,8 @@ if [ ! -x "$RD_TOOLS/bin/promlint" ] || [ tests/tools/promlint/go.sum -nt "$RD_T
   (cd tests/tools/promlint && go build -o "$RD_TOOLS/bin/promlint" .) ||
     rd_fail "$WHO" "building tests/tools/promlint failed (Go module proxy $(rd_go_proxy))"
 fi
+GOTOOLCHAIN=$GRPC_HEALTH_PROBE_GO \
+  rd_go_install "$WHO" "github.com/grpc-ecosystem/grpc-health-probe@$GRPC_HEALTH_PROBE_VERSION" grpc-health-probe
 
 # The client stubs' toolchains (Go plugins, Node, Java, the stubs' venv).
 scripts/install-stub-deps.sh

@@ -14,6 +14,10 @@ KUSTOMIZE_VERSION=v5.5.0               # the deployment tests
 PROTOC_GEN_GO_VERSION=v1.36.11         # the Go stubs
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.1      # the Go stubs
 GHZ_VERSION=v0.120.0                   # the RPC benchmark
+GRPC_HEALTH_PROBE_VERSION=v0.4.62      # the image test: probes the container as Kubernetes does
+# grpc-health-probe's releases on the proxy need Go 1.26; the go command
+# fetches this toolchain (module golang.org/toolchain) for that one build.
+GRPC_HEALTH_PROBE_GO=go1.26.11
 
 # Python code generator of the stubs (PyPI).
 GRPCIO_TOOLS_VERSION=1.66.2

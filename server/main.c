@@ -62,8 +62,10 @@ typedef struct options {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: recoveryd --config FILE [--listen HOST:PORT] [--check-config]\n"
-            "  --config FILE       main configuration (e.g. config/recovery.yaml)\n"
+            "usage: recoveryd --config FILE|DIR [--listen HOST:PORT] [--check-config]\n"
+            "  --config FILE       main configuration (e.g. config/recovery.yaml), then the\n"
+            "                      drop-in fragments beside it (recovery.d/*.yaml)\n"
+            "  --config DIR        the same for DIR/recovery.yaml\n"
             "  --listen HOST:PORT  listen here instead of server.listen\n"
             "  --check-config      validate the configuration and exit (0 = valid)\n"
             "  --config-keys       print every configuration key as Markdown and exit\n"

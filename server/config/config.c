@@ -1,7 +1,8 @@
-/* The configuration loader: recovery.yaml read with the key tables
- * (config_tables.h), then its rules file, then every manifest in its tools
- * directory. Anything invalid stops the load with "FILE:LINE: KEY:
- * problem" and nothing partly loaded is returned. */
+/* The configuration loader: recovery.yaml with its drop-in fragments merged
+ * over it (config_merge.h), read with the key tables (config_tables.h),
+ * then its rules file, then every manifest in its tools directory. Anything
+ * invalid stops the load with "FILE:LINE: KEY: problem" and nothing partly
+ * loaded is returned. */
 #include "config/config.h"
 
 #include <dirent.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "config/config_keys.h"
+#include "config/config_merge.h"
 #include "config/config_refs.h"
 #include "config/config_tables.h"
 #include "config/config_tools.h"
@@ -149,9 +151,10 @@ static int load_all(rd_config *cfg, const char *path, char *err, size_t err_cap)
     if (set_defaults(cfg, path) != RD_OK)
         return rd_yerr(&c, 0, "(file)", "out of memory");
     rd_ynode *root;
-    int rc = rd_yaml_load(&c, &root);
+    rd_config_sources sources = {0};
+    int rc = rd_config_merge_load(&c, &root, &sources);
     if (rc != RD_OK)
-        return rc;
+        goto done;
     rc = rd_keys_parse(&c, root, 1, "", &rd_keys_main, cfg);
     if (rc == RD_OK)
         rc = load_rules(cfg, &c, root);
@@ -165,6 +168,10 @@ static int load_all(rd_config *cfg, const char *path, char *err, size_t err_cap)
     if (rc == RD_OK && cfg->server.workers == 0)
         cfg->server.workers = workers_for_this_machine();
     rd_yaml_free(root);
+done:
+    if (rc != RD_OK)
+        rd_config_merge_blame(&sources, path, err, err_cap);
+    rd_config_sources_free(&sources);
     return rc;
 }
 
@@ -181,7 +188,10 @@ rd_config *rd_config_load(const char *path, char *err, size_t err_cap)
         snprintf(err, err_cap, "%s:0: (file): out of memory", path);
         return NULL;
     }
-    if (load_all(cfg, path, err, err_cap) != RD_OK) {
+    char *main_file = rd_config_main_file(path); /* a directory means its recovery.yaml */
+    int rc = main_file ? load_all(cfg, main_file, err, err_cap) : RD_ERR_NOMEM;
+    free(main_file);
+    if (rc != RD_OK) {
         if (err[0] == '\0')
             snprintf(err, err_cap, "%s:0: (file): out of memory", path);
         rd_config_free(cfg);

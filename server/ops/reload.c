@@ -9,6 +9,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include "config/config_merge.h"
 #include "domain/log.h"
 
 #define DEBOUNCE_MS 200
@@ -132,6 +133,10 @@ rd_config_watch *rd_config_watch_new(const rd_config *cfg)
     bool ok = w->fd >= 0 && add_dir_watch(w->fd, main_dir);
     if (ok && cfg->tools_dir)
         add_dir_watch(w->fd, cfg->tools_dir); /* optional: it may not exist */
+    char *dropin = ok ? rd_config_dropin_dir(cfg->path) : NULL;
+    if (dropin && access(dropin, F_OK) == 0) /* most installs have no drop-ins */
+        add_dir_watch(w->fd, dropin);
+    free(dropin);
     free(main_dir);
     if (!ok) {
         rd_config_watch_free(w);

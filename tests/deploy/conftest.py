@@ -8,7 +8,9 @@ binary for the checks that run the real config loader.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -59,3 +61,21 @@ def recoveryd_binary() -> Path:
                 f"{', '.join(str(c) for c in candidates)}); build one, e.g. "
                 "cmake -S . -B build-deploy -DCMAKE_BUILD_TYPE=Release -DRD_E2E=OFF && "
                 "cmake --build build-deploy --target recoveryd, or set RECOVERYD=PATH")
+
+
+@pytest.fixture(scope="session")
+def strict_decoder(tmp_path_factory) -> Path:
+    """strictdecode/ built with the pinned Go of scripts/versions.sh (which
+    scripts/install-deps.sh --test installs into build-tools/); its modules
+    come from the Go module proxy."""
+    version = re.search(r"^GO_VERSION=(\S+)", (du.REPO / "scripts/versions.sh").read_text(),
+                        re.M).group(1)
+    go = du.REPO / "build-tools" / f"go-{version}" / "bin" / "go"
+    if not go.is_file():
+        pytest.skip(f"no Go {version} in build-tools/ (scripts/install-deps.sh --test)")
+    out = tmp_path_factory.mktemp("strictdecode") / "strictdecode"
+    env = dict(os.environ, GOTOOLCHAIN="local", GOFLAGS="-buildvcs=false -mod=readonly")
+    proc = subprocess.run([str(go), "build", "-o", str(out), "."], cwd=du.HERE / "strictdecode",
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"building tests/deploy/strictdecode failed:\n{proc.stderr}"
+    return out

@@ -16,10 +16,10 @@ LAYERS = ["base", *OVERLAYS]
 
 
 def render(kustomize: list[str], directory: Path) -> list[dict]:
-    """Renders a kustomization offline; the ConfigMap reads config/ from
-    outside deploy/k8s, hence the load restrictor."""
-    proc = subprocess.run([*kustomize, "--load-restrictor", "LoadRestrictionsNone",
-                           str(directory)], capture_output=True, text=True, timeout=120)
+    """Renders a kustomization offline with kustomize's default options
+    (what `kubectl apply -k` and GitOps tools use: no load-restrictor flag)."""
+    proc = subprocess.run([*kustomize, str(directory)], capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, (f"{' '.join(kustomize)} {directory} failed:\n"
                                   f"{proc.stderr}")
     return [d for d in yaml.safe_load_all(proc.stdout) if d]
@@ -58,24 +58,54 @@ def config_volume(deployment: dict) -> tuple[dict, dict]:
     return volume, mounts[0]
 
 
-def recovery_yaml(objects: list[dict], deployment: dict) -> dict:
-    """The recovery.yaml the pod reads, parsed, from the rendered ConfigMap."""
+def merge_fragment(base, over):
+    """recoveryd's drop-in rule (server/config/config_merge.h): mappings
+    merge key by key, null removes a key, anything else replaces. The
+    rendered config is also loaded by the real recoveryd (--check-config),
+    which holds this reading to account."""
+    if not (isinstance(base, dict) and isinstance(over, dict)):
+        return over
+    out = dict(base)
+    for key, value in over.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_fragment(out.get(key), value) if key in out else value
+    return out
+
+
+def projected_files(objects: list[dict], deployment: dict) -> dict[str, str]:
+    """{path inside the config mount: text}, as the kubelet projects them."""
     volume, _ = config_volume(deployment)
     cm = one(objects, "ConfigMap", volume["configMap"]["name"])
+    return {i["path"]: cm["data"][i["key"]] for i in volume["configMap"]["items"]}
+
+
+def fragments(files: dict[str, str], main: str) -> list[str]:
+    """The drop-in fragments recoveryd merges over `main`, in its order."""
+    dropin = str(Path(main).with_suffix(".d"))
+    return sorted(p for p in files if str(Path(p).parent) == dropin
+                  and Path(p).suffix in (".yaml", ".yml") and not Path(p).name.startswith("."))
+
+
+def recovery_yaml(objects: list[dict], deployment: dict) -> dict:
+    """The configuration the pod runs with: recovery.yaml from the rendered
+    ConfigMap with its drop-in fragments merged over it."""
+    files = projected_files(objects, deployment)
     main = Path(config_path_arg(container(deployment))).name
-    key = next(i["key"] for i in volume["configMap"]["items"] if i["path"] == main)
-    return yaml.safe_load(cm["data"][key])
+    cfg = yaml.safe_load(files[main])
+    for fragment in fragments(files, main):
+        cfg = merge_fragment(cfg, yaml.safe_load(files[fragment]))
+    return cfg
 
 
 def materialize_config(objects: list[dict], deployment: dict, target: Path) -> Path:
     """Writes the config directory exactly as the kubelet would project it
     into the pod; returns the path of the main file inside `target`."""
-    volume, _ = config_volume(deployment)
-    cm = one(objects, "ConfigMap", volume["configMap"]["name"])
-    for item in volume["configMap"]["items"]:
-        path = target / item["path"]
+    for rel, text in projected_files(objects, deployment).items():
+        path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(cm["data"][item["key"]])
+        path.write_text(text)
     return target / Path(config_path_arg(container(deployment))).name
 
 

@@ -3,7 +3,7 @@ shared install script, the non-root user, no secrets, that every COPY
 source exists and passes the .dockerignore, that the runtime packages exist
 in Debian and provide every shared library the binary links, and that the
 HEALTHCHECK script tells a healthy recoveryd from an unhealthy one.
-(The image itself is not built by these tests.)"""
+(test_image.py builds the image with podman and runs it.)"""
 from __future__ import annotations
 
 import fnmatch
@@ -116,9 +116,10 @@ def test_runs_as_uid_10001_not_root():
 def test_ports_and_entrypoint_match_the_config():
     runtime = stages()["runtime"]
     exposed = {int(p) for word, rest in runtime if word == "EXPOSE" for p in rest.split()}
-    cfg = yaml.safe_load((du.K8S / "base/recovery.yaml").read_text())
-    assert exposed == {du.port_of(cfg["server"]["listen"]), du.port_of(cfg["metrics"]["listen"])}
     shipped = yaml.safe_load((du.REPO / "config/recovery.yaml").read_text())
+    cfg = du.merge_fragment(shipped, yaml.safe_load(
+        (du.K8S / "base/recovery.d/10-kubernetes.yaml").read_text()))
+    assert exposed == {du.port_of(cfg["server"]["listen"]), du.port_of(cfg["metrics"]["listen"])}
     assert du.port_of(shipped["server"]["listen"]) in exposed
     cmd = next(rest for word, rest in runtime if word == "CMD")
     assert '"/etc/recoveryd/recovery.yaml"' in cmd
@@ -161,7 +162,15 @@ def test_every_copied_path_exists_and_is_in_the_build_context():
             assert dockerignore_allows(src.rstrip("/")), f"COPY {src}: excluded by .dockerignore"
             if path.is_dir():
                 for f in path.rglob("*"):
-                    assert dockerignore_allows(str(f.relative_to(du.REPO))), f
+                    rel = str(f.relative_to(du.REPO))
+                    assert dockerignore_allows(rel) or rel in LEFT_OUT, f
+    for rel in LEFT_OUT:
+        assert not dockerignore_allows(rel), f"{rel} would be copied into the image"
+
+
+# Files inside copied directories that the image must not hold: the
+# Kubernetes generator beside the shipped configuration.
+LEFT_OUT = {"config/kustomization.yaml"}
 
 
 def apt_known(pkg: str) -> bool:

@@ -1,15 +1,18 @@
-"""deploy/k8s renders offline, and what it renders agrees with the service:
-ports with the listen addresses in the ConfigMap, probes with the health
-service names, the config mount with --config, shutdown timings with the
-drain settings, replicas with the disruption budget, and each overlay's
-store with its purpose. The rendered recovery.yaml is also loaded by the
-real recoveryd (--check-config)."""
+"""deploy/k8s renders offline with kustomize's default options (as
+`kubectl apply -k` and GitOps tools do), and what it renders agrees with the
+service: ports with the listen addresses in the ConfigMap, probes with the
+health service names, the config mount with --config, the shipped config/
+files with what the pod reads, shutdown timings with the drain settings,
+replicas with the disruption budget and the autoscaler, and each overlay's
+store with its purpose. The rendered configuration directory (config/ plus
+each layer's drop-in fragments) is also loaded by the real recoveryd
+(--check-config)."""
 from __future__ import annotations
 
+import base64
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -33,15 +36,70 @@ def deployment_of(objects):
     return one(objects, "Deployment", "recoveryd")
 
 
-def test_generated_recovery_yaml_is_current():
-    proc = subprocess.run([sys.executable, str(du.K8S / "gen-config.py"), "--check"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+def shipped_config_files() -> dict[str, str]:
+    """{path relative to config/: text} of every configuration file."""
+    root = du.REPO / "config"
+    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*.y*ml"))
+            if p.name != "kustomization.yaml"}
+
+
+def test_the_pod_reads_config_itself_and_no_copy_of_it(rendered, layer):
+    """config/ is the one home of the shipped configuration: every file of
+    it reaches the pod unchanged, and each layer adds only fragments."""
+    objects = rendered(layer)
+    files = du.projected_files(objects, deployment_of(objects))
+    shipped = shipped_config_files()
+    for rel, text in shipped.items():
+        assert files.get(rel) == text, f"config/{rel} does not reach the pod unchanged"
+    main = Path(du.config_path_arg(container(deployment_of(objects)))).name
+    extra = set(files) - set(shipped)
+    assert extra == set(du.fragments(files, main)) and extra, (
+        f"the pod gets files that are neither config/ nor drop-in fragments: {extra}")
+    copies = [p for p in du.K8S.rglob("*") if p.is_file()
+              and p.name in {Path(r).name for r in shipped}]
+    assert not copies, f"copies of config/ files under deploy/k8s: {copies}"
+
+
+def test_no_layer_needs_files_outside_itself():
+    """What made the load-restrictor flag necessary: a generator or patch
+    naming a file above its kustomization's directory."""
+    for kfile in [*du.K8S.rglob("kustomization.yaml"), du.REPO / "config/kustomization.yaml"]:
+        k = yaml.safe_load(kfile.read_text())
+        for gen in k.get("configMapGenerator", []) + k.get("secretGenerator", []):
+            for entry in gen.get("files", []) + gen.get("envs", []):
+                source = entry.split("=", 1)[-1]
+                resolved = (kfile.parent / source).resolve()
+                assert kfile.parent.resolve() in resolved.parents, (kfile, entry)
 
 
 def test_every_layer_renders(rendered, layer):
     kinds = {o["kind"] for o in rendered(layer)}
     assert {"Deployment", "ConfigMap", "Service", "NetworkPolicy"} <= kinds, kinds
+
+
+def test_every_object_decodes_strictly_into_the_kubernetes_types(kustomize, layer,
+                                                                  strict_decoder):
+    """What the API server does with fieldValidation=Strict: an unknown or
+    duplicated field, a wrong type or an unknown kind fails the apply."""
+    built = subprocess.run([*kustomize, str(du.K8S / layer)], capture_output=True, text=True,
+                           timeout=120)
+    assert built.returncode == 0, built.stderr
+    proc = subprocess.run([str(strict_decoder)], input=built.stdout, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    decoded = [l.split()[1:3] for l in proc.stdout.splitlines()]
+    assert len(decoded) == len(rendered_objects := du.render(kustomize, du.K8S / layer))
+    assert sorted(map(tuple, decoded)) == sorted(
+        (o["kind"], o["metadata"]["name"]) for o in rendered_objects)
+
+
+def test_strict_decoder_rejects_an_unknown_field(strict_decoder):
+    bad = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n"
+           "spec:\n  replica: 2\n  selector: {matchLabels: {a: b}}\n"
+           "  template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}\n")
+    proc = subprocess.run([str(strict_decoder)], input=bad, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and 'unknown field "spec.replica"' in proc.stdout, proc.stdout
 
 
 def test_container_ports_match_listen_addresses(rendered, layer):
@@ -118,6 +176,11 @@ def test_config_is_a_directory_mount_holding_all_of_config(rendered, layer):
     assert rules in items.values()
     assert cm["data"][next(k for k, p in items.items() if p == rules)] == \
         (du.REPO / "config/rules.yaml").read_text()
+    # Each layer's fragment sits in the drop-in directory of --config.
+    fragments = du.fragments(dict.fromkeys(items.values(), ""), main)
+    expected = {"base": ["recovery.d/10-kubernetes.yaml"]}.get(
+        layer, ["recovery.d/10-kubernetes.yaml", f"recovery.d/20-{Path(layer).name}.yaml"])
+    assert fragments == expected
 
 
 def test_shutdown_fits_in_the_termination_grace_period(rendered, layer):
@@ -172,7 +235,8 @@ def test_recoveryd_runs_as_the_image_user(rendered, layer):
 def test_every_container_has_requests_and_limits(rendered, layer):
     objects = rendered(layer)
     for w in all_of(objects, "Deployment") + all_of(objects, "StatefulSet"):
-        for c in w["spec"]["template"]["spec"]["containers"]:
+        pod = w["spec"]["template"]["spec"]
+        for c in pod["containers"] + pod.get("initContainers", []):
             res = c.get("resources", {})
             for part in ("requests", "limits"):
                 assert {"cpu", "memory"} <= set(res.get(part, {})), (
@@ -206,12 +270,27 @@ def test_services_select_the_pods_and_expose_the_api(rendered, layer):
     assert {ports["grpc"], ports["metrics"]} <= allowed
 
 
+def test_autoscaled_deployment_leaves_replicas_to_the_autoscaler(rendered, layer):
+    """With `replicas` in the manifest every apply would reset the count the
+    HorizontalPodAutoscaler chose; without an autoscaler it must be set."""
+    objects = rendered(layer)
+    dep = deployment_of(objects)
+    hpas = [h for h in all_of(objects, "HorizontalPodAutoscaler")
+            if h["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                               "name": dep["metadata"]["name"]}]
+    if hpas:
+        assert "replicas" not in dep["spec"], dep["spec"].get("replicas")
+    else:
+        assert dep["spec"].get("replicas", 0) >= 1
+
+
 def test_disruption_budget_and_autoscaler_agree_with_replicas(rendered, overlay):
     objects = rendered(overlay)
-    replicas = deployment_of(objects)["spec"]["replicas"]
     pdbs = [p for p in all_of(objects, "PodDisruptionBudget")
             if p["metadata"]["name"] == "recoveryd"]
     hpas = all_of(objects, "HorizontalPodAutoscaler")
+    replicas = (hpas[0]["spec"]["minReplicas"] if hpas
+                else deployment_of(objects)["spec"]["replicas"])
     if replicas == 1:
         assert not pdbs, "one replica with a PDB would block every node drain"
         assert not hpas, "the single overlay must not scale out its in-memory store"
@@ -222,8 +301,7 @@ def test_disruption_budget_and_autoscaler_agree_with_replicas(rendered, overlay)
         f"minAvailable {min_available} with {replicas} replicas: drains would block")
     hpa = hpas[0]["spec"]
     assert hpa["scaleTargetRef"]["name"] == "recoveryd"
-    assert hpa["minReplicas"] == replicas and hpa["maxReplicas"] > replicas
-    assert hpa["minReplicas"] > min_available
+    assert hpa["maxReplicas"] > replicas
 
 
 def test_single_uses_the_memory_store(rendered):
@@ -236,7 +314,7 @@ def test_single_uses_the_memory_store(rendered):
 def test_production_shares_state_through_redis_sentinel(rendered):
     objects = rendered("overlays/production")
     dep = deployment_of(objects)
-    assert dep["spec"]["replicas"] >= 3
+    assert one(objects, "HorizontalPodAutoscaler")["spec"]["minReplicas"] >= 3
     store = du.recovery_yaml(objects, dep)["store"]
     assert store["backend"] == "redis"
     redis = store["redis"]
@@ -252,8 +330,8 @@ def test_production_shares_state_through_redis_sentinel(rendered):
     assert set(redis["sentinels"]) == expected
     init = (du.K8S / "components/redis-sentinel/redis-init.sh").read_text()
     assert f"MASTER_NAME=${{MASTER_NAME:-{redis['master_name']}}}" in init
-    # The password file is a mounted Secret item, and the Secret is not in
-    # the repository: the operator creates it.
+    # The password file is a mounted Secret item, of the one Secret the
+    # component generates.
     pw = Path(redis["password_file"])
     mount = next(m for m in container(dep)["volumeMounts"] if m["mountPath"] == str(pw.parent))
     volume = next(v for v in dep["spec"]["template"]["spec"]["volumes"]
@@ -262,7 +340,8 @@ def test_production_shares_state_through_redis_sentinel(rendered):
     redis_secret = {v["secret"]["secretName"] for v in sts["spec"]["template"]["spec"]["volumes"]
                     if "secret" in v}
     assert {volume["secret"]["secretName"]} == redis_secret
-    assert not all_of(objects, "Secret"), "no Secret may be rendered from the repository"
+    secret = one(objects, "Secret")
+    assert secret["metadata"]["name"] == volume["secret"]["secretName"]
     # recoveryd may reach Redis and the Sentinels, and they accept it.
     egress_ports = {p["port"] for r in one(objects, "NetworkPolicy", "recoveryd")["spec"]["egress"]
                     for p in r["ports"]}
@@ -276,7 +355,8 @@ def test_production_shares_state_through_redis_sentinel(rendered):
 def test_production_cluster_shares_state_through_a_redis_cluster(rendered):
     objects = rendered("overlays/production-cluster")
     dep = deployment_of(objects)
-    assert dep["spec"]["replicas"] >= 3
+    assert "replicas" not in dep["spec"]  # the autoscaler owns the count
+    assert one(objects, "HorizontalPodAutoscaler", "recoveryd")["spec"]["minReplicas"] >= 3
     redis = du.recovery_yaml(objects, dep)["store"]["redis"]
     assert "sentinels" not in redis and redis.get("db", 0) == 0
     sts = one(objects, "StatefulSet", "recoveryd-redis-cluster")
@@ -288,7 +368,8 @@ def test_production_cluster_shares_state_through_a_redis_cluster(rendered):
     job = one(objects, "Job", "recoveryd-redis-cluster-create")
     env = {e["name"]: e["value"] for e in container(job, "create")["env"]}
     assert int(env["NODES"]) == sts["spec"]["replicas"]
-    assert not all_of(objects, "Secret"), "no Secret may be rendered from the repository"
+    secret = one(objects, "Secret")  # generated with an empty password, replaced by the overlay
+    assert secret["metadata"]["name"].startswith("recoveryd-redis")
     egress = [r for r in one(objects, "NetworkPolicy", "recoveryd")["spec"]["egress"]
               if any(t.get("podSelector", {}).get("matchLabels", {}).get(
                   "app.kubernetes.io/name") == "recoveryd-redis-cluster" for t in r.get("to", []))]
@@ -317,6 +398,53 @@ def test_servicemonitor_component_scrapes_the_metrics_port(kustomize, tmp_path):
     assert {e["port"] for e in monitor["spec"]["endpoints"]} <= port_names
 
 
+def test_redis_secret_is_generated_without_a_password_from_the_repository(rendered):
+    """The component generates recoveryd-redis (so an apply never fails on
+    a missing Secret) with an empty password, which redis-init.sh refuses
+    with instructions (test_redis_init.py); an overlay's secretGenerator
+    with behavior: replace sets the real one, and the hash in the name
+    rolls the pods onto it."""
+    objects = rendered("overlays/production")
+    secret = one(objects, "Secret")
+    assert re.fullmatch(r"recoveryd-redis-[a-z0-9]{10}", secret["metadata"]["name"]), secret
+    assert secret.get("data", {}).get("password") == "", "no password may ship in the repository"
+
+
+def test_redis_override_replaces_the_password(kustomize, tmp_path):
+    kdir = tmp_path / "mine"
+    kdir.mkdir()
+    (kdir / "redis-password").write_text("s3cret-from-the-operator")
+    (kdir / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(du.K8S / "overlays/production", kdir)],
+        "secretGenerator": [{"name": "recoveryd-redis", "behavior": "replace",
+                             "files": ["password=redis-password"]}]}))
+    objects = du.render(kustomize, kdir)
+    secret = one(objects, "Secret")
+    assert base64.b64decode(secret["data"]["password"]) == b"s3cret-from-the-operator"
+    sts = one(objects, "StatefulSet", "recoveryd-redis")
+    dep = deployment_of(objects)
+    for pod in (sts["spec"]["template"]["spec"], dep["spec"]["template"]["spec"]):
+        assert secret["metadata"]["name"] in {v["secret"]["secretName"] for v in pod["volumes"]
+                                              if "secret" in v}
+
+
+# Redis's July 2026 security release (CVE fixes for remote code execution):
+# 7.4.10 on the 7.4 line, 7.2.15 on the 7.2 line.
+REDIS_FIXED = {(7, 4): 10, (7, 2): 15}
+
+
+def test_redis_image_has_the_security_releases(rendered):
+    objects = rendered("overlays/production")
+    pod = one(objects, "StatefulSet", "recoveryd-redis")["spec"]["template"]["spec"]
+    images = {c["image"] for c in pod["containers"] + pod["initContainers"]}
+    assert len(images) == 1, f"one Redis image for every container: {images}"
+    m = re.fullmatch(r"redis:(\d+)\.(\d+)\.(\d+)-bookworm", images.pop())
+    assert m, "a pinned patch release on Debian bookworm"
+    major, minor, patch = map(int, m.groups())
+    assert (major, minor) in REDIS_FIXED and patch >= REDIS_FIXED[(major, minor)], m.group(0)
+
+
 # ---------------------------------------------------------------- the real loader
 
 # Keys of the operations and Redis work (issue 5 and 6) that the loader is
@@ -343,29 +471,31 @@ def test_rendered_config_passes_check_config(rendered, layer, recoveryd_binary, 
     objects = rendered(layer)
     dep = deployment_of(objects)
     main = du.materialize_config(objects, dep, tmp_path / "etc-recoveryd")
-    text = main.read_text()
-    # The pod reads the password from a mounted Secret; point at a stand-in.
-    cfg = yaml.safe_load(text)
-    redis = cfg.get("store", {}).get("redis", {})
-    if redis.get("password_file"):
+    cfg = du.recovery_yaml(objects, dep)
+    # The pod reads the password, tokens and certificate from mounted
+    # Secrets; one more fragment points them at stand-ins.
+    stand_ins: dict = {}
+    if cfg.get("store", {}).get("redis", {}).get("password_file"):
         stand_in = tmp_path / "redis-password"
         stand_in.write_text("not-a-real-password\n")
-        redis["password_file"] = str(stand_in)
-    # Tokens and the certificate, likewise (a key and certificate that load).
+        stand_ins["store"] = {"redis": {"password_file": str(stand_in)}}
     server = cfg.get("server", {})
     for section in ("auth", "admin"):
         if server.get(section, {}).get("token_file"):
             stand_in = tmp_path / f"{section}-token"
             stand_in.write_text("not-a-real-token\n")
-            server[section]["token_file"] = str(stand_in)
+            stand_ins.setdefault("server", {})[section] = {"token_file": str(stand_in)}
     if server.get("tls"):
         for key in ("cert_file", "key_file"):
             stand_in = tmp_path / f"tls-{key}"
             stand_in.write_text("stand-in\n")
-            server["tls"][key] = str(stand_in)
-    main.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    proc = subprocess.run([str(recoveryd_binary), "--config", str(main), "--check-config"],
-                          capture_output=True, text=True, timeout=60)
+            stand_ins.setdefault("server", {}).setdefault("tls", {})[key] = str(stand_in)
+    if stand_ins:
+        (main.parent / "recovery.d" / "99-test-stand-ins.yaml").write_text(
+            yaml.safe_dump(stand_ins))
+    # The directory form of --config, which reads the same files.
+    proc = subprocess.run([str(recoveryd_binary), "--config", str(main.parent),
+                           "--check-config"], capture_output=True, text=True, timeout=60)
     if proc.returncode == 0:
         return
     output = (proc.stdout + proc.stderr).strip()

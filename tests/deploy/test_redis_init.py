@@ -96,3 +96,19 @@ def test_first_pod_is_a_protected_master_and_later_pods_follow_the_sentinels(
         for p in procs:
             p.terminate()
             p.wait(timeout=10)
+
+
+def test_empty_password_stops_the_pod_with_instructions(tmp_path):
+    """The component's generated Secret has an empty password until an
+    overlay replaces it: the init container must stop with what to do
+    rather than start an unprotected Redis."""
+    pw = tmp_path / "password"
+    pw.write_text("")
+    env = dict(os.environ, CONF_DIR=str(tmp_path / "conf"), PASSWORD_FILE=str(pw),
+               POD_NAME="recoveryd-redis-0")
+    proc = subprocess.run(["sh", str(SCRIPT)], env=env, capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode != 0
+    assert "the Secret recoveryd-redis has no password" in proc.stderr, proc.stderr
+    assert "behavior: replace" in proc.stderr, proc.stderr
+    assert not (tmp_path / "conf").exists(), "nothing is configured without a password"

@@ -24,7 +24,11 @@ peer() { echo "${PEER_HOST_PATTERN:-$SET-%d.$SERVICE}" | sed "s/%d/$1/"; }
 peer_port() { if [ -n "${PEER_PORT_BASE:-}" ]; then echo $((PEER_PORT_BASE + $1)); else echo "$REDIS_PORT"; fi; }
 
 PASSWORD=$(cat "$PASSWORD_FILE")
-[ -n "$PASSWORD" ] || { echo "redis-cluster-init: $PASSWORD_FILE is empty" >&2; exit 1; }
+if [ -z "$PASSWORD" ]; then
+  echo "redis-cluster-init: $PASSWORD_FILE is empty: the Secret recoveryd-redis has no password." >&2
+  echo "redis-cluster-init: set one in your overlay (components/redis-cluster/kustomization.yaml says how)." >&2
+  exit 1
+fi
 
 write_config() {
   self=${ANNOUNCE_HOST:-$POD.$SERVICE}

@@ -26,7 +26,12 @@ SELF=${ANNOUNCE_HOST:-$POD.$SERVICE}
 peer() { echo "${PEER_HOST_PATTERN:-$SET-%d.$SERVICE}" | sed "s/%d/$1/"; }
 
 PASSWORD=$(cat "$PASSWORD_FILE")
-[ -n "$PASSWORD" ] || { echo "redis-init: $PASSWORD_FILE is empty" >&2; exit 1; }
+if [ -z "$PASSWORD" ]; then
+  echo "redis-init: $PASSWORD_FILE is empty: the Secret recoveryd-redis has no password." >&2
+  echo "redis-init: set one in your overlay (secretGenerator recoveryd-redis, behavior: replace;" >&2
+  echo "redis-init: deploy/k8s/components/redis-sentinel/kustomization.yaml shows how)." >&2
+  exit 1
+fi
 
 master=""
 i=0
