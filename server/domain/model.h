@@ -109,6 +109,12 @@ typedef struct rd_tool_config {
     bool optional;
     bool has_default;
     char *default_value;
+    /* Side effects (domain/effects.h, docs/EFFECTS.md). UNSPECIFIED: the
+     * tool is retried as any tool, as when effects did not exist. */
+    rd_effects effects;
+    bool idempotency_key;        /* `idempotency: key`: the tool honours the executor's key */
+    char *verify_tool;           /* read-only tool telling whether the effect happened; NULL */
+    int verify_tool_line;
     char *file;                  /* manifest path; NULL for the built-in defaults */
     int line;
     int alternatives_line;       /* of the keys: where a reference error points */

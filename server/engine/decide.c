@@ -40,6 +40,8 @@ static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t
         rc = eng_check_id("outcome_id", in->outcome_id, false, st);
     if (rc == RD_OK && in->elapsed_ms < 0)
         rc = rd_status_set(st, RD_ERR_INVALID, "elapsed_ms: must not be negative");
+    if (rc == RD_OK && in->idempotency_key && in->idempotency_key[0])
+        rc = eng_check_id("idempotency_key", in->idempotency_key, false, st);
     if (rc == RD_OK && in->n_plan > RD_PLAN_MAX)
         rc = rd_status_set(st, RD_ERR_INVALID, "plan: more than %d steps", RD_PLAN_MAX);
     return rc;
@@ -75,7 +77,8 @@ static int learn_after_failure(decide_call *c)
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,
                      rd_decision *out, rd_status *st)
 {
-    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = ""};
+    *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = "",
+                         .verify_tool_id = "", .idempotency_key = ""};
     rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,

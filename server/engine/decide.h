@@ -80,6 +80,9 @@ typedef struct rd_decide_input {
     const char *executor_id;
     const char *outcome_id;      /* "" = none */
     const char *permit_id;       /* "" = none */
+    /* The key the executor sends with the tool call (manifest `idempotency:
+     * key`); "" or NULL = none. */
+    const char *idempotency_key;
 } rd_decide_input;
 
 typedef struct rd_decision {
@@ -96,6 +99,8 @@ typedef struct rd_decision {
     rd_cascade_step *cascade; size_t n_cascade;
     rd_trace_event *trace;    size_t n_trace;
     bool duplicate;                    /* outcome_id seen before: nothing recorded */
+    const char *verify_tool_id;        /* "" unless VERIFY names the manifest's verify_tool */
+    const char *idempotency_key;       /* "" unless a retry relies on the caller's key */
 } rd_decision;
 
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,

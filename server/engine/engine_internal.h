@@ -6,6 +6,7 @@
 
 #include "domain/budget.h"
 #include "domain/cascade.h"
+#include "domain/effects.h"
 #include "domain/classify.h"
 #include "domain/hash.h"
 #include "domain/signature.h"
@@ -149,6 +150,28 @@ int eng_decide_admission(decide_call *c);
  * model does not hear of this failure, and the text's "cannot be used for
  * this request" would be false. */
 int eng_decide_failure(decide_call *c);
+
+/* effect_decision.c (domain/effects.h) */
+/* Whether the tool's effects are declared, by its manifest or the error's
+ * hints: only then is a failure judged for retry safety. */
+static inline bool eng_effects_declared(const rd_tool_config *cfg, const rd_tool_error *err)
+{
+    return cfg->effects != RD_EFFECTS_UNSPECIFIED ||
+           (err && (err->read_only_hint | err->destructive_hint | err->idempotent_hint) != 0);
+}
+/* Judges the failure into c's effect fields (has_key: the caller sent an
+ * idempotency key). */
+void eng_effect_classify(const rd_tool_config *cfg, const rd_tool_error *err, bool has_key,
+                         rd_classification *c);
+/* Decide's step before retrying or handing the call to an alternative: the
+ * verdict written into the answer's classification, the EffectChecked
+ * event, and, when the effect may have happened, the answer VERIFY (the
+ * manifest names a verify_tool) or ESCALATE. *stopped = true when that
+ * answer was given. */
+int eng_effect_gate(decide_call *c, bool *stopped);
+/* The text for the model of an answer the gate gave: the failure text
+ * with its ending replaced by what the model must not do. */
+int eng_effect_llm_message(decide_call *c);
 
 /* decide.c */
 /* Whose retry this is: the turn, else the executor; "" = nobody to follow. */

@@ -179,6 +179,11 @@ static int act_on_failure(decide_call *c, const rd_classification *cl)
         eng_act_partial(c, "turn deadline reached", false);
         return RD_OK;
     }
+    if (eng_effects_declared(c->cfg, c->in->error)) {
+        bool stopped;
+        if ((rc = eng_effect_gate(c, &stopped)) != RD_OK || stopped)
+            return rc;
+    }
     if (cl->retryability == RD_PERMANENT)
         return decide_permanent(c, cl);
     return decide_transient(c, cl);
@@ -201,8 +206,12 @@ int eng_decide_failure(decide_call *c)
         return rc;
     if (c->out->action == RD_ACTION_RETRY)
         return RD_OK;
-    if ((rc = eng_add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st)) != RD_OK ||
-        c->out->action != RD_ACTION_USE_ALTERNATIVE)
+    if ((rc = eng_add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st)) != RD_OK)
+        return rc;
+    if (rd_effect_forbids_repeat(cr->classification.effect_safety) &&
+        (c->out->action == RD_ACTION_VERIFY || c->out->action == RD_ACTION_ESCALATE))
+        return eng_effect_llm_message(c);
+    if (c->out->action != RD_ACTION_USE_ALTERNATIVE)
         return rc;
     cr->llm_message = rd_alternative_message(c->ctx->arena, cr->llm_message, cr->llm_message_len,
                                              c->out->alternative_tool_id, &cr->llm_message_len);

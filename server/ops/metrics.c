@@ -58,7 +58,7 @@ typedef struct method_series {
     atomic_uint_fast64_t sum_us;
 } method_series;
 
-#define N_ACTIONS (RD_ACTION_PARTIAL + 1)
+#define N_ACTIONS (RD_ACTION_VERIFY + 1)
 
 struct rd_metrics {
     size_t max_tools;
@@ -72,6 +72,9 @@ struct rd_metrics {
     pthread_mutex_t insert_lock;
 
     atomic_uint_fast64_t decisions[N_ACTIONS];
+    /* Failures that would have been retried but whose effect may have
+     * happened (domain/effects.h), by the answer given instead. */
+    atomic_uint_fast64_t refused_verify, refused_escalate;
     method_series methods[METHOD_SLOTS];
     method_series unknown_method;        /* method -1 or out of range */
 
@@ -254,6 +257,9 @@ void rd_metrics_decision(rd_metrics *m, const char *tool_id, const rd_decision *
         count(&m->decisions[d->action], 1);
     if (d->duplicate)
         return; /* a replayed report changed nothing, so it counts nothing */
+    if (d->has_classification &&
+        d->classification.classification.effect_safety == RD_EFFECT_SAFETY_UNKNOWN)
+        count(d->action == RD_ACTION_VERIFY ? &m->refused_verify : &m->refused_escalate, 1);
     tool_series *t = tool_of(m, tool_id);
     if (d->has_classification)
         count_error(t, d->classification.classification.retryability);
@@ -400,6 +406,7 @@ static const char *action_label(int a)
         [RD_ACTION_USE_ALTERNATIVE] = "use_alternative",
         [RD_ACTION_FAIL_FAST] = "fail_fast",     [RD_ACTION_ESCALATE] = "escalate",
         [RD_ACTION_GIVE_UP] = "give_up",         [RD_ACTION_PARTIAL] = "partial",
+        [RD_ACTION_VERIFY] = "verify",
     };
     return NAMES[a];
 }
@@ -410,6 +417,14 @@ static void render_decisions(strbuf *sb, rd_metrics *m)
     for (int a = RD_ACTION_PROCEED; a < N_ACTIONS; a++)
         sb_printf(sb, "recoveryd_decisions_total{action=\"%s\"} %" PRIu64 "\n", action_label(a),
                   read_count(&m->decisions[a]));
+    sb_family(sb, "recoveryd_retries_refused_for_safety_total", "counter",
+              "Failures of non-idempotent tools not retried because the effect may have "
+              "happened, by the answer given instead.");
+    sb_printf(sb, "recoveryd_retries_refused_for_safety_total{action=\"verify\"} %" PRIu64 "\n",
+              read_count(&m->refused_verify));
+    sb_printf(sb,
+              "recoveryd_retries_refused_for_safety_total{action=\"escalate\"} %" PRIu64 "\n",
+              read_count(&m->refused_escalate));
 }
 
 /* ---- breakers, read from the store at scrape time ---- */

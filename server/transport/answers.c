@@ -44,8 +44,13 @@ static void put_classification(rd_pbw *out, const rd_classify_result *r)
 {
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     const rd_classification *k = &r->classification;
-    size_t rule_len = text_len(k->rule_id), suggestion_len = text_len(k->suggestion);
-    if (reserve(&w, RD_PB_COUNT(Classification), r->llm_message_len + rule_len + suggestion_len)) {
+    size_t rule_len = text_len(k->rule_id), suggestion_len = text_len(k->suggestion),
+           effect_len = text_len(k->effect_reason);
+    if (reserve(&w, RD_PB_COUNT(Classification),
+                r->llm_message_len + rule_len + suggestion_len + effect_len)) {
+        rd_pbw_put_bytes(&w, F(Classification, effect_reason), k->effect_reason, effect_len);
+        rd_pbw_put_int32(&w, F(Classification, effect_safety), (int32_t)k->effect_safety);
+        rd_pbw_put_int32(&w, F(Classification, effects), (int32_t)k->effects);
         rd_pbw_put_bytes(&w, F(Classification, llm_message), r->llm_message, r->llm_message_len);
         rd_pbw_put_bool(&w, F(Classification, overridden), k->overridden);
         rd_pbw_put_bytes(&w, F(Classification, rule_id), k->rule_id, rule_len);
@@ -157,7 +162,10 @@ size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r)
 size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_decision *d)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
-    if (reserve(&w, 2, 0)) {
+    size_t key_len = text_len(d->idempotency_key), verify_len = text_len(d->verify_tool_id);
+    if (reserve(&w, 4, key_len + verify_len)) {
+        rd_pbw_put_bytes(&w, F(DecideResponse, idempotency_key), d->idempotency_key, key_len);
+        rd_pbw_put_bytes(&w, F(DecideResponse, verify_tool_id), d->verify_tool_id, verify_len);
         rd_pbw_put_int64(&w, F(DecideResponse, delay_us), d->delay_us);
         rd_pbw_put_bool(&w, F(DecideResponse, duplicate), d->duplicate);
     }

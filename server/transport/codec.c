@@ -14,6 +14,12 @@ _Static_assert((int)RD_SOURCE_MCP == (int)RECOVERY__V1__ERROR_SOURCE__ERROR_SOUR
 _Static_assert((int)RD_PERMANENT == (int)RECOVERY__V1__RETRYABILITY__RETRYABILITY_PERMANENT, "retryability");
 _Static_assert((int)RD_CAT_UNKNOWN == (int)RECOVERY__V1__CATEGORY__CATEGORY_UNKNOWN, "category");
 _Static_assert((int)RD_ACTION_PARTIAL == (int)RECOVERY__V1__ACTION__ACTION_PARTIAL, "action");
+_Static_assert((int)RD_ACTION_VERIFY == (int)RECOVERY__V1__ACTION__ACTION_VERIFY, "action");
+_Static_assert((int)RD_HINT_FALSE == (int)RECOVERY__V1__HINT__HINT_FALSE, "hint");
+_Static_assert((int)RD_EFFECTS_NON_IDEMPOTENT ==
+                   (int)RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_NON_IDEMPOTENT, "effects");
+_Static_assert((int)RD_EFFECT_SAFETY_UNKNOWN ==
+                   (int)RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNKNOWN, "effect safety");
 _Static_assert((int)RD_BREAKER_HALF_OPEN == (int)RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_HALF_OPEN, "breaker");
 _Static_assert((int)RD_CASCADE_ESCALATE == (int)RECOVERY__V1__CASCADE_ACTION__CASCADE_ACTION_ESCALATE, "cascade");
 
@@ -92,7 +98,10 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         (rc = check_number(&RD_RULE_ERROR_SOURCE, pb->source, st)) ||
         (rc = check_number(&RD_RULE_ERROR_HTTP_STATUS, pb->http_status, st)) ||
         (rc = check_number(&RD_RULE_ERROR_GRPC_CODE, pb->grpc_code, st)) ||
-        (rc = check_number(&RD_RULE_ERROR_RETRY_AFTER_MS, pb->retry_after_ms, st)))
+        (rc = check_number(&RD_RULE_ERROR_RETRY_AFTER_MS, pb->retry_after_ms, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_READ_ONLY_HINT, pb->read_only_hint, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_DESTRUCTIVE_HINT, pb->destructive_hint, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_IDEMPOTENT_HINT, pb->idempotent_hint, st)))
         return rc;
     *out = (rd_tool_error){
         .message = pb->message,
@@ -104,6 +113,9 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         .kind = (rd_error_kind)pb->kind,
         .source = (rd_error_source)pb->source,
         .retry_after_ms = pb->retry_after_ms,
+        .read_only_hint = (rd_hint)pb->read_only_hint,
+        .destructive_hint = (rd_hint)pb->destructive_hint,
+        .idempotent_hint = (rd_hint)pb->idempotent_hint,
     };
     return RD_OK;
 }
@@ -191,7 +203,8 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
         (rc = check_number(&RD_RULE_ATTEMPT, pb->attempt, st)) ||
-        (rc = check_number(&RD_RULE_ELAPSED_MS, pb->elapsed_ms, st)))
+        (rc = check_number(&RD_RULE_ELAPSED_MS, pb->elapsed_ms, st)) ||
+        (rc = check(&RD_RULE_IDEMPOTENCY_KEY, pb->idempotency_key, st)))
         return rc;
     bool has_remaining = pb->turn_budget_case == RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS;
     if (has_remaining &&
@@ -207,6 +220,7 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
         .executor_id = pb->executor_id,
         .outcome_id = pb->outcome_id,
         .permit_id = pb->permit_id,
+        .idempotency_key = pb->idempotency_key,
     };
     if (pb->error) {
         if ((rc = tool_error_in(pb->error, err, st)))

@@ -108,6 +108,9 @@ static void any_classification(rd_arena *a, rd_classify_result *r)
     k->suggestion = any_text(a, 300, false);
     k->rule_id = any_text(a, 40, false);
     k->overridden = below(2);
+    k->effects = (rd_effects)below(4);
+    k->effect_safety = (rd_effect_safety)below(5);
+    k->effect_reason = any_text(a, 200, true);
     r->llm_message = any_text(a, 600, true);
     r->llm_message_len = r->llm_message ? strlen(r->llm_message) : 0;
 }
@@ -178,7 +181,7 @@ static rd_cascade_step *any_cascade(rd_arena *a, size_t *n)
 static void any_decision(rd_arena *a, rd_decision *d)
 {
     memset(d, 0, sizeof *d);
-    d->action = (rd_action)below(8);
+    d->action = (rd_action)below(9);
     d->delay_ms = any_i64();
     d->delay_us = any_i64();
     d->alternative_tool_id = any_text(a, 64, true);
@@ -192,6 +195,8 @@ static void any_decision(rd_arena *a, rd_decision *d)
     d->cascade = any_cascade(a, &d->n_cascade);
     d->trace = any_events(a, &d->n_trace);
     d->duplicate = below(2);
+    d->verify_tool_id = any_text(a, RD_ID_MAX, true);
+    d->idempotency_key = any_text(a, RD_ID_MAX, true);
 }
 
 /* ---- the comparison ---- */
