@@ -99,9 +99,9 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         (rc = check_number(&RD_RULE_ERROR_HTTP_STATUS, pb->http_status, st)) ||
         (rc = check_number(&RD_RULE_ERROR_GRPC_CODE, pb->grpc_code, st)) ||
         (rc = check_number(&RD_RULE_ERROR_RETRY_AFTER_MS, pb->retry_after_ms, st)) ||
-        (rc = check_number(&RD_RULE_ERROR_READ_ONLY_HINT, pb->read_only_hint, st)) ||
-        (rc = check_number(&RD_RULE_ERROR_DESTRUCTIVE_HINT, pb->destructive_hint, st)) ||
-        (rc = check_number(&RD_RULE_ERROR_IDEMPOTENT_HINT, pb->idempotent_hint, st)))
+        (rc = check_number(&RD_RULE_ERROR_READ_ONLY_HINT, (int32_t)pb->read_only_hint, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_DESTRUCTIVE_HINT, (int32_t)pb->destructive_hint, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_IDEMPOTENT_HINT, (int32_t)pb->idempotent_hint, st)))
         return rc;
     *out = (rd_tool_error){
         .message = pb->message,
