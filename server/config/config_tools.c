@@ -11,6 +11,7 @@
 
 #include "config/config_effects.h"
 #include "config/config_fleet.h"
+#include "config/config_scope.h"
 #include "config/config_ops.h"
 #include "config/config_refs.h"
 #include "config/rules_parse.h"
@@ -160,7 +161,8 @@ static int parse_default_value(const rd_yctx *c, const rd_ynode *tool, rd_tool_c
 static const char *const TOOL_KEYS[] = {"id", "timeout_ms", "retry_policy", "circuit_breaker",
                                         "retry_budget", "alternatives_ranking",
                                         "classification", "alternatives", "depends_on",
-                                        "optional", "default", RD_CONFIG_EFFECT_KEYS, NULL};
+                                        "optional", "default", RD_CONFIG_EFFECT_KEYS,
+                                        RD_CONFIG_SCOPE_KEYS, NULL};
 
 /* *t starts as a copy of the defaults' policies; the manifest overrides
  * whatever it names. *depends_line receives the depends_on key's line. */
@@ -197,6 +199,8 @@ static int parse_manifest(const rd_yctx *c, const rd_ynode *root, rd_tool_config
         rc = parse_default_value(c, tool, t);
     if (rc == RD_OK)
         rc = rd_config_parse_tool_effects(c, tool, t);
+    if (rc == RD_OK)
+        rc = rd_config_parse_tool_scope(c, tool, t);
     return rc;
 }
 
@@ -216,6 +220,7 @@ void rd_config_free_tool(rd_tool_config *t)
     free(t->depends_on);
     free(t->default_value);
     free(t->verify_tool);
+    rd_config_free_tool_scope(&t->scope);
     free(t->file);
 }
 

@@ -96,6 +96,23 @@ typedef enum {
     RD_RANKING_MANIFEST = 1,     /* the first admitted in manifest order */
 } rd_alternatives_ranking;
 
+/* A breaker keyed by the call's scope (domain/scope.h, docs/SCOPES.md):
+ * the dimensions, broadest first, and which failures count at which
+ * level. A level is an index into dimensions, or one of: */
+#define RD_SCOPE_LEVEL_TOOL (-1)   /* the tool's own breaker, shared by every scope */
+#define RD_SCOPE_LEVEL_NONE (-2)   /* counted against no breaker */
+typedef struct rd_scope_rule {
+    rd_match when;
+    int level;
+    int line;
+} rd_scope_rule;
+
+typedef struct rd_breaker_scope {
+    char **dimensions;        size_t n_dimensions; /* 0 = the tool has no scoped breakers */
+    rd_scope_rule *rules;     size_t n_rules;      /* first match wins */
+    int default_level;                             /* no rule matched (default: the narrowest) */
+} rd_breaker_scope;
+
 typedef struct rd_tool_config {
     char *id;
     int64_t timeout_ms;          /* per-call hard timeout handed to the executor */
@@ -115,6 +132,7 @@ typedef struct rd_tool_config {
     bool idempotency_key;        /* `idempotency: key`: the tool honours the executor's key */
     char *verify_tool;           /* read-only tool telling whether the effect happened; NULL */
     int verify_tool_line;
+    rd_breaker_scope scope;
     char *file;                  /* manifest path; NULL for the built-in defaults */
     int line;
     int alternatives_line;       /* of the keys: where a reference error points */

@@ -42,6 +42,8 @@ static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t
         rc = rd_status_set(st, RD_ERR_INVALID, "elapsed_ms: must not be negative");
     if (rc == RD_OK && in->idempotency_key && in->idempotency_key[0])
         rc = eng_check_id("idempotency_key", in->idempotency_key, false, st);
+    if (rc == RD_OK && in->n_scope)
+        rc = rd_scope_check(in->scope, in->n_scope, st);
     if (rc == RD_OK && in->n_plan > RD_PLAN_MAX)
         rc = rd_status_set(st, RD_ERR_INVALID, "plan: more than %d steps", RD_PLAN_MAX);
     return rc;
@@ -86,6 +88,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
         .tool = {in->tool_id, 0},
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,
+        .breaker_key = in->tool_id,
     };
     int rc = validate_decide(e, in, &c.tool.len, st);
     if (rc == RD_OK)
@@ -97,6 +100,9 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     out->timeout_ms = c.cfg->timeout_ms;
 
     if ((rc = eng_turn_budget_get(e, in, ctx->now_ms, &c.budget, st)) != RD_OK)
+        return rc;
+    c.scoped = eng_scoped(c.cfg, in->n_scope);
+    if (c.scoped && in->error && (rc = eng_scope_failure_key(&c)) != RD_OK)
         return rc;
     rc = in->error ? eng_decide_failure(&c) : eng_decide_admission(&c);
     if (rc == RD_OK && in->error)
@@ -112,7 +118,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
 
     eng_events_finish(&c.events, out->action, rd_breaker_status_at(&c.breaker, ctx->now_ms),
                       ctx->now_ms);
-    eng_fill_view(&out->breaker, in->tool_id, &c.breaker, c.cfg, ctx->now_ms);
+    eng_fill_view(&out->breaker, c.breaker_key, &c.breaker, c.cfg, ctx->now_ms);
     out->trace = c.events.items;
     out->n_trace = c.events.n;
     if (out->duplicate)

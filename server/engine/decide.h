@@ -16,6 +16,7 @@
 #include "domain/breaker.h"
 #include "domain/err.h"
 #include "domain/retry.h"
+#include "domain/scope.h"
 #include "domain/trace.h"
 #include "domain/types.h"
 #include "domain/store.h"
@@ -52,6 +53,10 @@ typedef struct rd_breaker_view {
     uint64_t generation;
     rd_breaker_status forced;    /* UNSPECIFIED unless an operator's hold is live */
     int64_t forced_until_ms;     /* 0 = until released (or no hold) */
+    /* A scoped breaker (tool_id is its key): the dimension the key ends at,
+     * a pointer into tool_id; length 0 for a tool's own breaker. */
+    const char *scope_level;
+    size_t scope_level_len;
 } rd_breaker_view;
 
 /* ---- Classify ---- */
@@ -83,6 +88,10 @@ typedef struct rd_decide_input {
     /* The key the executor sends with the tool call (manifest `idempotency:
      * key`); "" or NULL = none. */
     const char *idempotency_key;
+    /* The call's scope (domain/scope.h): keys the tool's scoped breakers
+     * when its manifest has a breaker_scope; ignored otherwise. */
+    const rd_scope_label *scope;
+    size_t n_scope;
 } rd_decide_input;
 
 typedef struct rd_decision {
@@ -118,6 +127,8 @@ typedef struct rd_outcome_input {
     const char *outcome_id;
     const char *permit_id;
     const char *executor_id;
+    const rd_scope_label *scope; /* as in rd_decide_input */
+    size_t n_scope;
 } rd_outcome_input;
 
 typedef struct rd_outcome_result {

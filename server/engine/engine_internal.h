@@ -52,6 +52,12 @@ typedef struct decide_call {
     bool opened_now;             /* this failure opened (or reopened) the breaker */
     rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
+    /* The breaker this call's failure counts against or its admission
+     * checked: the tool's (in->tool_id) unless its scope keys one
+     * (scope_breakers.c). */
+    const char *breaker_key;
+    bool scoped;                 /* the manifest has a breaker_scope and the request a scope */
+    bool breaker_untouched;      /* the failure's level is none: no breaker counts it */
 } decide_call;
 
 /* The wait before the next attempt, in both units the answer carries. */
@@ -172,6 +178,28 @@ int eng_effect_gate(decide_call *c, bool *stopped);
 /* The text for the model of an answer the gate gave: the failure text
  * with its ending replaced by what the model must not do. */
 int eng_effect_llm_message(decide_call *c);
+
+/* scope_breakers.c (domain/scope.h) */
+/* Whether the call's breakers are scoped: the manifest names dimensions
+ * and the request carries labels. */
+static inline bool eng_scoped(const rd_tool_config *cfg, size_t n_scope)
+{
+    return cfg->scope.n_dimensions != 0 && n_scope != 0;
+}
+/* The key a failure counts against (c->breaker_key; breaker_untouched for
+ * level none). */
+int eng_scope_failure_key(decide_call *c);
+/* Admission through the key's parents, the tool's own breaker first,
+ * then each level down to the narrowest the scope reaches: the first that
+ * refuses (or grants its probe) answers, and c->breaker_key names it. */
+int eng_scope_admit(decide_call *c, rd_store_result *res);
+/* RecordOutcome of a scoped call: a failure counts at its level; a success
+ * at every level (so a parent's probe closes it). *key: the breaker the
+ * view reports (arena). */
+int eng_scope_record(const rd_engine *e, const rd_outcome_input *in, const rd_tool_config *cfg,
+                     const rd_classification *cl, const rd_call_report *call,
+                     const rd_call_ctx *ctx, rd_store_result *res, const char **key,
+                     rd_status *st);
 
 /* decide.c */
 /* Whose retry this is: the turn, else the executor; "" = nobody to follow. */

@@ -14,14 +14,14 @@
 static int record_failure(decide_call *c, rd_retryability retryability)
 {
     rd_store *s = c->e->store;
-    const char *tool_id = c->in->tool_id;
+    const char *tool_id = c->breaker_key;
     int64_t now = c->ctx->now_ms;
     if (c->in->outcome_id && c->in->outcome_id[0]) {
         int rc = s->ops->claim_outcome(s, c->in->outcome_id, now, &c->out->duplicate, c->st);
         if (rc != RD_OK)
             return rc;
     }
-    if (c->out->duplicate) {
+    if (c->out->duplicate || c->breaker_untouched) {
         bool found;
         return s->ops->get(s, tool_id, now, &c->breaker, &found, c->st);
     }
@@ -38,7 +38,7 @@ static int record_failure(decide_call *c, rd_retryability retryability)
     c->opened_now = res.transition == RD_TRANSITION_OPENED ||
                     res.transition == RD_TRANSITION_REOPENED;
     eng_note_transition(&c->events, tool_id, res.transition);
-    return eng_count_request(c, tool_id, c->cfg);
+    return eng_count_request(c, c->in->tool_id, c->cfg);
 }
 
 static void error_events(decide_call *c, const rd_classification *cl)
@@ -95,7 +95,7 @@ static retry_wait retry_delay(decide_call *c, const rd_classification *cl)
 static int retry_as_probe(decide_call *c, retry_wait wait)
 {
     rd_store_result res;
-    int rc = eng_admit_after(c, c->in->tool_id, c->cfg, wait.ms, &res);
+    int rc = eng_admit_after(c, c->breaker_key, c->cfg, wait.ms, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;

@@ -68,7 +68,8 @@ static void put_breaker(rd_pbw *out, const rd_breaker_view *v)
 {
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     size_t tool_len = text_len(v->tool_id);
-    if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len)) {
+    if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len + v->scope_level_len)) {
+        rd_pbw_put_bytes(&w, F(BreakerState, scope_level), v->scope_level, v->scope_level_len);
         rd_pbw_put_int64(&w, F(BreakerState, forced_until_ms), v->forced_until_ms);
         rd_pbw_put_int32(&w, F(BreakerState, forced), (int32_t)v->forced);
         rd_pbw_put_uint(&w, F(BreakerState, consecutive_successes), v->consecutive_successes);

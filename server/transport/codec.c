@@ -197,6 +197,30 @@ static int plan_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena, rd_de
     return RD_OK;
 }
 
+/* A request's scope labels (domain/scope.h), checked, into the arena. */
+static int scope_in(Recovery__V1__ScopeLabel *const *pb, size_t n, rd_arena *arena,
+                    const rd_scope_label **out, size_t *n_out, rd_status *st)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n == 0)
+        return RD_OK;
+    if (n > RD_SCOPE_LABELS_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "scope: more than %d labels",
+                             RD_SCOPE_LABELS_MAX);
+    rd_scope_label *labels = rd_arena_alloc(arena, n * sizeof *labels);
+    if (!labels)
+        return rd_status_set(st, RD_ERR_NOMEM, "scope: out of memory");
+    for (size_t i = 0; i < n; i++)
+        labels[i] = (rd_scope_label){.dimension = pb[i]->dimension, .value = pb[i]->value};
+    int rc = rd_scope_check(labels, n, st);
+    if (rc == RD_OK) {
+        *out = labels;
+        *n_out = n;
+    }
+    return rc;
+}
+
 int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
                        rd_decide_input *in, rd_tool_error *err, rd_status *st)
 {
@@ -222,6 +246,8 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
         .permit_id = pb->permit_id,
         .idempotency_key = pb->idempotency_key,
     };
+    if ((rc = scope_in(pb->scope, pb->n_scope, arena, &in->scope, &in->n_scope, st)))
+        return rc;
     if (pb->error) {
         if ((rc = tool_error_in(pb->error, err, st)))
             return rc;
@@ -230,8 +256,8 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
     return plan_in(pb, arena, in, st);
 }
 
-int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
-                        rd_tool_error *err, rd_status *st)
+int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_arena *arena,
+                        rd_outcome_input *in, rd_tool_error *err, rd_status *st)
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
@@ -248,6 +274,8 @@ int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome
         .permit_id = pb->permit_id,
         .executor_id = pb->executor_id,
     };
+    if ((rc = scope_in(pb->scope, pb->n_scope, arena, &in->scope, &in->n_scope, st)))
+        return rc;
     if (pb->error) {
         if (pb->success)
             return rd_status_set(st, RD_ERR_INVALID, "error: must be empty when success is true");
@@ -321,6 +349,9 @@ static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_vie
     b->consecutive_successes = v->consecutive_successes;
     b->forced = (Recovery__V1__BreakerStatus)v->forced;
     b->forced_until_ms = v->forced_until_ms;
+    if (v->scope_level_len &&
+        !(b->scope_level = rd_arena_strndup(a, v->scope_level, v->scope_level_len)))
+        return NULL;
     return b;
 }
 

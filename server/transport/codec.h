@@ -144,8 +144,8 @@ int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error 
                          rd_status *st);
 int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
                        rd_decide_input *in, rd_tool_error *err, rd_status *st);
-int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
-                        rd_tool_error *err, rd_status *st);
+int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_arena *arena,
+                        rd_outcome_input *in, rd_tool_error *err, rd_status *st);
 int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st);
 /* A list of tool ids (GetBreakerState, WatchBreakers): at most max_n, each
  * required, at most RD_ID_MAX bytes and valid UTF-8; the field named on

@@ -28,10 +28,10 @@ typedef uint8_t tag_table[128];
 #define FIELD(msg, name) [RD_PB_TAG(msg, name)] = RD_PB_FIELD(msg, name)
 
 /* One bit of `seen` per field number. Fields of two-byte tags (20 and
- * up: the MCP annotations, the idempotency key) are declined, so the
+ * up: the MCP annotations, the idempotency key, scopes) are declined, so the
  * generic path reads a request that sends them. */
 _Static_assert(RD_PB_LAST(ToolError) < 32 && RD_PB_LAST(DecideRequest) < 32 &&
-               RD_PB_LAST(ClassifyRequest) < 16 && RD_PB_LAST(RecordOutcomeRequest) < 16,
+               RD_PB_LAST(ClassifyRequest) < 16 && RD_PB_LAST(RecordOutcomeRequest) < 32,
                "the hot requests' field numbers fit `seen`");
 
 static const tag_table TOOL_ERROR_TAGS = {

@@ -86,6 +86,8 @@ static const char *decide_input_mismatch(const request_input *ra, const request_
         return "plan";
     if (!same_text(a->idempotency_key, b->idempotency_key))
         return "idempotency_key";
+    if (a->n_scope != 0 || b->n_scope != 0)
+        return "scope";
     const char *ids = ids_mismatch(RD_IDS_OF(a), RD_IDS_OF(b));
     return ids ? ids : error_mismatch(a->error, b->error);
 }
@@ -104,6 +106,8 @@ static const char *outcome_input_mismatch(const request_input *ra, const request
         return "success";
     if (a->attempt != b->attempt || a->latency_ms != b->latency_ms)
         return "attempt or latency_ms";
+    if (a->n_scope != 0 || b->n_scope != 0)
+        return "scope";
     const char *ids = ids_mismatch(RD_IDS_OF(a), RD_IDS_OF(b));
     return ids ? ids : error_mismatch(a->error, b->error);
 }
@@ -146,7 +150,7 @@ static bool outcome_direct(const uint8_t *data, size_t len, rd_arena *a, request
 static int outcome_generic(const void *pb, rd_arena *a, request_input *in, rd_tool_error *err,
                            rd_status *st)
 {
-    return rd_codec_outcome_in(pb, &in->outcome, err, st);
+    return rd_codec_outcome_in(pb, a, &in->outcome, err, st);
 }
 
 /* One request type's two paths and how their structs are compared. */

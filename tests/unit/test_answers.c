@@ -130,6 +130,8 @@ static void any_breaker(rd_arena *a, rd_breaker_view *v)
     v->generation = (uint64_t)any_i64();
     v->forced = (rd_breaker_status)below(4);
     v->forced_until_ms = any_i64();
+    v->scope_level = any_text(a, RD_SCOPE_DIMENSION_MAX, false);
+    v->scope_level_len = strlen(v->scope_level);
 }
 
 static void any_event(rd_trace_event *e, int64_t instant)

@@ -1,6 +1,7 @@
 /* Retry safety (domain/effects.h, engine/effect_decision.c): the verdict
  * of each kind of failure, and what Decide and Classify answer for tools
- * of declared effects over the in-memory store. Configuration:
+ * of declared effects over the in-memory store (and chat_completion for
+ * tests/unit/test_scope.c). Configuration:
  * tests/unit/fixtures/effects/ (the shipped rules). */
 #define _XOPEN_SOURCE 700
 #include <ftw.h>
