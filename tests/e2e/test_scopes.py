@@ -11,6 +11,7 @@ import grpc
 import pytest
 
 from cluster_support import module_cluster_env  # noqa: F401
+from ops_support import admin_pb, ops_launcher  # noqa: F401
 from rdtest import err, expect_action, now_ms, pb, unique
 
 SCOPE = {"dimensions": ["provider", "credential"],
@@ -180,3 +181,30 @@ def test_one_probe_per_scoped_key_across_replicas(cluster):
     assert resp.breaker.state == pb.BREAKER_STATUS_CLOSED, resp
     for s in stubs:
         expect_action(admit(s, "chat_r", k1), pb.ACTION_PROCEED)
+
+
+# ---------------------------------------------------------------- operator control
+
+def test_force_and_watch_a_scoped_key(ops_launcher, tmp_path):  # noqa: F811
+    token = tmp_path / "admin.token"
+    token.write_text("scope-admin-token\n")
+    server = ops_launcher.start(tools=[chat_tool("chat_f")],
+                                server={"admin": {"token_file": str(token)}})
+    key = "chat_f|provider=openai"
+    watch = server.stub.WatchBreakers(pb.WatchBreakersRequest(tool_ids=[key]), timeout=10)
+    first = next(watch)
+    assert first.breaker.tool_id == key and first.cause == "snapshot", first
+    channel, admin = server.admin(token="scope-admin-token")
+    try:
+        held = admin.ForceBreaker(admin_pb.ForceBreakerRequest(
+            tool_id=key, mode=admin_pb.FORCE_MODE_OPEN), timeout=10)
+        assert held.breaker.tool_id == key and held.breaker.scope_level == "provider"
+    finally:
+        channel.close()
+    change = next(watch)
+    assert change.breaker.tool_id == key and change.breaker.forced == pb.BREAKER_STATUS_OPEN
+    watch.cancel()
+    d = admit(server.stub, "chat_f", labels("openai", "k1"))
+    expect_action(d, pb.ACTION_FAIL_FAST)
+    assert key in d.reason
+    expect_action(admit(server.stub, "chat_f", labels("azure", "k1")), pb.ACTION_PROCEED)
