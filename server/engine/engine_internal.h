@@ -197,7 +197,7 @@ int eng_scope_admit(decide_call *c, rd_store_result *res);
  * at every level (so a parent's probe closes it). *key: the breaker the
  * view reports (arena). */
 int eng_scope_record(const rd_engine *e, const rd_outcome_input *in, const rd_tool_config *cfg,
-                     const rd_classification *cl, const rd_call_report *call,
+                     const rd_call_report *call,
                      const rd_call_ctx *ctx, rd_store_result *res, const char **key,
                      rd_status *st);
 

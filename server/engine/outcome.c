@@ -158,7 +158,7 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
     rd_store_result res;
     const char *key = in->tool_id;
     rc = eng_scoped(cfg, in->n_scope)
-             ? eng_scope_record(e, in, cfg, &cl, &call, ctx, &res, &key, st)
+             ? eng_scope_record(e, in, cfg, &call, ctx, &res, &key, st)
              : s->ops->record_call(s, in->tool_id, &cfg->breaker, now, &call, &res, st);
     if (rc == RD_OK)
         rc = learn_after_outcome(e, in, now, st);

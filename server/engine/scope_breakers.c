@@ -74,7 +74,7 @@ int eng_scope_admit(decide_call *c, rd_store_result *res)
 }
 
 int eng_scope_record(const rd_engine *e, const rd_outcome_input *in, const rd_tool_config *cfg,
-                     const rd_classification *cl, const rd_call_report *call,
+                     const rd_call_report *call,
                      const rd_call_ctx *ctx, rd_store_result *res, const char **key,
                      rd_status *st)
 {
@@ -93,7 +93,6 @@ int eng_scope_record(const rd_engine *e, const rd_outcome_input *in, const rd_to
         *res = (rd_store_result){.transition = RD_TRANSITION_NONE};
         return s->ops->get(s, *key, ctx->now_ms, &res->breaker, &found, st);
     }
-    (void)cl;
     /* The answer reports the first level the success changed (a parent's
      * probe closing it), else the narrowest. */
     bool chosen = false;
