@@ -14,6 +14,7 @@ export interface BreakerState {
     'consecutive_successes'?: (number);
     'forced'?: (_recovery_v1_BreakerStatus);
     'forced_until_ms'?: (number | string | Long);
+    'scope_level'?: (string);
 }
 export interface BreakerState__Output {
     'tool_id': (string);
@@ -29,4 +30,5 @@ export interface BreakerState__Output {
     'consecutive_successes': (number);
     'forced': (_recovery_v1_BreakerStatus__Output);
     'forced_until_ms': (number);
+    'scope_level': (string);
 }

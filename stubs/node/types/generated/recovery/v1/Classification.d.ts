@@ -1,6 +1,8 @@
 import type { Retryability as _recovery_v1_Retryability, Retryability__Output as _recovery_v1_Retryability__Output } from '../../recovery/v1/Retryability';
 import type { Category as _recovery_v1_Category, Category__Output as _recovery_v1_Category__Output } from '../../recovery/v1/Category';
 import type { ErrorKind as _recovery_v1_ErrorKind, ErrorKind__Output as _recovery_v1_ErrorKind__Output } from '../../recovery/v1/ErrorKind';
+import type { ToolEffects as _recovery_v1_ToolEffects, ToolEffects__Output as _recovery_v1_ToolEffects__Output } from '../../recovery/v1/ToolEffects';
+import type { EffectSafety as _recovery_v1_EffectSafety, EffectSafety__Output as _recovery_v1_EffectSafety__Output } from '../../recovery/v1/EffectSafety';
 import type { Long } from '@grpc/proto-loader';
 export interface Classification {
     'retryability'?: (_recovery_v1_Retryability);
@@ -12,6 +14,9 @@ export interface Classification {
     'rule_id'?: (string);
     'overridden'?: (boolean);
     'llm_message'?: (string);
+    'effects'?: (_recovery_v1_ToolEffects);
+    'effect_safety'?: (_recovery_v1_EffectSafety);
+    'effect_reason'?: (string);
 }
 export interface Classification__Output {
     'retryability': (_recovery_v1_Retryability__Output);
@@ -23,4 +28,7 @@ export interface Classification__Output {
     'rule_id': (string);
     'overridden': (boolean);
     'llm_message': (string);
+    'effects': (_recovery_v1_ToolEffects__Output);
+    'effect_safety': (_recovery_v1_EffectSafety__Output);
+    'effect_reason': (string);
 }

@@ -17,6 +17,8 @@ export interface DecideResponse {
     'trace'?: (_recovery_v1_TraceEvent)[];
     'duplicate'?: (boolean);
     'delay_us'?: (number | string | Long);
+    'verify_tool_id'?: (string);
+    'idempotency_key'?: (string);
 }
 export interface DecideResponse__Output {
     'action': (_recovery_v1_Action__Output);
@@ -31,4 +33,6 @@ export interface DecideResponse__Output {
     'trace': (_recovery_v1_TraceEvent__Output)[];
     'duplicate': (boolean);
     'delay_us': (number);
+    'verify_tool_id': (string);
+    'idempotency_key': (string);
 }
