@@ -89,6 +89,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,
         .breaker_key = in->tool_id,
+        .scope_level = RD_SCOPE_LEVEL_TOOL,
     };
     int rc = validate_decide(e, in, &c.tool.len, st);
     if (rc == RD_OK)

@@ -58,6 +58,7 @@ typedef struct decide_call {
     const char *breaker_key;
     bool scoped;                 /* the manifest has a breaker_scope and the request a scope */
     bool breaker_untouched;      /* the failure's level is none: no breaker counts it */
+    int scope_level;             /* the level breaker_key is at (RD_SCOPE_LEVEL_TOOL when not scoped) */
 } decide_call;
 
 /* The wait before the next attempt, in both units the answer carries. */
@@ -193,6 +194,10 @@ int eng_scope_failure_key(decide_call *c);
  * then each level down to the narrowest the scope reaches: the first that
  * refuses (or grants its probe) answers, and c->breaker_key names it. */
 int eng_scope_admit(decide_call *c, rd_store_result *res);
+/* Before a scoped failure is retried: whether a parent of its key (the
+ * tool's own breaker, then each broader level) is open; the first open
+ * one becomes c->breaker_key and c->breaker, so the answer names it. */
+int eng_scope_parent_open(decide_call *c, bool *open);
 /* RecordOutcome of a scoped call: a failure counts at its level; a success
  * at every level (so a parent's probe closes it). *key: the breaker the
  * view reports (arena). */

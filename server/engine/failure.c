@@ -138,6 +138,10 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
     rd_breaker_status status = rd_breaker_status_at(&c->breaker, c->ctx->now_ms);
     if (status == RD_BREAKER_OPEN)
         return eng_act_alternative_or_fail_fast(c);
+    bool parent_open = false;
+    int rc = c->scoped ? eng_scope_parent_open(c, &parent_open) : RD_OK;
+    if (rc != RD_OK || parent_open)
+        return rc != RD_OK ? rc : eng_act_alternative_or_fail_fast(c);
     num_text limit;
     if (c->attempt >= retry->max_attempts) {
         eng_act_give_up(c, ARENA_JOIN(c->ctx->arena, txt("max attempts ("),
@@ -160,7 +164,7 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         return RD_OK;
     }
     bool granted;
-    int rc = take_retry(c, &granted);
+    rc = take_retry(c, &granted);
     if (rc != RD_OK || !granted)
         return rc;
     if (status == RD_BREAKER_HALF_OPEN)

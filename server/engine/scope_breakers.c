@@ -49,6 +49,33 @@ int eng_scope_failure_key(decide_call *c)
     if (!key)
         return c->st->code;
     c->breaker_key = key;
+    c->scope_level = level;
+    return RD_OK;
+}
+
+int eng_scope_parent_open(decide_call *c, bool *open)
+{
+    const rd_decide_input *in = c->in;
+    *open = false;
+    for (int level = RD_SCOPE_LEVEL_TOOL; level < c->scope_level; level++) {
+        const char *key = level == RD_SCOPE_LEVEL_TOOL
+                              ? in->tool_id
+                              : key_of(c->ctx->arena, in->tool_id, &c->cfg->scope, in->scope,
+                                       in->n_scope, level, c->st);
+        if (!key)
+            return c->st->code;
+        rd_breaker b;
+        bool found;
+        int rc = c->e->store->ops->get(c->e->store, key, c->ctx->now_ms, &b, &found, c->st);
+        if (rc != RD_OK)
+            return rc;
+        if (found && rd_breaker_status_at(&b, c->ctx->now_ms) == RD_BREAKER_OPEN) {
+            c->breaker_key = key;
+            c->breaker = b;
+            *open = true;
+            return RD_OK;
+        }
+    }
     return RD_OK;
 }
 

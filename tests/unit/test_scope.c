@@ -230,6 +230,12 @@ static void test_a_providers_overload_opens_the_shared_parent(void **state)
     assert_contains(d.reason, "circuit open for " TOOL "|provider=openai");
     assert_string_equal(d.breaker.tool_id, TOOL "|provider=openai");
     assert_int_equal(admit(f, OTHER, 2).action, RD_ACTION_PROCEED);
+    /* a credential's own failure is not retried while its provider is open */
+    d = fail_with(f, 429, K3, 2);
+    assert_int_equal(d.action, RD_ACTION_FAIL_FAST);
+    assert_string_equal(d.breaker.tool_id, TOOL "|provider=openai");
+    assert_contains(d.reason, "circuit open for " TOOL "|provider=openai");
+    assert_int_equal(fail_with(f, 429, OTHER, 2).action, RD_ACTION_RETRY);
 
     /* half-open after the open timeout: one probe, and its success closes it */
     f->ctx.now_ms += 1001;
