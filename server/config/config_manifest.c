@@ -188,6 +188,8 @@ static const rd_key TOOL_KEYS[] = {
      .required = true, .type_doc = "text", .range_doc = "1..256 bytes of [A-Za-z0-9_.:/-]",
      .doc = "the tool id executors send; unique across the directory"},
     {.name = "policies", .type = RD_KEY_INCLUDE, .offset = 0, .sub = &rd_keys_policies},
+    {.name = "effects", .type = RD_KEY_INCLUDE, .offset = 0, .sub = &rd_keys_effects},
+    {.name = "scope", .type = RD_KEY_INCLUDE, .offset = 0, .sub = &rd_keys_scope},
     RD_K_SECTION_HERE("classification", &CLASSIFICATION, "this tool's classification overrides"),
     {.name = "alternatives", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
      .parse = parse_alternatives, .type_doc = "list", .default_doc = "none",

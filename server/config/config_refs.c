@@ -68,6 +68,19 @@ static int check_list(const rd_config *cfg, const rd_tool_config *t, const char 
     return RD_OK;
 }
 
+static int check_one(const rd_config *cfg, const rd_tool_config *t, const char *key,
+                     const char *id, int line, char *err, size_t err_cap)
+{
+    if (rd_config_find_tool(cfg, id) || is_external(cfg, id))
+        return RD_OK;
+    rd_yctx c = {.file = t->file, .err = err, .err_cap = err_cap};
+    char p[RD_YPATH_MAX];
+    return rd_yerr(&c, line, rd_ypath(p, "tool", key),
+                   "unknown tool \"%s\": no manifest in the tools directory and not in "
+                   "tools.external",
+                   id);
+}
+
 int rd_config_check_refs(const rd_config *cfg, char *err, size_t err_cap)
 {
     int rc = RD_OK;
@@ -78,6 +91,9 @@ int rd_config_check_refs(const rd_config *cfg, char *err, size_t err_cap)
         if (rc == RD_OK)
             rc = check_list(cfg, t, "depends_on", t->depends_on, t->n_depends_on,
                             t->depends_on_line, err, err_cap);
+        if (rc == RD_OK && t->verify_tool)
+            rc = check_one(cfg, t, "verify_tool", t->verify_tool, t->verify_tool_line, err,
+                           err_cap);
     }
     return rc;
 }

@@ -28,6 +28,11 @@ extern const rd_key_table rd_keys_turn;
 extern const rd_key_table rd_keys_learning;
 /* config_tracing.c: `tracing` (with otlp), over rd_config */
 extern const rd_key_table rd_keys_tracing;
+/* config_effects.c: a manifest's effects, idempotency and verify_tool;
+ * config_scope.c: its breaker_scope; both over rd_tool_config and included
+ * into the manifest's table */
+extern const rd_key_table rd_keys_effects;
+extern const rd_key_table rd_keys_scope;
 /* config_manifest.c: a tool manifest file, over rd_tool_config */
 extern const rd_key_table rd_keys_manifest;
 /* config.c: the main file, over rd_config */

@@ -32,6 +32,8 @@ void rd_config_free_tool(rd_tool_config *t)
         free(t->depends_on[i]);
     free(t->depends_on);
     free(t->default_value);
+    rd_keys_free(&rd_keys_effects, t);
+    rd_keys_free(&rd_keys_scope, t);
     free(t->file);
 }
 

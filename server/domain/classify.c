@@ -232,6 +232,10 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
     out->kind = err->kind != RD_KIND_UNSPECIFIED ? err->kind : rule_kind;
     out->executed = rd_kind_executed(out->kind);
     out->retry_after_ms = retry_after_of(err, out->retryability);
+    /* judged later, and only for a tool of declared effects (domain/effects.h) */
+    out->effects = RD_EFFECTS_UNSPECIFIED;
+    out->effect_safety = RD_EFFECT_SAFETY_UNSPECIFIED;
+    out->effect_reason = NULL;
 }
 
 /* ---- tiers ---- */

@@ -104,6 +104,22 @@ typedef enum {
     RD_MODE_ENFORCE = 0,
     RD_MODE_SHADOW = 1,
 } rd_decision_mode;
+/* A breaker keyed by the call's scope (domain/scope.h, docs/SCOPES.md):
+ * the dimensions, broadest first, and which failures count at which
+ * level. A level is an index into dimensions, or one of: */
+#define RD_SCOPE_LEVEL_TOOL (-1)   /* the tool's own breaker, shared by every scope */
+#define RD_SCOPE_LEVEL_NONE (-2)   /* counted against no breaker */
+typedef struct rd_scope_rule {
+    rd_match when;
+    int level;
+    int line;
+} rd_scope_rule;
+
+typedef struct rd_breaker_scope {
+    char **dimensions;        size_t n_dimensions; /* 0 = the tool has no scoped breakers */
+    rd_scope_rule *rules;     size_t n_rules;      /* first match wins */
+    int default_level;                             /* no rule matched (default: the narrowest) */
+} rd_breaker_scope;
 
 typedef struct rd_tool_config {
     char *id;
@@ -120,6 +136,13 @@ typedef struct rd_tool_config {
     bool optional;
     bool has_default;
     char *default_value;
+    /* Side effects (domain/effects.h, docs/EFFECTS.md). UNSPECIFIED: the
+     * tool is retried as any tool, as when effects did not exist. */
+    rd_effects effects;
+    bool idempotency_key;        /* `idempotency: key`: the tool honours the executor's key */
+    char *verify_tool;           /* read-only tool telling whether the effect happened; NULL */
+    int verify_tool_line;
+    rd_breaker_scope scope;
     char *file;                  /* manifest path; NULL for the built-in defaults */
     int line;
     int alternatives_line;       /* of the keys: where a reference error points */

@@ -28,6 +28,7 @@ static const rd_text EVENT_NAMES[RD_EV_COUNT] = {
     [RD_EV_GAVE_UP] = RD_TEXT_INIT("GaveUp"),
     [RD_EV_FAIL_FAST] = RD_TEXT_INIT("FailFast"),
     [RD_EV_TURN_TIMEOUT] = RD_TEXT_INIT("TurnTimeout"),
+    [RD_EV_EFFECT_CHECKED] = RD_TEXT_INIT("EffectChecked"),
 };
 
 rd_text rd_event_type_text(rd_event_type t)
@@ -52,6 +53,7 @@ rd_text rd_action_text(rd_action a)
     case RD_ACTION_ESCALATE: return RD_TEXT("escalate");
     case RD_ACTION_GIVE_UP: return RD_TEXT("give_up");
     case RD_ACTION_PARTIAL: return RD_TEXT("partial");
+    case RD_ACTION_VERIFY: return RD_TEXT("verify");
     case RD_ACTION_UNSPECIFIED: break;
     }
     return RD_TEXT("");

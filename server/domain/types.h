@@ -85,6 +85,7 @@ typedef enum {
     RD_ACTION_ESCALATE = 5,
     RD_ACTION_GIVE_UP = 6,
     RD_ACTION_PARTIAL = 7,
+    RD_ACTION_VERIFY = 8,        /* effect unknown: call the verify tool, never retry blind */
 } rd_action;
 
 typedef enum {
@@ -101,6 +102,30 @@ typedef enum {
     RD_CASCADE_ESCALATE = 3,
 } rd_cascade_action;
 
+/* ---- side effects (domain/effects.h) ---- */
+
+typedef enum {
+    RD_HINT_UNSPECIFIED = 0,
+    RD_HINT_TRUE = 1,
+    RD_HINT_FALSE = 2,
+} rd_hint;
+#define RD_HINT_COUNT 3
+
+typedef enum {
+    RD_EFFECTS_UNSPECIFIED = 0,  /* not declared: retried as any tool */
+    RD_EFFECTS_NONE = 1,
+    RD_EFFECTS_IDEMPOTENT = 2,
+    RD_EFFECTS_NON_IDEMPOTENT = 3,
+} rd_effects;
+
+typedef enum {
+    RD_EFFECT_SAFETY_UNSPECIFIED = 0,
+    RD_EFFECT_SAFETY_DECLARED_SAFE = 1,
+    RD_EFFECT_SAFETY_NOT_EXECUTED = 2,
+    RD_EFFECT_SAFETY_IDEMPOTENCY_KEY = 3,
+    RD_EFFECT_SAFETY_UNKNOWN = 4,
+} rd_effect_safety;
+
 /* ---- errors and their classification ---- */
 
 typedef struct rd_tool_error {
@@ -113,6 +138,8 @@ typedef struct rd_tool_error {
     rd_error_kind kind;
     rd_error_source source;
     int64_t retry_after_ms;      /* 0 = not given */
+    /* MCP tool annotations sent with the error; UNSPECIFIED = not said. */
+    rd_hint read_only_hint, destructive_hint, idempotent_hint;
 } rd_tool_error;
 
 /* Which tier of the classifier decided (docs/CLASSIFICATION.md,
@@ -139,6 +166,11 @@ typedef struct rd_classification {
     const char *rule_id;         /* borrowed from the loaded config; never NULL */
     bool overridden;             /* a tool manifest override applied */
     rd_tier decided_by;          /* the tier of rule_id (an override leaves it) */
+    /* Whether another call could repeat an effect (domain/effects.h); all
+     * zero (reason NULL) when the tool's effects are not declared. */
+    rd_effects effects;
+    rd_effect_safety effect_safety;
+    const char *effect_reason;   /* static text; NULL = none */
 } rd_classification;
 
 /* ---- policies (resolved per tool from defaults + manifest) ---- */
@@ -233,6 +265,7 @@ typedef enum {
     RD_EV_GAVE_UP,
     RD_EV_FAIL_FAST,
     RD_EV_TURN_TIMEOUT,
+    RD_EV_EFFECT_CHECKED,       /* a failure of a tool with declared effects was judged */
     RD_EV_COUNT
 } rd_event_type;
 

@@ -195,6 +195,12 @@ static void act_fail_fast(decide_call *c, const char *why)
  * running out is said first: that is what ended the call. */
 static const char *open_reason(decide_call *c)
 {
+    if (c->breaker_key != c->in->tool_id && strcmp(c->breaker_key, c->in->tool_id) != 0) {
+        /* a scoped breaker: say which */
+        const char *why = ARENA_JOIN(c->ctx->arena, txt("circuit open for "),
+                                     txt(c->breaker_key));
+        return why ? why : "circuit open";
+    }
     if (!c->opened_now || c->attempt < c->cfg->retry.max_attempts)
         return "circuit open";
     num_text limit;

@@ -119,7 +119,7 @@ int eng_decide_admission(decide_call *c)
     if (rc != RD_OK || cascaded)
         return rc;
     rd_store_result res;
-    rc = eng_admit(c, c->in->tool_id, c->cfg, &res);
+    rc = c->scoped ? eng_scope_admit(c, &res) : eng_admit(c, c->in->tool_id, c->cfg, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;

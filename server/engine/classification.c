@@ -159,7 +159,13 @@ int rd_engine_classify(const rd_engine *e, const char *tool_id, const rd_tool_er
         return rc;
     if (!err)
         return rd_status_set(st, RD_ERR_INVALID, "error: required");
-    rc = eng_classify_error(e, rd_policy_find_tool(e->policy, tool_id), tool_id, err, ctx,
-                            &out->classification, NULL, NULL, st);
-    return rc != RD_OK ? rc : eng_add_llm_message(tool, err, ctx, out, st);
+    const rd_tool_config *manifest = rd_policy_find_tool(e->policy, tool_id);
+    rc = eng_classify_error(e, manifest, tool_id, err, ctx, &out->classification, NULL, NULL,
+                            st);
+    if (rc != RD_OK)
+        return rc;
+    const rd_tool_config *settings = manifest ? manifest : &e->policy->defaults;
+    if (eng_effects_declared(settings, err))
+        eng_effect_classify(settings, err, false, &out->classification);
+    return eng_add_llm_message(tool, err, ctx, out, st);
 }

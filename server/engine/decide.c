@@ -40,6 +40,10 @@ static int validate_decide(const rd_engine *e, const rd_decide_input *in, size_t
         rc = eng_check_id("outcome_id", in->outcome_id, false, st);
     if (rc == RD_OK && in->elapsed_ms < 0)
         rc = rd_status_set(st, RD_ERR_INVALID, "elapsed_ms: must not be negative");
+    if (rc == RD_OK && in->idempotency_key && in->idempotency_key[0])
+        rc = eng_check_id("idempotency_key", in->idempotency_key, false, st);
+    if (rc == RD_OK && in->n_scope)
+        rc = rd_scope_check(in->scope, in->n_scope, st);
     if (rc == RD_OK && in->n_plan > RD_PLAN_MAX)
         rc = rd_status_set(st, RD_ERR_INVALID, "plan: more than %d steps", RD_PLAN_MAX);
     return rc;
@@ -76,7 +80,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
                      rd_decision *out, rd_status *st)
 {
     *out = (rd_decision){.alternative_tool_id = "", .permit_id = "", .reason = "",
-                         .shadow_reason = ""};
+                         .shadow_reason = "", .verify_tool_id = "", .idempotency_key = ""};
     rd_signature signature; /* outside the call state, which is zeroed: it is 0.5 KiB */
     decide_call c = {
         .e = e, .in = in, .ctx = ctx, .st = st, .out = out,
@@ -85,6 +89,8 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
         .tool = {in->tool_id, 0},
         .attempt = in->attempt > 0 ? in->attempt : 1,
         .signature = &signature,
+        .breaker_key = in->tool_id,
+        .scope_level = RD_SCOPE_LEVEL_TOOL,
     };
     int rc = validate_decide(e, in, &c.tool.len, st);
     if (rc == RD_OK)
@@ -96,6 +102,9 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
     out->timeout_ms = c.cfg->timeout_ms;
 
     if ((rc = eng_turn_budget_get(e, in, ctx->now_ms, &c.budget, st)) != RD_OK)
+        return rc;
+    c.scoped = eng_scoped(c.cfg, in->n_scope);
+    if (c.scoped && in->error && (rc = eng_scope_failure_key(&c)) != RD_OK)
         return rc;
     rc = in->error ? eng_decide_failure(&c) : eng_decide_admission(&c);
     if (rc == RD_OK && in->error)
@@ -113,7 +122,7 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
 
     eng_events_finish(&c.events, out->action, rd_breaker_status_at(&c.breaker, ctx->now_ms),
                       ctx->now_ms);
-    eng_fill_view(&out->breaker, in->tool_id, &c.breaker, c.cfg, ctx->now_ms);
+    eng_fill_view(&out->breaker, c.breaker_key, &c.breaker, c.cfg, ctx->now_ms);
     if (c.cfg->mode == RD_MODE_SHADOW && (rc = eng_apply_shadow(&c)) != RD_OK)
         return rc;
     out->trace = c.events.items;

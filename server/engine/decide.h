@@ -16,6 +16,7 @@
 #include "domain/breaker.h"
 #include "domain/err.h"
 #include "domain/retry.h"
+#include "domain/scope.h"
 #include "domain/trace.h"
 #include "domain/types.h"
 #include "domain/store.h"
@@ -60,6 +61,10 @@ typedef struct rd_breaker_view {
      * latency distribution (domain/latency.h); 0 when it has none. */
     uint64_t latency_samples;
     int64_t latency_p50_ms, latency_p90_ms, latency_p99_ms;
+    /* A scoped breaker (tool_id is its key): the dimension the key ends at,
+     * a pointer into tool_id; length 0 for a tool's own breaker. */
+    const char *scope_level;
+    size_t scope_level_len;
 } rd_breaker_view;
 
 /* ---- Classify ---- */
@@ -88,6 +93,13 @@ typedef struct rd_decide_input {
     const char *executor_id;
     const char *outcome_id;      /* "" = none */
     const char *permit_id;       /* "" = none */
+    /* The key the executor sends with the tool call (manifest `idempotency:
+     * key`); "" or NULL = none. */
+    const char *idempotency_key;
+    /* The call's scope (domain/scope.h): keys the tool's scoped breakers
+     * when its manifest has a breaker_scope; ignored otherwise. */
+    const rd_scope_label *scope;
+    size_t n_scope;
 } rd_decide_input;
 
 typedef struct rd_decision {
@@ -109,6 +121,8 @@ typedef struct rd_decision {
      * (engine/shadow.c). UNSPECIFIED / "" in enforce mode. */
     rd_action shadow_action;
     const char *shadow_reason;
+    const char *verify_tool_id;        /* "" unless VERIFY names the manifest's verify_tool */
+    const char *idempotency_key;       /* "" unless a retry relies on the caller's key */
 } rd_decision;
 
 int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_call_ctx *ctx,
@@ -126,6 +140,8 @@ typedef struct rd_outcome_input {
     const char *outcome_id;
     const char *permit_id;
     const char *executor_id;
+    const rd_scope_label *scope; /* as in rd_decide_input */
+    size_t n_scope;
 } rd_outcome_input;
 
 typedef struct rd_outcome_result {

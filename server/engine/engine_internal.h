@@ -6,6 +6,7 @@
 
 #include "domain/budget.h"
 #include "domain/cascade.h"
+#include "domain/effects.h"
 #include "domain/classify.h"
 #include "domain/hash.h"
 #include "domain/signature.h"
@@ -53,6 +54,13 @@ typedef struct decide_call {
     bool breaker_refused;        /* the answer is the breaker's refusal (alternative or fail fast) */
     rd_signature *signature;     /* of the error; written and read only when tracked */
     bool signature_tracked;
+    /* The breaker this call's failure counts against or its admission
+     * checked: the tool's (in->tool_id) unless its scope keys one
+     * (scope_breakers.c). */
+    const char *breaker_key;
+    bool scoped;                 /* the manifest has a breaker_scope and the request a scope */
+    bool breaker_untouched;      /* the failure's level is none: no breaker counts it */
+    int scope_level;             /* the level breaker_key is at (RD_SCOPE_LEVEL_TOOL when not scoped) */
 } decide_call;
 
 /* The wait before the next attempt, in both units the answer carries. */
@@ -177,6 +185,53 @@ int eng_latency_timeout(decide_call *c);
 /* In shadow mode, turns the decision just made (recorded as it is) into the
  * permissive answer, keeping the decision in shadow_action/shadow_reason. */
 int eng_apply_shadow(decide_call *c);
+/* effect_decision.c (domain/effects.h) */
+/* Whether the tool's effects are declared, by its manifest or the error's
+ * hints: only then is a failure judged for retry safety. */
+static inline bool eng_effects_declared(const rd_tool_config *cfg, const rd_tool_error *err)
+{
+    return cfg->effects != RD_EFFECTS_UNSPECIFIED ||
+           (err && (err->read_only_hint | err->destructive_hint | err->idempotent_hint) != 0);
+}
+/* Judges the failure into c's effect fields (has_key: the caller sent an
+ * idempotency key). */
+void eng_effect_classify(const rd_tool_config *cfg, const rd_tool_error *err, bool has_key,
+                         rd_classification *c);
+/* Decide's step before retrying or handing the call to an alternative: the
+ * verdict written into the answer's classification, the EffectChecked
+ * event, and, when the effect may have happened, the answer VERIFY (the
+ * manifest names a verify_tool) or ESCALATE. *stopped = true when that
+ * answer was given. */
+int eng_effect_gate(decide_call *c, bool *stopped);
+/* The text for the model of an answer the gate gave: the failure text
+ * with its ending replaced by what the model must not do. */
+int eng_effect_llm_message(decide_call *c);
+
+/* scope_breakers.c (domain/scope.h) */
+/* Whether the call's breakers are scoped: the manifest names dimensions
+ * and the request carries labels. */
+static inline bool eng_scoped(const rd_tool_config *cfg, size_t n_scope)
+{
+    return cfg->scope.n_dimensions != 0 && n_scope != 0;
+}
+/* The key a failure counts against (c->breaker_key; breaker_untouched for
+ * level none). */
+int eng_scope_failure_key(decide_call *c);
+/* Admission through the key's parents, the tool's own breaker first,
+ * then each level down to the narrowest the scope reaches: the first that
+ * refuses (or grants its probe) answers, and c->breaker_key names it. */
+int eng_scope_admit(decide_call *c, rd_store_result *res);
+/* Before a scoped failure is retried: whether a parent of its key (the
+ * tool's own breaker, then each broader level) is open; the first open
+ * one becomes c->breaker_key and c->breaker, so the answer names it. */
+int eng_scope_parent_open(decide_call *c, bool *open);
+/* RecordOutcome of a scoped call: a failure counts at its level; a success
+ * at every level (so a parent's probe closes it). *key: the breaker the
+ * view reports (arena). */
+int eng_scope_record(const rd_engine *e, const rd_outcome_input *in, const rd_tool_config *cfg,
+                     const rd_call_report *call,
+                     const rd_call_ctx *ctx, rd_store_result *res, const char **key,
+                     rd_status *st);
 
 /* decide.c */
 /* Whose retry this is: the turn, else the executor; "" = nobody to follow. */

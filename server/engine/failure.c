@@ -14,14 +14,14 @@
 static int record_failure(decide_call *c, rd_retryability retryability)
 {
     rd_store *s = c->e->store;
-    const char *tool_id = c->in->tool_id;
+    const char *tool_id = c->breaker_key;
     int64_t now = c->ctx->now_ms;
     if (c->in->outcome_id && c->in->outcome_id[0]) {
         int rc = s->ops->claim_outcome(s, c->in->outcome_id, now, &c->out->duplicate, c->st);
         if (rc != RD_OK)
             return rc;
     }
-    if (c->out->duplicate) {
+    if (c->out->duplicate || c->breaker_untouched) {
         bool found;
         return s->ops->get(s, tool_id, now, &c->breaker, &found, c->st);
     }
@@ -38,7 +38,7 @@ static int record_failure(decide_call *c, rd_retryability retryability)
     c->opened_now = res.transition == RD_TRANSITION_OPENED ||
                     res.transition == RD_TRANSITION_REOPENED;
     eng_note_transition(&c->events, tool_id, res.transition);
-    return eng_count_request(c, tool_id, c->cfg);
+    return eng_count_request(c, c->in->tool_id, c->cfg);
 }
 
 static void error_events(decide_call *c, const rd_classification *cl)
@@ -95,7 +95,7 @@ retry_wait eng_retry_delay(decide_call *c, const rd_classification *cl)
 static int retry_as_probe(decide_call *c, retry_wait wait)
 {
     rd_store_result res;
-    int rc = eng_admit_after(c, c->in->tool_id, c->cfg, wait.ms, &res);
+    int rc = eng_admit_after(c, c->breaker_key, c->cfg, wait.ms, &res);
     if (rc != RD_OK)
         return rc;
     c->breaker = res.breaker;
@@ -138,6 +138,10 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
     rd_breaker_status status = rd_breaker_status_at(&c->breaker, c->ctx->now_ms);
     if (status == RD_BREAKER_OPEN)
         return eng_act_alternative_or_fail_fast(c);
+    bool parent_open = false;
+    int rc = c->scoped ? eng_scope_parent_open(c, &parent_open) : RD_OK;
+    if (rc != RD_OK || parent_open)
+        return rc != RD_OK ? rc : eng_act_alternative_or_fail_fast(c);
     num_text limit;
     if (c->attempt >= retry->max_attempts) {
         eng_act_give_up(c, ARENA_JOIN(c->ctx->arena, txt("max attempts ("),
@@ -160,7 +164,7 @@ static int decide_transient(decide_call *c, const rd_classification *cl)
         return RD_OK;
     }
     bool granted, decided;
-    int rc = eng_latency_deadline(c, wait, &decided);
+    rc = eng_latency_deadline(c, wait, &decided);
     if (rc != RD_OK || decided)
         return rc;
     rc = take_retry(c, &granted);
@@ -181,6 +185,11 @@ static int act_on_failure(decide_call *c, const rd_classification *cl)
     if (c->budget.known && c->budget.remaining_ms <= 0) {
         eng_act_partial(c, "turn deadline reached", false);
         return RD_OK;
+    }
+    if (eng_effects_declared(c->cfg, c->in->error)) {
+        bool stopped;
+        if ((rc = eng_effect_gate(c, &stopped)) != RD_OK || stopped)
+            return rc;
     }
     if (cl->retryability == RD_PERMANENT)
         return decide_permanent(c, cl);
@@ -204,8 +213,12 @@ int eng_decide_failure(decide_call *c)
         return rc;
     if (c->out->action == RD_ACTION_RETRY)
         return RD_OK;
-    if ((rc = eng_add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st)) != RD_OK ||
-        c->out->action != RD_ACTION_USE_ALTERNATIVE)
+    if ((rc = eng_add_llm_message(c->tool, c->in->error, c->ctx, cr, c->st)) != RD_OK)
+        return rc;
+    if (rd_effect_forbids_repeat(cr->classification.effect_safety) &&
+        (c->out->action == RD_ACTION_VERIFY || c->out->action == RD_ACTION_ESCALATE))
+        return eng_effect_llm_message(c);
+    if (c->out->action != RD_ACTION_USE_ALTERNATIVE)
         return rc;
     cr->llm_message = rd_alternative_message(c->ctx->arena, cr->llm_message, cr->llm_message_len,
                                              c->out->alternative_tool_id, &cr->llm_message_len);

@@ -63,6 +63,8 @@ static int validate_outcome(const rd_engine *e, const rd_outcome_input *in, rd_s
         rc = eng_check_id("outcome_id", in->outcome_id, false, st);
     if (rc == RD_OK && in->latency_ms < 0)
         rc = rd_status_set(st, RD_ERR_INVALID, "latency_ms: must not be negative");
+    if (rc == RD_OK && in->n_scope)
+        rc = rd_scope_check(in->scope, in->n_scope, st);
     return rc;
 }
 
@@ -155,14 +157,17 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
                            .executor_id = eng_safe_str(in->executor_id),
                            .latency_ms = in->latency_ms};
     rd_store_result res;
-    rc = s->ops->record_call(s, in->tool_id, &cfg->breaker, now, &call, &res, st);
+    const char *key = in->tool_id;
+    rc = eng_scoped(cfg, in->n_scope)
+             ? eng_scope_record(e, in, cfg, &call, ctx, &res, &key, st)
+             : s->ops->record_call(s, in->tool_id, &cfg->breaker, now, &call, &res, st);
     if (rc == RD_OK)
         rc = learn_after_outcome(e, in, now, st);
     if (rc == RD_OK)
         rc = eng_latency_record(e, cfg, in->tool_id, in->latency_ms, now, st);
     if (rc != RD_OK)
         return rc;
-    eng_fill_view(&out->breaker, in->tool_id, &res.breaker, cfg, now);
+    eng_fill_view(&out->breaker, key, &res.breaker, cfg, now);
     out->transition = res.transition;
     out->has_classification = !in->success;
     out->classification = cl;

@@ -26,6 +26,7 @@ void eng_fill_view(rd_breaker_view *v, const char *tool_id, const rd_breaker *b,
         .opens_total = b->opens_total,
         .generation = b->generation,
     };
+    v->scope_level = rd_scope_level_name(tool_id, &v->scope_level_len);
     if (rd_breaker_hold_live(b, now_ms)) {
         v->forced = b->forced;
         v->forced_until_ms = b->forced_until_ms;
@@ -67,7 +68,7 @@ static bool view_push(view_list *l, const char *tool_id, const rd_breaker *b)
         l->out_of_memory = true;
         return false;
     }
-    eng_fill_view(v, id, b, rd_policy_tool_or_defaults(l->e->policy, id), l->ctx->now_ms);
+    eng_fill_view(v, id, b, rd_policy_tool_of_key(l->e->policy, id), l->ctx->now_ms);
     return true;
 }
 
@@ -154,7 +155,7 @@ int rd_engine_force(const rd_engine *e, const char *tool_id, rd_force_mode mode,
     rc = e->store->ops->force(e->store, tool_id, mode, ctx->now_ms, ttl_ms, &res, st);
     if (rc != RD_OK)
         return rc;
-    eng_fill_view(out, tool_id, &res.breaker, rd_policy_tool_or_defaults(e->policy, tool_id),
+    eng_fill_view(out, tool_id, &res.breaker, rd_policy_tool_of_key(e->policy, tool_id),
                   ctx->now_ms);
     return RD_OK;
 }

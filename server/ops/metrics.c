@@ -184,6 +184,9 @@ void rd_metrics_decision(rd_metrics *m, const char *tool_id, const rd_decision *
         count(&m->decisions[decided], 1);
     if (d->duplicate)
         return; /* a replayed report changed nothing, so it counts nothing */
+    if (d->has_classification &&
+        d->classification.classification.effect_safety == RD_EFFECT_SAFETY_UNKNOWN)
+        count(d->action == RD_ACTION_VERIFY ? &m->refused_verify : &m->refused_escalate, 1);
     tool_series *t = tool_of(m, tool_id);
     if (d->has_classification)
         count_error(t, d->classification.classification.retryability);

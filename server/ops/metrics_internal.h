@@ -48,7 +48,7 @@ typedef struct method_series {
     atomic_uint_fast64_t sum_us;
 } method_series;
 
-#define N_ACTIONS (RD_ACTION_PARTIAL + 1)
+#define N_ACTIONS (RD_ACTION_VERIFY + 1)
 
 struct rd_metrics {
     size_t max_tools;
@@ -62,6 +62,9 @@ struct rd_metrics {
     pthread_mutex_t insert_lock;
 
     atomic_uint_fast64_t decisions[N_ACTIONS];
+    /* Failures that would have been retried but whose effect may have
+     * happened (domain/effects.h), by the answer given instead. */
+    atomic_uint_fast64_t refused_verify, refused_escalate;
     method_series methods[METHOD_SLOTS];
     method_series unknown_method;        /* method -1 or out of range */
 

@@ -93,6 +93,7 @@ static const char *action_label(int a)
         [RD_ACTION_USE_ALTERNATIVE] = "use_alternative",
         [RD_ACTION_FAIL_FAST] = "fail_fast",     [RD_ACTION_ESCALATE] = "escalate",
         [RD_ACTION_GIVE_UP] = "give_up",         [RD_ACTION_PARTIAL] = "partial",
+        [RD_ACTION_VERIFY] = "verify",
     };
     return NAMES[a];
 }
@@ -103,6 +104,14 @@ static void render_decisions(strbuf *sb, rd_metrics *m)
     for (int a = RD_ACTION_PROCEED; a < N_ACTIONS; a++)
         sb_printf(sb, "recoveryd_decisions_total{action=\"%s\"} %" PRIu64 "\n", action_label(a),
                   read_count(&m->decisions[a]));
+    sb_family(sb, "recoveryd_retries_refused_for_safety_total", "counter",
+              "Failures of non-idempotent tools not retried because the effect may have "
+              "happened, by the answer given instead.");
+    sb_printf(sb, "recoveryd_retries_refused_for_safety_total{action=\"verify\"} %" PRIu64 "\n",
+              read_count(&m->refused_verify));
+    sb_printf(sb,
+              "recoveryd_retries_refused_for_safety_total{action=\"escalate\"} %" PRIu64 "\n",
+              read_count(&m->refused_escalate));
 }
 
 /* ---- breakers, read from the store at scrape time ---- */

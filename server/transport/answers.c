@@ -44,8 +44,13 @@ static void put_classification(rd_pbw *out, const rd_classify_result *r)
 {
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     const rd_classification *k = &r->classification;
-    size_t rule_len = text_len(k->rule_id), suggestion_len = text_len(k->suggestion);
-    if (reserve(&w, RD_PB_COUNT(Classification), r->llm_message_len + rule_len + suggestion_len)) {
+    size_t rule_len = text_len(k->rule_id), suggestion_len = text_len(k->suggestion),
+           effect_len = text_len(k->effect_reason);
+    if (reserve(&w, RD_PB_COUNT(Classification),
+                r->llm_message_len + rule_len + suggestion_len + effect_len)) {
+        rd_pbw_put_bytes(&w, F(Classification, effect_reason), k->effect_reason, effect_len);
+        rd_pbw_put_int32(&w, F(Classification, effect_safety), (int32_t)k->effect_safety);
+        rd_pbw_put_int32(&w, F(Classification, effects), (int32_t)k->effects);
         rd_pbw_put_int32(&w, F(Classification, decided_by), (int32_t)k->decided_by);
         rd_pbw_put_bytes(&w, F(Classification, llm_message), r->llm_message, r->llm_message_len);
         rd_pbw_put_bool(&w, F(Classification, overridden), k->overridden);
@@ -64,11 +69,12 @@ static void put_breaker(rd_pbw *out, const rd_breaker_view *v)
 {
     rd_pbw w = *out; /* a local writer: the bytes stored cannot alias it */
     size_t tool_len = text_len(v->tool_id);
-    if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len)) {
+    if (reserve(&w, RD_PB_COUNT(BreakerState), tool_len + v->scope_level_len)) {
         rd_pbw_put_int64(&w, F(BreakerState, latency_p99_ms), v->latency_p99_ms);
         rd_pbw_put_int64(&w, F(BreakerState, latency_p90_ms), v->latency_p90_ms);
         rd_pbw_put_int64(&w, F(BreakerState, latency_p50_ms), v->latency_p50_ms);
         rd_pbw_put_uint(&w, F(BreakerState, latency_samples), v->latency_samples);
+        rd_pbw_put_bytes(&w, F(BreakerState, scope_level), v->scope_level, v->scope_level_len);
         rd_pbw_put_int64(&w, F(BreakerState, forced_until_ms), v->forced_until_ms);
         rd_pbw_put_int32(&w, F(BreakerState, forced), (int32_t)v->forced);
         rd_pbw_put_uint(&w, F(BreakerState, consecutive_successes), v->consecutive_successes);
@@ -167,11 +173,14 @@ size_t rd_answer_classify(uint8_t *buf, size_t cap, const rd_classify_result *r)
 size_t rd_answer_decide(uint8_t *buf, size_t cap, const char *turn_id, const rd_decision *d)
 {
     rd_pbw w = rd_pbw_over(buf, cap);
-    size_t shadow_reason_len = text_len(d->shadow_reason);
-    if (reserve(&w, 4, shadow_reason_len)) {
+    size_t shadow_reason_len = text_len(d->shadow_reason), key_len = text_len(d->idempotency_key),
+           verify_len = text_len(d->verify_tool_id);
+    if (reserve(&w, 6, shadow_reason_len + key_len + verify_len)) {
         rd_pbw_put_bytes(&w, F(DecideResponse, shadow_reason), d->shadow_reason,
                          shadow_reason_len);
         rd_pbw_put_int32(&w, F(DecideResponse, shadow_action), (int32_t)d->shadow_action);
+        rd_pbw_put_bytes(&w, F(DecideResponse, idempotency_key), d->idempotency_key, key_len);
+        rd_pbw_put_bytes(&w, F(DecideResponse, verify_tool_id), d->verify_tool_id, verify_len);
         rd_pbw_put_int64(&w, F(DecideResponse, delay_us), d->delay_us);
         rd_pbw_put_bool(&w, F(DecideResponse, duplicate), d->duplicate);
     }

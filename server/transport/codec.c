@@ -17,6 +17,12 @@ _Static_assert((int)RD_TIER_STRUCTURED == (int)RECOVERY__V1__CLASSIFICATION_TIER
                (int)RD_TIER_DEFAULT == (int)RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_DEFAULT,
                "tier");
 _Static_assert((int)RD_ACTION_PARTIAL == (int)RECOVERY__V1__ACTION__ACTION_PARTIAL, "action");
+_Static_assert((int)RD_ACTION_VERIFY == (int)RECOVERY__V1__ACTION__ACTION_VERIFY, "action");
+_Static_assert((int)RD_HINT_FALSE == (int)RECOVERY__V1__HINT__HINT_FALSE, "hint");
+_Static_assert((int)RD_EFFECTS_NON_IDEMPOTENT ==
+                   (int)RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_NON_IDEMPOTENT, "effects");
+_Static_assert((int)RD_EFFECT_SAFETY_UNKNOWN ==
+                   (int)RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNKNOWN, "effect safety");
 _Static_assert((int)RD_BREAKER_HALF_OPEN == (int)RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_HALF_OPEN, "breaker");
 _Static_assert((int)RD_CASCADE_ESCALATE == (int)RECOVERY__V1__CASCADE_ACTION__CASCADE_ACTION_ESCALATE, "cascade");
 
@@ -95,7 +101,10 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         (rc = check_number(&RD_RULE_ERROR_SOURCE, pb->source, st)) ||
         (rc = check_number(&RD_RULE_ERROR_HTTP_STATUS, pb->http_status, st)) ||
         (rc = check_number(&RD_RULE_ERROR_GRPC_CODE, pb->grpc_code, st)) ||
-        (rc = check_number(&RD_RULE_ERROR_RETRY_AFTER_MS, pb->retry_after_ms, st)))
+        (rc = check_number(&RD_RULE_ERROR_RETRY_AFTER_MS, pb->retry_after_ms, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_READ_ONLY_HINT, (int32_t)pb->read_only_hint, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_DESTRUCTIVE_HINT, (int32_t)pb->destructive_hint, st)) ||
+        (rc = check_number(&RD_RULE_ERROR_IDEMPOTENT_HINT, (int32_t)pb->idempotent_hint, st)))
         return rc;
     *out = (rd_tool_error){
         .message = pb->message,
@@ -107,6 +116,9 @@ static int tool_error_in(const Recovery__V1__ToolError *pb, rd_tool_error *out, 
         .kind = (rd_error_kind)pb->kind,
         .source = (rd_error_source)pb->source,
         .retry_after_ms = pb->retry_after_ms,
+        .read_only_hint = (rd_hint)pb->read_only_hint,
+        .destructive_hint = (rd_hint)pb->destructive_hint,
+        .idempotent_hint = (rd_hint)pb->idempotent_hint,
     };
     return RD_OK;
 }
@@ -188,13 +200,38 @@ static int plan_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena, rd_de
     return RD_OK;
 }
 
+/* A request's scope labels (domain/scope.h), checked, into the arena. */
+static int scope_in(Recovery__V1__ScopeLabel *const *pb, size_t n, rd_arena *arena,
+                    const rd_scope_label **out, size_t *n_out, rd_status *st)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n == 0)
+        return RD_OK;
+    if (n > RD_SCOPE_LABELS_MAX)
+        return rd_status_set(st, RD_ERR_INVALID, "scope: more than %d labels",
+                             RD_SCOPE_LABELS_MAX);
+    rd_scope_label *labels = rd_arena_alloc(arena, n * sizeof *labels);
+    if (!labels)
+        return rd_status_set(st, RD_ERR_NOMEM, "scope: out of memory");
+    for (size_t i = 0; i < n; i++)
+        labels[i] = (rd_scope_label){.dimension = pb[i]->dimension, .value = pb[i]->value};
+    int rc = rd_scope_check(labels, n, st);
+    if (rc == RD_OK) {
+        *out = labels;
+        *n_out = n;
+    }
+    return rc;
+}
+
 int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
                        rd_decide_input *in, rd_tool_error *err, rd_status *st)
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
         (rc = check_number(&RD_RULE_ATTEMPT, pb->attempt, st)) ||
-        (rc = check_number(&RD_RULE_ELAPSED_MS, pb->elapsed_ms, st)))
+        (rc = check_number(&RD_RULE_ELAPSED_MS, pb->elapsed_ms, st)) ||
+        (rc = check(&RD_RULE_IDEMPOTENCY_KEY, pb->idempotency_key, st)))
         return rc;
     bool has_remaining = pb->turn_budget_case == RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET_TURN_REMAINING_MS;
     if (has_remaining &&
@@ -210,7 +247,10 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
         .executor_id = pb->executor_id,
         .outcome_id = pb->outcome_id,
         .permit_id = pb->permit_id,
+        .idempotency_key = pb->idempotency_key,
     };
+    if ((rc = scope_in(pb->scope, pb->n_scope, arena, &in->scope, &in->n_scope, st)))
+        return rc;
     if (pb->error) {
         if ((rc = tool_error_in(pb->error, err, st)))
             return rc;
@@ -219,8 +259,8 @@ int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
     return plan_in(pb, arena, in, st);
 }
 
-int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
-                        rd_tool_error *err, rd_status *st)
+int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_arena *arena,
+                        rd_outcome_input *in, rd_tool_error *err, rd_status *st)
 {
     int rc;
     if ((rc = ids_in(pb->tool_id, pb->turn_id, pb->executor_id, pb->outcome_id, pb->permit_id, st)) ||
@@ -237,6 +277,8 @@ int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome
         .permit_id = pb->permit_id,
         .executor_id = pb->executor_id,
     };
+    if ((rc = scope_in(pb->scope, pb->n_scope, arena, &in->scope, &in->n_scope, st)))
+        return rc;
     if (pb->error) {
         if (pb->success)
             return rd_status_set(st, RD_ERR_INVALID, "error: must be empty when success is true");
@@ -314,6 +356,9 @@ static Recovery__V1__BreakerState *breaker_out(rd_arena *a, const rd_breaker_vie
     b->latency_p50_ms = v->latency_p50_ms;
     b->latency_p90_ms = v->latency_p90_ms;
     b->latency_p99_ms = v->latency_p99_ms;
+    if (v->scope_level_len &&
+        !(b->scope_level = rd_arena_strndup(a, v->scope_level, v->scope_level_len)))
+        return NULL;
     return b;
 }
 

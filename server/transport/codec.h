@@ -106,6 +106,17 @@ static const rd_field_rule RD_RULE_ERROR_GRPC_CODE =
 static const rd_field_rule RD_RULE_ERROR_RETRY_AFTER_MS =
     RD_NUMBER_RULE("error.retry_after_ms", RD_RULE_RANGE, 0, RD_DURATION_MS_MAX, false);
 
+/* The MCP annotations of ToolError and Decide's idempotency key
+ * (domain/effects.h); read by the generic path only (two-byte tags). */
+static const rd_field_rule RD_RULE_ERROR_READ_ONLY_HINT =
+    RD_NUMBER_RULE("error.read_only_hint", RD_RULE_ENUM, 0, RD_HINT_COUNT - 1, false);
+static const rd_field_rule RD_RULE_ERROR_DESTRUCTIVE_HINT =
+    RD_NUMBER_RULE("error.destructive_hint", RD_RULE_ENUM, 0, RD_HINT_COUNT - 1, false);
+static const rd_field_rule RD_RULE_ERROR_IDEMPOTENT_HINT =
+    RD_NUMBER_RULE("error.idempotent_hint", RD_RULE_ENUM, 0, RD_HINT_COUNT - 1, false);
+static const rd_field_rule RD_RULE_IDEMPOTENCY_KEY =
+    RD_TEXT_RULE("idempotency_key", RD_RULE_ID, RD_ID_MAX, false);
+
 /* Whether the number v passes rule r. */
 static inline bool rd_rule_number_ok(const rd_field_rule *r, int64_t v)
 {
@@ -133,8 +144,8 @@ int rd_codec_classify_in(const Recovery__V1__ClassifyRequest *pb, rd_tool_error 
                          rd_status *st);
 int rd_codec_decide_in(const Recovery__V1__DecideRequest *pb, rd_arena *arena,
                        rd_decide_input *in, rd_tool_error *err, rd_status *st);
-int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_outcome_input *in,
-                        rd_tool_error *err, rd_status *st);
+int rd_codec_outcome_in(const Recovery__V1__RecordOutcomeRequest *pb, rd_arena *arena,
+                        rd_outcome_input *in, rd_tool_error *err, rd_status *st);
 int rd_codec_breakers_in(const Recovery__V1__GetBreakerStateRequest *pb, rd_status *st);
 /* A list of tool ids (GetBreakerState, WatchBreakers): at most max_n, each
  * required, at most RD_ID_MAX bytes and valid UTF-8; the field named on

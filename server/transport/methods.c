@@ -189,7 +189,7 @@ static int handle_record_outcome(const rd_rpc *rpc, const ProtobufCMessage *m, r
     const rd_call_ctx checked = checked_ctx(rpc);
     rd_outcome_input in;
     rd_tool_error err;
-    int rc = rd_codec_outcome_in((const void *)m, &in, &err, st);
+    int rc = rd_codec_outcome_in((const void *)m, checked.arena, &in, &err, st);
     return rc ? rc : record_and_answer(rpc, &checked, &in, reply, st);
 }
 

@@ -27,10 +27,12 @@ typedef uint8_t tag_table[128];
 
 #define FIELD(msg, name) [RD_PB_TAG(msg, name)] = RD_PB_FIELD(msg, name)
 
-/* One-byte tags, and one bit of `seen` per field number. */
-_Static_assert(RD_PB_LAST(ToolError) < 16 && RD_PB_LAST(DecideRequest) < 16 &&
-               RD_PB_LAST(ClassifyRequest) < 16 && RD_PB_LAST(RecordOutcomeRequest) < 16,
-               "the hot requests' fields have one-byte tags");
+/* One bit of `seen` per field number. Fields of two-byte tags (20 and
+ * up: the MCP annotations, the idempotency key, scopes) are declined, so the
+ * generic path reads a request that sends them. */
+_Static_assert(RD_PB_LAST(ToolError) < 32 && RD_PB_LAST(DecideRequest) < 32 &&
+               RD_PB_LAST(ClassifyRequest) < 16 && RD_PB_LAST(RecordOutcomeRequest) < 32,
+               "the hot requests' field numbers fit `seen`");
 
 static const tag_table TOOL_ERROR_TAGS = {
     FIELD(ToolError, message), FIELD(ToolError, http_status), FIELD(ToolError, grpc_code),
@@ -230,7 +232,7 @@ bool rd_request_decide(const uint8_t *data, size_t len, rd_arena *a, rd_decide_i
                        rd_tool_error *err)
 {
     *in = (rd_decide_input){.tool_id = "", .turn_id = "", .executor_id = "", .outcome_id = "",
-                            .permit_id = ""};
+                            .permit_id = "", .idempotency_key = ""};
     return read_request(data, len, DECIDE_TAGS, decide_field, a, in, err, &in->tool_id);
 }
 

@@ -36,6 +36,9 @@ static Recovery__V1__Classification *classification_out(rd_arena *a, const rd_cl
     c->overridden = k->overridden;
     c->llm_message = wire_str(r->llm_message);
     c->decided_by = (Recovery__V1__ClassificationTier)k->decided_by;
+    c->effects = (Recovery__V1__ToolEffects)k->effects;
+    c->effect_safety = (Recovery__V1__EffectSafety)k->effect_safety;
+    c->effect_reason = wire_str(k->effect_reason);
     return c;
 }
 
@@ -134,6 +137,8 @@ static Recovery__V1__DecideResponse *ref_decide_out(rd_arena *a, const char *tur
     r->duplicate = d->duplicate;
     r->shadow_action = (Recovery__V1__Action)d->shadow_action;
     r->shadow_reason = wire_str(d->shadow_reason);
+    r->verify_tool_id = wire_str(d->verify_tool_id);
+    r->idempotency_key = wire_str(d->idempotency_key);
     if (d->has_classification && !(r->classification = classification_out(a, &d->classification)))
         return NULL;
     if (!(r->breaker = rd_codec_breaker_state_out(a, &d->breaker)))

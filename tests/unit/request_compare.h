@@ -32,6 +32,9 @@ static const char *tool_error_mismatch(const rd_tool_error *a, const rd_tool_err
         return "error.exception_type";
     if (a->kind != b->kind || a->source != b->source)
         return "error.kind or error.source";
+    if (a->read_only_hint != b->read_only_hint || a->destructive_hint != b->destructive_hint ||
+        a->idempotent_hint != b->idempotent_hint)
+        return "error's MCP hints";
     return a->retry_after_ms != b->retry_after_ms ? "error.retry_after_ms" : NULL;
 }
 
@@ -81,6 +84,10 @@ static const char *decide_input_mismatch(const request_input *ra, const request_
         return "turn_remaining_ms";
     if (a->n_plan != 0 || b->n_plan != 0)
         return "plan";
+    if (!same_text(a->idempotency_key, b->idempotency_key))
+        return "idempotency_key";
+    if (a->n_scope != 0 || b->n_scope != 0)
+        return "scope";
     const char *ids = ids_mismatch(RD_IDS_OF(a), RD_IDS_OF(b));
     return ids ? ids : error_mismatch(a->error, b->error);
 }
@@ -99,6 +106,8 @@ static const char *outcome_input_mismatch(const request_input *ra, const request
         return "success";
     if (a->attempt != b->attempt || a->latency_ms != b->latency_ms)
         return "attempt or latency_ms";
+    if (a->n_scope != 0 || b->n_scope != 0)
+        return "scope";
     const char *ids = ids_mismatch(RD_IDS_OF(a), RD_IDS_OF(b));
     return ids ? ids : error_mismatch(a->error, b->error);
 }
@@ -141,7 +150,7 @@ static bool outcome_direct(const uint8_t *data, size_t len, rd_arena *a, request
 static int outcome_generic(const void *pb, rd_arena *a, request_input *in, rd_tool_error *err,
                            rd_status *st)
 {
-    return rd_codec_outcome_in(pb, &in->outcome, err, st);
+    return rd_codec_outcome_in(pb, a, &in->outcome, err, st);
 }
 
 /* One request type's two paths and how their structs are compared. */

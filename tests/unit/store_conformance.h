@@ -991,6 +991,7 @@ static void conf_learning_links_and_records(void **state)
 }
 
 #include "store_conformance_probe.h"
+#include "store_conformance_scope.h"
 
 #define RD_STORE_CONFORMANCE_TESTS(ctx)                                  \
     cmocka_unit_test_prestate(conf_budget_counts_and_slides, ctx),      \
@@ -1022,6 +1023,7 @@ static void conf_learning_links_and_records(void **state)
     cmocka_unit_test_prestate(conf_force_reset_starts_a_new_epoch, ctx), \
     cmocka_unit_test_prestate(conf_force_release_keeps_the_probe, ctx), \
     cmocka_unit_test_prestate(conf_force_rejects_bad_input, ctx),       \
-    cmocka_unit_test_prestate(conf_forced_breaker_is_not_evicted, ctx)
+    cmocka_unit_test_prestate(conf_forced_breaker_is_not_evicted, ctx), \
+    cmocka_unit_test_prestate(conf_scoped_keys_are_separate_breakers, ctx)
 
 #endif

@@ -109,6 +109,9 @@ static void any_classification(rd_arena *a, rd_classify_result *r)
     k->rule_id = any_text(a, 40, false);
     k->overridden = below(2);
     k->decided_by = (rd_tier)below(RD_TIER_COUNT);
+    k->effects = (rd_effects)below(4);
+    k->effect_safety = (rd_effect_safety)below(5);
+    k->effect_reason = any_text(a, 200, true);
     r->llm_message = any_text(a, 600, true);
     r->llm_message_len = r->llm_message ? strlen(r->llm_message) : 0;
 }
@@ -134,6 +137,8 @@ static void any_breaker(rd_arena *a, rd_breaker_view *v)
         v->latency_p90_ms = any_i64();
         v->latency_p99_ms = any_i64();
     }
+    v->scope_level = any_text(a, RD_SCOPE_DIMENSION_MAX, false);
+    v->scope_level_len = strlen(v->scope_level);
 }
 
 static void any_event(rd_trace_event *e, int64_t instant)
@@ -191,7 +196,7 @@ static rd_cascade_step *any_cascade(rd_arena *a, size_t *n)
 static void any_decision(rd_arena *a, rd_decision *d)
 {
     memset(d, 0, sizeof *d);
-    d->action = (rd_action)below(8);
+    d->action = (rd_action)below(9);
     d->delay_ms = any_i64();
     d->delay_us = any_i64();
     d->alternative_tool_id = any_text(a, 64, true);
@@ -207,6 +212,8 @@ static void any_decision(rd_arena *a, rd_decision *d)
     d->duplicate = below(2);
     d->shadow_action = (rd_action)below(8);
     d->shadow_reason = any_text(a, 120, true);
+    d->verify_tool_id = any_text(a, RD_ID_MAX, true);
+    d->idempotency_key = any_text(a, RD_ID_MAX, true);
 }
 
 /* ---- the comparison ---- */

@@ -26,6 +26,7 @@ static void test_event_type_names(void **state)
         "ToolError", "ToolTimeout", "CircuitOpened", "CircuitHalfOpened", "CircuitClosed",
         "Retry", "RetrySucceeded", "ToolSucceeded", "ToolFailed", "AlternativeUsed",
         "DefaultUsed", "Skipped", "Escalated", "GaveUp", "FailFast", "TurnTimeout",
+        "EffectChecked",
     };
     for (int t = 0; t < RD_EV_COUNT; t++)
         assert_string_equal(rd_event_type_name((rd_event_type)t), expected[t]);

@@ -267,6 +267,165 @@ func (Category) EnumDescriptor() ([]byte, []int) {
 	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{3}
 }
 
+// A boolean the sender may leave unsaid.
+type Hint int32
+
+const (
+	Hint_HINT_UNSPECIFIED Hint = 0
+	Hint_HINT_TRUE        Hint = 1
+	Hint_HINT_FALSE       Hint = 2
+)
+
+// Enum value maps for Hint.
+var (
+	Hint_name = map[int32]string{
+		0: "HINT_UNSPECIFIED",
+		1: "HINT_TRUE",
+		2: "HINT_FALSE",
+	}
+	Hint_value = map[string]int32{
+		"HINT_UNSPECIFIED": 0,
+		"HINT_TRUE":        1,
+		"HINT_FALSE":       2,
+	}
+)
+
+func (x Hint) Enum() *Hint {
+	p := new(Hint)
+	*p = x
+	return p
+}
+
+func (x Hint) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Hint) Descriptor() protoreflect.EnumDescriptor {
+	return file_recovery_v1_recovery_proto_enumTypes[4].Descriptor()
+}
+
+func (Hint) Type() protoreflect.EnumType {
+	return &file_recovery_v1_recovery_proto_enumTypes[4]
+}
+
+func (x Hint) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Hint.Descriptor instead.
+func (Hint) EnumDescriptor() ([]byte, []int) {
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{4}
+}
+
+// What calling a tool does to the world (manifest `effects`, or the MCP hints).
+type ToolEffects int32
+
+const (
+	ToolEffects_TOOL_EFFECTS_UNSPECIFIED    ToolEffects = 0 // not declared: retried as any tool
+	ToolEffects_TOOL_EFFECTS_NONE           ToolEffects = 1 // reads only
+	ToolEffects_TOOL_EFFECTS_IDEMPOTENT     ToolEffects = 2 // a repeat has the effect of one call
+	ToolEffects_TOOL_EFFECTS_NON_IDEMPOTENT ToolEffects = 3 // a repeat repeats the effect
+)
+
+// Enum value maps for ToolEffects.
+var (
+	ToolEffects_name = map[int32]string{
+		0: "TOOL_EFFECTS_UNSPECIFIED",
+		1: "TOOL_EFFECTS_NONE",
+		2: "TOOL_EFFECTS_IDEMPOTENT",
+		3: "TOOL_EFFECTS_NON_IDEMPOTENT",
+	}
+	ToolEffects_value = map[string]int32{
+		"TOOL_EFFECTS_UNSPECIFIED":    0,
+		"TOOL_EFFECTS_NONE":           1,
+		"TOOL_EFFECTS_IDEMPOTENT":     2,
+		"TOOL_EFFECTS_NON_IDEMPOTENT": 3,
+	}
+)
+
+func (x ToolEffects) Enum() *ToolEffects {
+	p := new(ToolEffects)
+	*p = x
+	return p
+}
+
+func (x ToolEffects) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolEffects) Descriptor() protoreflect.EnumDescriptor {
+	return file_recovery_v1_recovery_proto_enumTypes[5].Descriptor()
+}
+
+func (ToolEffects) Type() protoreflect.EnumType {
+	return &file_recovery_v1_recovery_proto_enumTypes[5]
+}
+
+func (x ToolEffects) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolEffects.Descriptor instead.
+func (ToolEffects) EnumDescriptor() ([]byte, []int) {
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{5}
+}
+
+// Whether another call of the tool could repeat an effect, and why.
+type EffectSafety int32
+
+const (
+	EffectSafety_EFFECT_SAFETY_UNSPECIFIED     EffectSafety = 0 // the tool's effects are not declared
+	EffectSafety_EFFECT_SAFETY_DECLARED_SAFE   EffectSafety = 1 // effects none or idempotent: a repeat is harmless
+	EffectSafety_EFFECT_SAFETY_NOT_EXECUTED    EffectSafety = 2 // the error proves the tool did not run
+	EffectSafety_EFFECT_SAFETY_IDEMPOTENCY_KEY EffectSafety = 3 // it may have run; the idempotency key makes a repeat safe
+	EffectSafety_EFFECT_SAFETY_UNKNOWN         EffectSafety = 4 // it may have run: no retry, verify or escalate
+)
+
+// Enum value maps for EffectSafety.
+var (
+	EffectSafety_name = map[int32]string{
+		0: "EFFECT_SAFETY_UNSPECIFIED",
+		1: "EFFECT_SAFETY_DECLARED_SAFE",
+		2: "EFFECT_SAFETY_NOT_EXECUTED",
+		3: "EFFECT_SAFETY_IDEMPOTENCY_KEY",
+		4: "EFFECT_SAFETY_UNKNOWN",
+	}
+	EffectSafety_value = map[string]int32{
+		"EFFECT_SAFETY_UNSPECIFIED":     0,
+		"EFFECT_SAFETY_DECLARED_SAFE":   1,
+		"EFFECT_SAFETY_NOT_EXECUTED":    2,
+		"EFFECT_SAFETY_IDEMPOTENCY_KEY": 3,
+		"EFFECT_SAFETY_UNKNOWN":         4,
+	}
+)
+
+func (x EffectSafety) Enum() *EffectSafety {
+	p := new(EffectSafety)
+	*p = x
+	return p
+}
+
+func (x EffectSafety) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EffectSafety) Descriptor() protoreflect.EnumDescriptor {
+	return file_recovery_v1_recovery_proto_enumTypes[6].Descriptor()
+}
+
+func (EffectSafety) Type() protoreflect.EnumType {
+	return &file_recovery_v1_recovery_proto_enumTypes[6]
+}
+
+func (x EffectSafety) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EffectSafety.Descriptor instead.
+func (EffectSafety) EnumDescriptor() ([]byte, []int) {
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{6}
+}
+
 // Which tier of the classifier decided (docs/CLASSIFICATION.md,
 // "Confidence: the deciding tier"); confidence falls from STRUCTURED to
 // DEFAULT.
@@ -315,11 +474,11 @@ func (x ClassificationTier) String() string {
 }
 
 func (ClassificationTier) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[4].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[7].Descriptor()
 }
 
 func (ClassificationTier) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[4]
+	return &file_recovery_v1_recovery_proto_enumTypes[7]
 }
 
 func (x ClassificationTier) Number() protoreflect.EnumNumber {
@@ -328,7 +487,7 @@ func (x ClassificationTier) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ClassificationTier.Descriptor instead.
 func (ClassificationTier) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{4}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{7}
 }
 
 type Action int32
@@ -344,6 +503,7 @@ const (
 	// dependency failed in this turn: a person or the model must act
 	Action_ACTION_GIVE_UP Action = 6 // attempts or time exhausted
 	Action_ACTION_PARTIAL Action = 7 // turn deadline reached: keep partial results
+	Action_ACTION_VERIFY  Action = 8 // the effect of a non-idempotent call is unknown: call
 )
 
 // Enum value maps for Action.
@@ -357,6 +517,7 @@ var (
 		5: "ACTION_ESCALATE",
 		6: "ACTION_GIVE_UP",
 		7: "ACTION_PARTIAL",
+		8: "ACTION_VERIFY",
 	}
 	Action_value = map[string]int32{
 		"ACTION_UNSPECIFIED":     0,
@@ -367,6 +528,7 @@ var (
 		"ACTION_ESCALATE":        5,
 		"ACTION_GIVE_UP":         6,
 		"ACTION_PARTIAL":         7,
+		"ACTION_VERIFY":          8,
 	}
 )
 
@@ -381,11 +543,11 @@ func (x Action) String() string {
 }
 
 func (Action) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[5].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[8].Descriptor()
 }
 
 func (Action) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[5]
+	return &file_recovery_v1_recovery_proto_enumTypes[8]
 }
 
 func (x Action) Number() protoreflect.EnumNumber {
@@ -394,7 +556,7 @@ func (x Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Action.Descriptor instead.
 func (Action) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{5}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{8}
 }
 
 type BreakerStatus int32
@@ -433,11 +595,11 @@ func (x BreakerStatus) String() string {
 }
 
 func (BreakerStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[6].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[9].Descriptor()
 }
 
 func (BreakerStatus) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[6]
+	return &file_recovery_v1_recovery_proto_enumTypes[9]
 }
 
 func (x BreakerStatus) Number() protoreflect.EnumNumber {
@@ -446,7 +608,7 @@ func (x BreakerStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BreakerStatus.Descriptor instead.
 func (BreakerStatus) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{6}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{9}
 }
 
 type CascadeAction int32
@@ -485,11 +647,11 @@ func (x CascadeAction) String() string {
 }
 
 func (CascadeAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_recovery_v1_recovery_proto_enumTypes[7].Descriptor()
+	return file_recovery_v1_recovery_proto_enumTypes[10].Descriptor()
 }
 
 func (CascadeAction) Type() protoreflect.EnumType {
-	return &file_recovery_v1_recovery_proto_enumTypes[7]
+	return &file_recovery_v1_recovery_proto_enumTypes[10]
 }
 
 func (x CascadeAction) Number() protoreflect.EnumNumber {
@@ -498,7 +660,7 @@ func (x CascadeAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CascadeAction.Descriptor instead.
 func (CascadeAction) EnumDescriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{7}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{10}
 }
 
 type ToolError struct {
@@ -511,8 +673,13 @@ type ToolError struct {
 	Kind          ErrorKind              `protobuf:"varint,6,opt,name=kind,proto3,enum=recovery.v1.ErrorKind" json:"kind,omitempty"`
 	Source        ErrorSource            `protobuf:"varint,7,opt,name=source,proto3,enum=recovery.v1.ErrorSource" json:"source,omitempty"`
 	RetryAfterMs  int64                  `protobuf:"varint,8,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"` // 0 = not given
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// MCP tool annotations the executor knows for this tool (docs/EFFECTS.md);
+	// the manifest's `effects` wins when both speak.
+	ReadOnlyHint    Hint `protobuf:"varint,20,opt,name=read_only_hint,json=readOnlyHint,proto3,enum=recovery.v1.Hint" json:"read_only_hint,omitempty"`
+	DestructiveHint Hint `protobuf:"varint,21,opt,name=destructive_hint,json=destructiveHint,proto3,enum=recovery.v1.Hint" json:"destructive_hint,omitempty"`
+	IdempotentHint  Hint `protobuf:"varint,22,opt,name=idempotent_hint,json=idempotentHint,proto3,enum=recovery.v1.Hint" json:"idempotent_hint,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ToolError) Reset() {
@@ -601,6 +768,27 @@ func (x *ToolError) GetRetryAfterMs() int64 {
 	return 0
 }
 
+func (x *ToolError) GetReadOnlyHint() Hint {
+	if x != nil {
+		return x.ReadOnlyHint
+	}
+	return Hint_HINT_UNSPECIFIED
+}
+
+func (x *ToolError) GetDestructiveHint() Hint {
+	if x != nil {
+		return x.DestructiveHint
+	}
+	return Hint_HINT_UNSPECIFIED
+}
+
+func (x *ToolError) GetIdempotentHint() Hint {
+	if x != nil {
+		return x.IdempotentHint
+	}
+	return Hint_HINT_UNSPECIFIED
+}
+
 type Classification struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Retryability  Retryability           `protobuf:"varint,1,opt,name=retryability,proto3,enum=recovery.v1.Retryability" json:"retryability,omitempty"`
@@ -613,6 +801,9 @@ type Classification struct {
 	Overridden    bool                   `protobuf:"varint,8,opt,name=overridden,proto3" json:"overridden,omitempty"`                                                     // a tool manifest changed the result
 	LlmMessage    string                 `protobuf:"bytes,9,opt,name=llm_message,json=llmMessage,proto3" json:"llm_message,omitempty"`                                    // "Tool Execution Failed" text for the model; empty in RETRY answers
 	DecidedBy     ClassificationTier     `protobuf:"varint,10,opt,name=decided_by,json=decidedBy,proto3,enum=recovery.v1.ClassificationTier" json:"decided_by,omitempty"` // which tier decided rule_id's answer (before any override)
+	Effects       ToolEffects            `protobuf:"varint,20,opt,name=effects,proto3,enum=recovery.v1.ToolEffects" json:"effects,omitempty"`                             // the tool's declared effects (manifest, else the error's hints)
+	EffectSafety  EffectSafety           `protobuf:"varint,21,opt,name=effect_safety,json=effectSafety,proto3,enum=recovery.v1.EffectSafety" json:"effect_safety,omitempty"`
+	EffectReason  string                 `protobuf:"bytes,22,opt,name=effect_reason,json=effectReason,proto3" json:"effect_reason,omitempty"` // why that safety case applies; "" when effects are undeclared
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -715,6 +906,27 @@ func (x *Classification) GetDecidedBy() ClassificationTier {
 		return x.DecidedBy
 	}
 	return ClassificationTier_CLASSIFICATION_TIER_UNSPECIFIED
+}
+
+func (x *Classification) GetEffects() ToolEffects {
+	if x != nil {
+		return x.Effects
+	}
+	return ToolEffects_TOOL_EFFECTS_UNSPECIFIED
+}
+
+func (x *Classification) GetEffectSafety() EffectSafety {
+	if x != nil {
+		return x.EffectSafety
+	}
+	return EffectSafety_EFFECT_SAFETY_UNSPECIFIED
+}
+
+func (x *Classification) GetEffectReason() string {
+	if x != nil {
+		return x.EffectReason
+	}
+	return ""
 }
 
 type ClassifyRequest struct {
@@ -923,11 +1135,18 @@ type DecideRequest struct {
 	// Types that are valid to be assigned to TurnBudget:
 	//
 	//	*DecideRequest_TurnRemainingMs
-	TurnBudget    isDecideRequest_TurnBudget `protobuf_oneof:"turn_budget"`
-	Plan          []*PlanStep                `protobuf:"bytes,7,rep,name=plan,proto3" json:"plan,omitempty"` // absent: the manifests' dependency graph
-	ExecutorId    string                     `protobuf:"bytes,8,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
-	OutcomeId     string                     `protobuf:"bytes,9,opt,name=outcome_id,json=outcomeId,proto3" json:"outcome_id,omitempty"` // idempotency key for the reported failure
-	PermitId      string                     `protobuf:"bytes,10,opt,name=permit_id,json=permitId,proto3" json:"permit_id,omitempty"`   // probe permit held by the caller, if any
+	TurnBudget isDecideRequest_TurnBudget `protobuf_oneof:"turn_budget"`
+	Plan       []*PlanStep                `protobuf:"bytes,7,rep,name=plan,proto3" json:"plan,omitempty"` // absent: the manifests' dependency graph
+	ExecutorId string                     `protobuf:"bytes,8,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	OutcomeId  string                     `protobuf:"bytes,9,opt,name=outcome_id,json=outcomeId,proto3" json:"outcome_id,omitempty"` // idempotency key for the reported failure
+	PermitId   string                     `protobuf:"bytes,10,opt,name=permit_id,json=permitId,proto3" json:"permit_id,omitempty"`   // probe permit held by the caller, if any
+	// The key the executor sends with the tool call, for a tool whose manifest
+	// says `idempotency: key`: a failure that may have run is retried with it.
+	IdempotencyKey string `protobuf:"bytes,20,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// What the call goes through (provider, model, credential, region, ...):
+	// a tool whose manifest has a breaker_scope keeps a breaker per key of
+	// these, and admission checks the key and its parents (docs/SCOPES.md).
+	Scope         []*ScopeLabel `protobuf:"bytes,21,rep,name=scope,proto3" json:"scope,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1041,6 +1260,20 @@ func (x *DecideRequest) GetPermitId() string {
 	return ""
 }
 
+func (x *DecideRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetScope() []*ScopeLabel {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
 type isDecideRequest_TurnBudget interface {
 	isDecideRequest_TurnBudget()
 }
@@ -1050,6 +1283,61 @@ type DecideRequest_TurnRemainingMs struct {
 }
 
 func (*DecideRequest_TurnRemainingMs) isDecideRequest_TurnBudget() {}
+
+// One labelled dimension of a call's scope. At most 8 per request; the
+// dimension 1..32 of [a-z0-9_], the value 1..64 bytes of UTF-8 without
+// control characters, '|', '=', '{' or '}'; each dimension once.
+type ScopeLabel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Dimension     string                 `protobuf:"bytes,1,opt,name=dimension,proto3" json:"dimension,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScopeLabel) Reset() {
+	*x = ScopeLabel{}
+	mi := &file_recovery_v1_recovery_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScopeLabel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScopeLabel) ProtoMessage() {}
+
+func (x *ScopeLabel) ProtoReflect() protoreflect.Message {
+	mi := &file_recovery_v1_recovery_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScopeLabel.ProtoReflect.Descriptor instead.
+func (*ScopeLabel) Descriptor() ([]byte, []int) {
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ScopeLabel) GetDimension() string {
+	if x != nil {
+		return x.Dimension
+	}
+	return ""
+}
+
+func (x *ScopeLabel) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
 
 type BreakerState struct {
 	state                protoimpl.MessageState `protogen:"open.v1"`
@@ -1066,6 +1354,10 @@ type BreakerState struct {
 	ConsecutiveSuccesses uint32                 `protobuf:"varint,11,opt,name=consecutive_successes,json=consecutiveSuccesses,proto3" json:"consecutive_successes,omitempty"`
 	Forced               BreakerStatus          `protobuf:"varint,12,opt,name=forced,proto3,enum=recovery.v1.BreakerStatus" json:"forced,omitempty"`       // UNSPECIFIED unless an operator holds it OPEN or CLOSED
 	ForcedUntilMs        int64                  `protobuf:"varint,13,opt,name=forced_until_ms,json=forcedUntilMs,proto3" json:"forced_until_ms,omitempty"` // 0 = until released
+	// A scoped breaker (docs/SCOPES.md): its tool_id is the key,
+	// "<tool>|<dimension>=<value>|...", and this is the dimension it ends at;
+	// "" for a tool's own breaker.
+	ScopeLevel string `protobuf:"bytes,20,opt,name=scope_level,json=scopeLevel,proto3" json:"scope_level,omitempty"`
 	// GetBreakerState, for a tool whose manifest (or the defaults) sets
 	// latency.enabled: the calls in its recent latency distribution (one to
 	// two latency.window_ms) and their percentiles, each the upper bound of
@@ -1080,7 +1372,7 @@ type BreakerState struct {
 
 func (x *BreakerState) Reset() {
 	*x = BreakerState{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[6]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1384,7 @@ func (x *BreakerState) String() string {
 func (*BreakerState) ProtoMessage() {}
 
 func (x *BreakerState) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[6]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1397,7 @@ func (x *BreakerState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerState.ProtoReflect.Descriptor instead.
 func (*BreakerState) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{6}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BreakerState) GetToolId() string {
@@ -1199,6 +1491,13 @@ func (x *BreakerState) GetForcedUntilMs() int64 {
 	return 0
 }
 
+func (x *BreakerState) GetScopeLevel() string {
+	if x != nil {
+		return x.ScopeLevel
+	}
+	return ""
+}
+
 func (x *BreakerState) GetLatencySamples() uint64 {
 	if x != nil {
 		return x.LatencySamples
@@ -1239,7 +1538,7 @@ type CascadeStep struct {
 
 func (x *CascadeStep) Reset() {
 	*x = CascadeStep{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[7]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1550,7 @@ func (x *CascadeStep) String() string {
 func (*CascadeStep) ProtoMessage() {}
 
 func (x *CascadeStep) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[7]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1563,7 @@ func (x *CascadeStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CascadeStep.ProtoReflect.Descriptor instead.
 func (*CascadeStep) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{7}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CascadeStep) GetToolId() string {
@@ -1320,7 +1619,7 @@ type TraceEvent struct {
 
 func (x *TraceEvent) Reset() {
 	*x = TraceEvent{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[8]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1631,7 @@ func (x *TraceEvent) String() string {
 func (*TraceEvent) ProtoMessage() {}
 
 func (x *TraceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[8]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1644,7 @@ func (x *TraceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TraceEvent.ProtoReflect.Descriptor instead.
 func (*TraceEvent) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{8}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TraceEvent) GetEventType() string {
@@ -1462,7 +1761,9 @@ type DecideResponse struct {
 	// RETRY: delay_ms to the microsecond (delay_ms is it rounded to the nearest
 	// ms). Executors that can sleep that precisely should: jitter in whole ms
 	// leaves a 100 ms delay only 21 values. 0 from servers before this field.
-	DelayUs int64 `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	DelayUs        int64  `protobuf:"varint,12,opt,name=delay_us,json=delayUs,proto3" json:"delay_us,omitempty"`
+	VerifyToolId   string `protobuf:"bytes,20,opt,name=verify_tool_id,json=verifyToolId,proto3" json:"verify_tool_id,omitempty"`     // VERIFY: the read-only tool that tells whether the effect happened
+	IdempotencyKey string `protobuf:"bytes,21,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"` // a retry relying on the idempotency key: send this key again
 	// Shadow mode (the tool's manifest or defaults say `mode: shadow`): the
 	// action and reason enforce mode answers, which the service recorded
 	// (breaker, trace, metrics), while `action` is the permissive answer the
@@ -1475,7 +1776,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[9]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1788,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[9]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1801,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{9}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DecideResponse) GetAction() Action {
@@ -1587,6 +1888,20 @@ func (x *DecideResponse) GetDelayUs() int64 {
 	return 0
 }
 
+func (x *DecideResponse) GetVerifyToolId() string {
+	if x != nil {
+		return x.VerifyToolId
+	}
+	return ""
+}
+
+func (x *DecideResponse) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
 func (x *DecideResponse) GetShadowAction() Action {
 	if x != nil {
 		return x.ShadowAction
@@ -1612,13 +1927,14 @@ type RecordOutcomeRequest struct {
 	OutcomeId     string                 `protobuf:"bytes,7,opt,name=outcome_id,json=outcomeId,proto3" json:"outcome_id,omitempty"`
 	PermitId      string                 `protobuf:"bytes,8,opt,name=permit_id,json=permitId,proto3" json:"permit_id,omitempty"`
 	ExecutorId    string                 `protobuf:"bytes,9,opt,name=executor_id,json=executorId,proto3" json:"executor_id,omitempty"`
+	Scope         []*ScopeLabel          `protobuf:"bytes,20,rep,name=scope,proto3" json:"scope,omitempty"` // as in DecideRequest.scope
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecordOutcomeRequest) Reset() {
 	*x = RecordOutcomeRequest{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[10]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1946,7 @@ func (x *RecordOutcomeRequest) String() string {
 func (*RecordOutcomeRequest) ProtoMessage() {}
 
 func (x *RecordOutcomeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[10]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1959,7 @@ func (x *RecordOutcomeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOutcomeRequest.ProtoReflect.Descriptor instead.
 func (*RecordOutcomeRequest) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{10}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RecordOutcomeRequest) GetToolId() string {
@@ -1709,6 +2025,13 @@ func (x *RecordOutcomeRequest) GetExecutorId() string {
 	return ""
 }
 
+func (x *RecordOutcomeRequest) GetScope() []*ScopeLabel {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
 type RecordOutcomeResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Breaker       *BreakerState          `protobuf:"bytes,1,opt,name=breaker,proto3" json:"breaker,omitempty"`
@@ -1719,7 +2042,7 @@ type RecordOutcomeResponse struct {
 
 func (x *RecordOutcomeResponse) Reset() {
 	*x = RecordOutcomeResponse{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[11]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +2054,7 @@ func (x *RecordOutcomeResponse) String() string {
 func (*RecordOutcomeResponse) ProtoMessage() {}
 
 func (x *RecordOutcomeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[11]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +2067,7 @@ func (x *RecordOutcomeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordOutcomeResponse.ProtoReflect.Descriptor instead.
 func (*RecordOutcomeResponse) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{11}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RecordOutcomeResponse) GetBreaker() *BreakerState {
@@ -1770,7 +2093,7 @@ type GetBreakerStateRequest struct {
 
 func (x *GetBreakerStateRequest) Reset() {
 	*x = GetBreakerStateRequest{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[12]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +2105,7 @@ func (x *GetBreakerStateRequest) String() string {
 func (*GetBreakerStateRequest) ProtoMessage() {}
 
 func (x *GetBreakerStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[12]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +2118,7 @@ func (x *GetBreakerStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBreakerStateRequest.ProtoReflect.Descriptor instead.
 func (*GetBreakerStateRequest) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{12}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetBreakerStateRequest) GetToolIds() []string {
@@ -1814,7 +2137,7 @@ type GetBreakerStateResponse struct {
 
 func (x *GetBreakerStateResponse) Reset() {
 	*x = GetBreakerStateResponse{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[13]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1826,7 +2149,7 @@ func (x *GetBreakerStateResponse) String() string {
 func (*GetBreakerStateResponse) ProtoMessage() {}
 
 func (x *GetBreakerStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[13]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1839,7 +2162,7 @@ func (x *GetBreakerStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetBreakerStateResponse.ProtoReflect.Descriptor instead.
 func (*GetBreakerStateResponse) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{13}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetBreakerStateResponse) GetBreakers() []*BreakerState {
@@ -1858,7 +2181,7 @@ type GetTurnTraceRequest struct {
 
 func (x *GetTurnTraceRequest) Reset() {
 	*x = GetTurnTraceRequest{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[14]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1870,7 +2193,7 @@ func (x *GetTurnTraceRequest) String() string {
 func (*GetTurnTraceRequest) ProtoMessage() {}
 
 func (x *GetTurnTraceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[14]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1883,7 +2206,7 @@ func (x *GetTurnTraceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTurnTraceRequest.ProtoReflect.Descriptor instead.
 func (*GetTurnTraceRequest) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{14}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetTurnTraceRequest) GetTurnId() string {
@@ -1907,7 +2230,7 @@ type TurnSummary struct {
 
 func (x *TurnSummary) Reset() {
 	*x = TurnSummary{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[15]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +2242,7 @@ func (x *TurnSummary) String() string {
 func (*TurnSummary) ProtoMessage() {}
 
 func (x *TurnSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[15]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +2255,7 @@ func (x *TurnSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnSummary.ProtoReflect.Descriptor instead.
 func (*TurnSummary) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{15}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TurnSummary) GetCompleted() []string {
@@ -1988,7 +2311,7 @@ type GetTurnTraceResponse struct {
 
 func (x *GetTurnTraceResponse) Reset() {
 	*x = GetTurnTraceResponse{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[16]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2000,7 +2323,7 @@ func (x *GetTurnTraceResponse) String() string {
 func (*GetTurnTraceResponse) ProtoMessage() {}
 
 func (x *GetTurnTraceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[16]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2013,7 +2336,7 @@ func (x *GetTurnTraceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTurnTraceResponse.ProtoReflect.Descriptor instead.
 func (*GetTurnTraceResponse) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{16}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetTurnTraceResponse) GetTurnId() string {
@@ -2046,7 +2369,7 @@ type WatchBreakersRequest struct {
 
 func (x *WatchBreakersRequest) Reset() {
 	*x = WatchBreakersRequest{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[17]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2058,7 +2381,7 @@ func (x *WatchBreakersRequest) String() string {
 func (*WatchBreakersRequest) ProtoMessage() {}
 
 func (x *WatchBreakersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[17]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2071,7 +2394,7 @@ func (x *WatchBreakersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchBreakersRequest.ProtoReflect.Descriptor instead.
 func (*WatchBreakersRequest) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{17}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchBreakersRequest) GetToolIds() []string {
@@ -2092,7 +2415,7 @@ type BreakerChange struct {
 
 func (x *BreakerChange) Reset() {
 	*x = BreakerChange{}
-	mi := &file_recovery_v1_recovery_proto_msgTypes[18]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +2427,7 @@ func (x *BreakerChange) String() string {
 func (*BreakerChange) ProtoMessage() {}
 
 func (x *BreakerChange) ProtoReflect() protoreflect.Message {
-	mi := &file_recovery_v1_recovery_proto_msgTypes[18]
+	mi := &file_recovery_v1_recovery_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,7 +2440,7 @@ func (x *BreakerChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerChange.ProtoReflect.Descriptor instead.
 func (*BreakerChange) Descriptor() ([]byte, []int) {
-	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{18}
+	return file_recovery_v1_recovery_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BreakerChange) GetBreaker() *BreakerState {
@@ -2145,7 +2468,7 @@ var File_recovery_v1_recovery_proto protoreflect.FileDescriptor
 
 const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\n" +
-	"\x1arecovery/v1/recovery.proto\x12\vrecovery.v1\"\xa2\x02\n" +
+	"\x1arecovery/v1/recovery.proto\x12\vrecovery.v1\"\xd5\x03\n" +
 	"\tToolError\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x1f\n" +
 	"\vhttp_status\x18\x02 \x01(\x05R\n" +
@@ -2155,7 +2478,10 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x0eexception_type\x18\x05 \x01(\tR\rexceptionType\x12*\n" +
 	"\x04kind\x18\x06 \x01(\x0e2\x16.recovery.v1.ErrorKindR\x04kind\x120\n" +
 	"\x06source\x18\a \x01(\x0e2\x18.recovery.v1.ErrorSourceR\x06source\x12$\n" +
-	"\x0eretry_after_ms\x18\b \x01(\x03R\fretryAfterMs\"\xaa\x03\n" +
+	"\x0eretry_after_ms\x18\b \x01(\x03R\fretryAfterMs\x127\n" +
+	"\x0eread_only_hint\x18\x14 \x01(\x0e2\x11.recovery.v1.HintR\freadOnlyHint\x12<\n" +
+	"\x10destructive_hint\x18\x15 \x01(\x0e2\x11.recovery.v1.HintR\x0fdestructiveHint\x12:\n" +
+	"\x0fidempotent_hint\x18\x16 \x01(\x0e2\x11.recovery.v1.HintR\x0eidempotentHint\"\xc3\x04\n" +
 	"\x0eClassification\x12=\n" +
 	"\fretryability\x18\x01 \x01(\x0e2\x19.recovery.v1.RetryabilityR\fretryability\x121\n" +
 	"\bcategory\x18\x02 \x01(\x0e2\x15.recovery.v1.CategoryR\bcategory\x12*\n" +
@@ -2173,7 +2499,10 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"llmMessage\x12>\n" +
 	"\n" +
 	"decided_by\x18\n" +
-	" \x01(\x0e2\x1f.recovery.v1.ClassificationTierR\tdecidedBy\"X\n" +
+	" \x01(\x0e2\x1f.recovery.v1.ClassificationTierR\tdecidedBy\x122\n" +
+	"\aeffects\x18\x14 \x01(\x0e2\x18.recovery.v1.ToolEffectsR\aeffects\x12>\n" +
+	"\reffect_safety\x18\x15 \x01(\x0e2\x19.recovery.v1.EffectSafetyR\feffectSafety\x12#\n" +
+	"\reffect_reason\x18\x16 \x01(\tR\feffectReason\"X\n" +
 	"\x0fClassifyRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12,\n" +
 	"\x05error\x18\x02 \x01(\v2\x16.recovery.v1.ToolErrorR\x05error\"W\n" +
@@ -2185,7 +2514,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"depends_on\x18\x02 \x03(\tR\tdependsOn\x12\x1a\n" +
 	"\boptional\x18\x03 \x01(\bR\boptional\x12%\n" +
 	"\rdefault_value\x18\x04 \x01(\tH\x00R\fdefaultValueB\r\n" +
-	"\vhas_default\"\xed\x02\n" +
+	"\vhas_default\"\xc5\x03\n" +
 	"\rDecideRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12,\n" +
 	"\x05error\x18\x02 \x01(\v2\x16.recovery.v1.ToolErrorR\x05error\x12\x18\n" +
@@ -2200,8 +2529,14 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\n" +
 	"outcome_id\x18\t \x01(\tR\toutcomeId\x12\x1b\n" +
 	"\tpermit_id\x18\n" +
-	" \x01(\tR\bpermitIdB\r\n" +
-	"\vturn_budget\"\xc1\x05\n" +
+	" \x01(\tR\bpermitId\x12'\n" +
+	"\x0fidempotency_key\x18\x14 \x01(\tR\x0eidempotencyKey\x12-\n" +
+	"\x05scope\x18\x15 \x03(\v2\x17.recovery.v1.ScopeLabelR\x05scopeB\r\n" +
+	"\vturn_budget\"@\n" +
+	"\n" +
+	"ScopeLabel\x12\x1c\n" +
+	"\tdimension\x18\x01 \x01(\tR\tdimension\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xe2\x05\n" +
 	"\fBreakerState\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x120\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x1a.recovery.v1.BreakerStatusR\x05state\x121\n" +
@@ -2220,7 +2555,9 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	" \x01(\rR\x10successThreshold\x123\n" +
 	"\x15consecutive_successes\x18\v \x01(\rR\x14consecutiveSuccesses\x122\n" +
 	"\x06forced\x18\f \x01(\x0e2\x1a.recovery.v1.BreakerStatusR\x06forced\x12&\n" +
-	"\x0fforced_until_ms\x18\r \x01(\x03R\rforcedUntilMs\x12'\n" +
+	"\x0fforced_until_ms\x18\r \x01(\x03R\rforcedUntilMs\x12\x1f\n" +
+	"\vscope_level\x18\x14 \x01(\tR\n" +
+	"scopeLevel\x12'\n" +
 	"\x0flatency_samples\x18\x1e \x01(\x04R\x0elatencySamples\x12$\n" +
 	"\x0elatency_p50_ms\x18\x1f \x01(\x03R\flatencyP50Ms\x12$\n" +
 	"\x0elatency_p90_ms\x18  \x01(\x03R\flatencyP90Ms\x12$\n" +
@@ -2249,7 +2586,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"timeout_ms\x18\v \x01(\x03R\ttimeoutMs\x12\x1a\n" +
 	"\bsequence\x18\f \x01(\x04R\bsequence\x12\x19\n" +
 	"\btrace_id\x18\x1e \x01(\tR\atraceId\x12\x17\n" +
-	"\aspan_id\x18\x1f \x01(\tR\x06spanId\"\xd1\x04\n" +
+	"\aspan_id\x18\x1f \x01(\tR\x06spanId\"\xa0\x05\n" +
 	"\x0eDecideResponse\x12+\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x13.recovery.v1.ActionR\x06action\x12\x19\n" +
 	"\bdelay_ms\x18\x02 \x01(\x03R\adelayMs\x12.\n" +
@@ -2264,9 +2601,11 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x05trace\x18\n" +
 	" \x03(\v2\x17.recovery.v1.TraceEventR\x05trace\x12\x1c\n" +
 	"\tduplicate\x18\v \x01(\bR\tduplicate\x12\x19\n" +
-	"\bdelay_us\x18\f \x01(\x03R\adelayUs\x128\n" +
+	"\bdelay_us\x18\f \x01(\x03R\adelayUs\x12$\n" +
+	"\x0everify_tool_id\x18\x14 \x01(\tR\fverifyToolId\x12'\n" +
+	"\x0fidempotency_key\x18\x15 \x01(\tR\x0eidempotencyKey\x128\n" +
 	"\rshadow_action\x18\x1e \x01(\x0e2\x13.recovery.v1.ActionR\fshadowAction\x12#\n" +
-	"\rshadow_reason\x18\x1f \x01(\tR\fshadowReason\"\xa6\x02\n" +
+	"\rshadow_reason\x18\x1f \x01(\tR\fshadowReason\"\xd5\x02\n" +
 	"\x14RecordOutcomeRequest\x12\x17\n" +
 	"\atool_id\x18\x01 \x01(\tR\x06toolId\x12\x18\n" +
 	"\asuccess\x18\x02 \x01(\bR\asuccess\x12,\n" +
@@ -2279,7 +2618,8 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"outcome_id\x18\a \x01(\tR\toutcomeId\x12\x1b\n" +
 	"\tpermit_id\x18\b \x01(\tR\bpermitId\x12\x1f\n" +
 	"\vexecutor_id\x18\t \x01(\tR\n" +
-	"executorId\"j\n" +
+	"executorId\x12-\n" +
+	"\x05scope\x18\x14 \x03(\v2\x17.recovery.v1.ScopeLabelR\x05scope\"j\n" +
 	"\x15RecordOutcomeResponse\x123\n" +
 	"\abreaker\x18\x01 \x01(\v2\x19.recovery.v1.BreakerStateR\abreaker\x12\x1c\n" +
 	"\tduplicate\x18\x02 \x01(\bR\tduplicate\"3\n" +
@@ -2335,7 +2675,23 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x13CATEGORY_PERMISSION\x10\x04\x12\x12\n" +
 	"\x0eCATEGORY_LOGIC\x10\x05\x12\x15\n" +
 	"\x11CATEGORY_RESOURCE\x10\x06\x12\x14\n" +
-	"\x10CATEGORY_UNKNOWN\x10\a*\x84\x02\n" +
+	"\x10CATEGORY_UNKNOWN\x10\a*;\n" +
+	"\x04Hint\x12\x14\n" +
+	"\x10HINT_UNSPECIFIED\x10\x00\x12\r\n" +
+	"\tHINT_TRUE\x10\x01\x12\x0e\n" +
+	"\n" +
+	"HINT_FALSE\x10\x02*\x80\x01\n" +
+	"\vToolEffects\x12\x1c\n" +
+	"\x18TOOL_EFFECTS_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11TOOL_EFFECTS_NONE\x10\x01\x12\x1b\n" +
+	"\x17TOOL_EFFECTS_IDEMPOTENT\x10\x02\x12\x1f\n" +
+	"\x1bTOOL_EFFECTS_NON_IDEMPOTENT\x10\x03*\xac\x01\n" +
+	"\fEffectSafety\x12\x1d\n" +
+	"\x19EFFECT_SAFETY_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bEFFECT_SAFETY_DECLARED_SAFE\x10\x01\x12\x1e\n" +
+	"\x1aEFFECT_SAFETY_NOT_EXECUTED\x10\x02\x12!\n" +
+	"\x1dEFFECT_SAFETY_IDEMPOTENCY_KEY\x10\x03\x12\x19\n" +
+	"\x15EFFECT_SAFETY_UNKNOWN\x10\x04*\x84\x02\n" +
 	"\x12ClassificationTier\x12#\n" +
 	"\x1fCLASSIFICATION_TIER_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eCLASSIFICATION_TIER_STRUCTURED\x10\x01\x12!\n" +
@@ -2343,7 +2699,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x1bCLASSIFICATION_TIER_MESSAGE\x10\x03\x12\x1f\n" +
 	"\x1bCLASSIFICATION_TIER_GENERIC\x10\x04\x12\x1f\n" +
 	"\x1bCLASSIFICATION_TIER_LEARNED\x10\x05\x12\x1f\n" +
-	"\x1bCLASSIFICATION_TIER_DEFAULT\x10\x06*\xb5\x01\n" +
+	"\x1bCLASSIFICATION_TIER_DEFAULT\x10\x06*\xc8\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eACTION_PROCEED\x10\x01\x12\x10\n" +
@@ -2352,7 +2708,8 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x10ACTION_FAIL_FAST\x10\x04\x12\x13\n" +
 	"\x0fACTION_ESCALATE\x10\x05\x12\x12\n" +
 	"\x0eACTION_GIVE_UP\x10\x06\x12\x12\n" +
-	"\x0eACTION_PARTIAL\x10\a*\x81\x01\n" +
+	"\x0eACTION_PARTIAL\x10\a\x12\x11\n" +
+	"\rACTION_VERIFY\x10\b*\x81\x01\n" +
 	"\rBreakerStatus\x12\x1e\n" +
 	"\x1aBREAKER_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15BREAKER_STATUS_CLOSED\x10\x01\x12\x17\n" +
@@ -2384,80 +2741,91 @@ func file_recovery_v1_recovery_proto_rawDescGZIP() []byte {
 	return file_recovery_v1_recovery_proto_rawDescData
 }
 
-var file_recovery_v1_recovery_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_recovery_v1_recovery_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_recovery_v1_recovery_proto_enumTypes = make([]protoimpl.EnumInfo, 11)
+var file_recovery_v1_recovery_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_recovery_v1_recovery_proto_goTypes = []any{
 	(ErrorKind)(0),                  // 0: recovery.v1.ErrorKind
 	(ErrorSource)(0),                // 1: recovery.v1.ErrorSource
 	(Retryability)(0),               // 2: recovery.v1.Retryability
 	(Category)(0),                   // 3: recovery.v1.Category
-	(ClassificationTier)(0),         // 4: recovery.v1.ClassificationTier
-	(Action)(0),                     // 5: recovery.v1.Action
-	(BreakerStatus)(0),              // 6: recovery.v1.BreakerStatus
-	(CascadeAction)(0),              // 7: recovery.v1.CascadeAction
-	(*ToolError)(nil),               // 8: recovery.v1.ToolError
-	(*Classification)(nil),          // 9: recovery.v1.Classification
-	(*ClassifyRequest)(nil),         // 10: recovery.v1.ClassifyRequest
-	(*ClassifyResponse)(nil),        // 11: recovery.v1.ClassifyResponse
-	(*PlanStep)(nil),                // 12: recovery.v1.PlanStep
-	(*DecideRequest)(nil),           // 13: recovery.v1.DecideRequest
-	(*BreakerState)(nil),            // 14: recovery.v1.BreakerState
-	(*CascadeStep)(nil),             // 15: recovery.v1.CascadeStep
-	(*TraceEvent)(nil),              // 16: recovery.v1.TraceEvent
-	(*DecideResponse)(nil),          // 17: recovery.v1.DecideResponse
-	(*RecordOutcomeRequest)(nil),    // 18: recovery.v1.RecordOutcomeRequest
-	(*RecordOutcomeResponse)(nil),   // 19: recovery.v1.RecordOutcomeResponse
-	(*GetBreakerStateRequest)(nil),  // 20: recovery.v1.GetBreakerStateRequest
-	(*GetBreakerStateResponse)(nil), // 21: recovery.v1.GetBreakerStateResponse
-	(*GetTurnTraceRequest)(nil),     // 22: recovery.v1.GetTurnTraceRequest
-	(*TurnSummary)(nil),             // 23: recovery.v1.TurnSummary
-	(*GetTurnTraceResponse)(nil),    // 24: recovery.v1.GetTurnTraceResponse
-	(*WatchBreakersRequest)(nil),    // 25: recovery.v1.WatchBreakersRequest
-	(*BreakerChange)(nil),           // 26: recovery.v1.BreakerChange
+	(Hint)(0),                       // 4: recovery.v1.Hint
+	(ToolEffects)(0),                // 5: recovery.v1.ToolEffects
+	(EffectSafety)(0),               // 6: recovery.v1.EffectSafety
+	(ClassificationTier)(0),         // 7: recovery.v1.ClassificationTier
+	(Action)(0),                     // 8: recovery.v1.Action
+	(BreakerStatus)(0),              // 9: recovery.v1.BreakerStatus
+	(CascadeAction)(0),              // 10: recovery.v1.CascadeAction
+	(*ToolError)(nil),               // 11: recovery.v1.ToolError
+	(*Classification)(nil),          // 12: recovery.v1.Classification
+	(*ClassifyRequest)(nil),         // 13: recovery.v1.ClassifyRequest
+	(*ClassifyResponse)(nil),        // 14: recovery.v1.ClassifyResponse
+	(*PlanStep)(nil),                // 15: recovery.v1.PlanStep
+	(*DecideRequest)(nil),           // 16: recovery.v1.DecideRequest
+	(*ScopeLabel)(nil),              // 17: recovery.v1.ScopeLabel
+	(*BreakerState)(nil),            // 18: recovery.v1.BreakerState
+	(*CascadeStep)(nil),             // 19: recovery.v1.CascadeStep
+	(*TraceEvent)(nil),              // 20: recovery.v1.TraceEvent
+	(*DecideResponse)(nil),          // 21: recovery.v1.DecideResponse
+	(*RecordOutcomeRequest)(nil),    // 22: recovery.v1.RecordOutcomeRequest
+	(*RecordOutcomeResponse)(nil),   // 23: recovery.v1.RecordOutcomeResponse
+	(*GetBreakerStateRequest)(nil),  // 24: recovery.v1.GetBreakerStateRequest
+	(*GetBreakerStateResponse)(nil), // 25: recovery.v1.GetBreakerStateResponse
+	(*GetTurnTraceRequest)(nil),     // 26: recovery.v1.GetTurnTraceRequest
+	(*TurnSummary)(nil),             // 27: recovery.v1.TurnSummary
+	(*GetTurnTraceResponse)(nil),    // 28: recovery.v1.GetTurnTraceResponse
+	(*WatchBreakersRequest)(nil),    // 29: recovery.v1.WatchBreakersRequest
+	(*BreakerChange)(nil),           // 30: recovery.v1.BreakerChange
 }
 var file_recovery_v1_recovery_proto_depIdxs = []int32{
 	0,  // 0: recovery.v1.ToolError.kind:type_name -> recovery.v1.ErrorKind
 	1,  // 1: recovery.v1.ToolError.source:type_name -> recovery.v1.ErrorSource
-	2,  // 2: recovery.v1.Classification.retryability:type_name -> recovery.v1.Retryability
-	3,  // 3: recovery.v1.Classification.category:type_name -> recovery.v1.Category
-	0,  // 4: recovery.v1.Classification.kind:type_name -> recovery.v1.ErrorKind
-	4,  // 5: recovery.v1.Classification.decided_by:type_name -> recovery.v1.ClassificationTier
-	8,  // 6: recovery.v1.ClassifyRequest.error:type_name -> recovery.v1.ToolError
-	9,  // 7: recovery.v1.ClassifyResponse.classification:type_name -> recovery.v1.Classification
-	8,  // 8: recovery.v1.DecideRequest.error:type_name -> recovery.v1.ToolError
-	12, // 9: recovery.v1.DecideRequest.plan:type_name -> recovery.v1.PlanStep
-	6,  // 10: recovery.v1.BreakerState.state:type_name -> recovery.v1.BreakerStatus
-	6,  // 11: recovery.v1.BreakerState.forced:type_name -> recovery.v1.BreakerStatus
-	7,  // 12: recovery.v1.CascadeStep.action:type_name -> recovery.v1.CascadeAction
-	5,  // 13: recovery.v1.DecideResponse.action:type_name -> recovery.v1.Action
-	9,  // 14: recovery.v1.DecideResponse.classification:type_name -> recovery.v1.Classification
-	14, // 15: recovery.v1.DecideResponse.breaker:type_name -> recovery.v1.BreakerState
-	15, // 16: recovery.v1.DecideResponse.cascade:type_name -> recovery.v1.CascadeStep
-	16, // 17: recovery.v1.DecideResponse.trace:type_name -> recovery.v1.TraceEvent
-	5,  // 18: recovery.v1.DecideResponse.shadow_action:type_name -> recovery.v1.Action
-	8,  // 19: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
-	14, // 20: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
-	14, // 21: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
-	16, // 22: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
-	23, // 23: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
-	14, // 24: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
-	10, // 25: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
-	13, // 26: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
-	18, // 27: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
-	20, // 28: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
-	22, // 29: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
-	25, // 30: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
-	11, // 31: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
-	17, // 32: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
-	19, // 33: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
-	21, // 34: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
-	24, // 35: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
-	26, // 36: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
-	31, // [31:37] is the sub-list for method output_type
-	25, // [25:31] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	4,  // 2: recovery.v1.ToolError.read_only_hint:type_name -> recovery.v1.Hint
+	4,  // 3: recovery.v1.ToolError.destructive_hint:type_name -> recovery.v1.Hint
+	4,  // 4: recovery.v1.ToolError.idempotent_hint:type_name -> recovery.v1.Hint
+	2,  // 5: recovery.v1.Classification.retryability:type_name -> recovery.v1.Retryability
+	3,  // 6: recovery.v1.Classification.category:type_name -> recovery.v1.Category
+	0,  // 7: recovery.v1.Classification.kind:type_name -> recovery.v1.ErrorKind
+	7,  // 8: recovery.v1.Classification.decided_by:type_name -> recovery.v1.ClassificationTier
+	5,  // 9: recovery.v1.Classification.effects:type_name -> recovery.v1.ToolEffects
+	6,  // 10: recovery.v1.Classification.effect_safety:type_name -> recovery.v1.EffectSafety
+	11, // 11: recovery.v1.ClassifyRequest.error:type_name -> recovery.v1.ToolError
+	12, // 12: recovery.v1.ClassifyResponse.classification:type_name -> recovery.v1.Classification
+	11, // 13: recovery.v1.DecideRequest.error:type_name -> recovery.v1.ToolError
+	15, // 14: recovery.v1.DecideRequest.plan:type_name -> recovery.v1.PlanStep
+	17, // 15: recovery.v1.DecideRequest.scope:type_name -> recovery.v1.ScopeLabel
+	9,  // 16: recovery.v1.BreakerState.state:type_name -> recovery.v1.BreakerStatus
+	9,  // 17: recovery.v1.BreakerState.forced:type_name -> recovery.v1.BreakerStatus
+	10, // 18: recovery.v1.CascadeStep.action:type_name -> recovery.v1.CascadeAction
+	8,  // 19: recovery.v1.DecideResponse.action:type_name -> recovery.v1.Action
+	12, // 20: recovery.v1.DecideResponse.classification:type_name -> recovery.v1.Classification
+	18, // 21: recovery.v1.DecideResponse.breaker:type_name -> recovery.v1.BreakerState
+	19, // 22: recovery.v1.DecideResponse.cascade:type_name -> recovery.v1.CascadeStep
+	20, // 23: recovery.v1.DecideResponse.trace:type_name -> recovery.v1.TraceEvent
+	8,  // 24: recovery.v1.DecideResponse.shadow_action:type_name -> recovery.v1.Action
+	11, // 25: recovery.v1.RecordOutcomeRequest.error:type_name -> recovery.v1.ToolError
+	17, // 26: recovery.v1.RecordOutcomeRequest.scope:type_name -> recovery.v1.ScopeLabel
+	18, // 27: recovery.v1.RecordOutcomeResponse.breaker:type_name -> recovery.v1.BreakerState
+	18, // 28: recovery.v1.GetBreakerStateResponse.breakers:type_name -> recovery.v1.BreakerState
+	20, // 29: recovery.v1.GetTurnTraceResponse.events:type_name -> recovery.v1.TraceEvent
+	27, // 30: recovery.v1.GetTurnTraceResponse.summary:type_name -> recovery.v1.TurnSummary
+	18, // 31: recovery.v1.BreakerChange.breaker:type_name -> recovery.v1.BreakerState
+	13, // 32: recovery.v1.RecoveryService.Classify:input_type -> recovery.v1.ClassifyRequest
+	16, // 33: recovery.v1.RecoveryService.Decide:input_type -> recovery.v1.DecideRequest
+	22, // 34: recovery.v1.RecoveryService.RecordOutcome:input_type -> recovery.v1.RecordOutcomeRequest
+	24, // 35: recovery.v1.RecoveryService.GetBreakerState:input_type -> recovery.v1.GetBreakerStateRequest
+	26, // 36: recovery.v1.RecoveryService.GetTurnTrace:input_type -> recovery.v1.GetTurnTraceRequest
+	29, // 37: recovery.v1.RecoveryService.WatchBreakers:input_type -> recovery.v1.WatchBreakersRequest
+	14, // 38: recovery.v1.RecoveryService.Classify:output_type -> recovery.v1.ClassifyResponse
+	21, // 39: recovery.v1.RecoveryService.Decide:output_type -> recovery.v1.DecideResponse
+	23, // 40: recovery.v1.RecoveryService.RecordOutcome:output_type -> recovery.v1.RecordOutcomeResponse
+	25, // 41: recovery.v1.RecoveryService.GetBreakerState:output_type -> recovery.v1.GetBreakerStateResponse
+	28, // 42: recovery.v1.RecoveryService.GetTurnTrace:output_type -> recovery.v1.GetTurnTraceResponse
+	30, // 43: recovery.v1.RecoveryService.WatchBreakers:output_type -> recovery.v1.BreakerChange
+	38, // [38:44] is the sub-list for method output_type
+	32, // [32:38] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_recovery_v1_recovery_proto_init() }
@@ -2476,8 +2844,8 @@ func file_recovery_v1_recovery_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_recovery_v1_recovery_proto_rawDesc), len(file_recovery_v1_recovery_proto_rawDesc)),
-			NumEnums:      8,
-			NumMessages:   19,
+			NumEnums:      11,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -16,6 +16,7 @@ import type { PlanStep as _recovery_v1_PlanStep, PlanStep__Output as _recovery_v
 import type { RecordOutcomeRequest as _recovery_v1_RecordOutcomeRequest, RecordOutcomeRequest__Output as _recovery_v1_RecordOutcomeRequest__Output } from './recovery/v1/RecordOutcomeRequest';
 import type { RecordOutcomeResponse as _recovery_v1_RecordOutcomeResponse, RecordOutcomeResponse__Output as _recovery_v1_RecordOutcomeResponse__Output } from './recovery/v1/RecordOutcomeResponse';
 import type { RecoveryServiceClient as _recovery_v1_RecoveryServiceClient, RecoveryServiceDefinition as _recovery_v1_RecoveryServiceDefinition } from './recovery/v1/RecoveryService';
+import type { ScopeLabel as _recovery_v1_ScopeLabel, ScopeLabel__Output as _recovery_v1_ScopeLabel__Output } from './recovery/v1/ScopeLabel';
 import type { ToolError as _recovery_v1_ToolError, ToolError__Output as _recovery_v1_ToolError__Output } from './recovery/v1/ToolError';
 import type { TraceEvent as _recovery_v1_TraceEvent, TraceEvent__Output as _recovery_v1_TraceEvent__Output } from './recovery/v1/TraceEvent';
 import type { TurnSummary as _recovery_v1_TurnSummary, TurnSummary__Output as _recovery_v1_TurnSummary__Output } from './recovery/v1/TurnSummary';
@@ -39,12 +40,14 @@ export interface ProtoGrpcType {
             ClassifyResponse: MessageTypeDefinition<_recovery_v1_ClassifyResponse, _recovery_v1_ClassifyResponse__Output>;
             DecideRequest: MessageTypeDefinition<_recovery_v1_DecideRequest, _recovery_v1_DecideRequest__Output>;
             DecideResponse: MessageTypeDefinition<_recovery_v1_DecideResponse, _recovery_v1_DecideResponse__Output>;
+            EffectSafety: EnumTypeDefinition;
             ErrorKind: EnumTypeDefinition;
             ErrorSource: EnumTypeDefinition;
             GetBreakerStateRequest: MessageTypeDefinition<_recovery_v1_GetBreakerStateRequest, _recovery_v1_GetBreakerStateRequest__Output>;
             GetBreakerStateResponse: MessageTypeDefinition<_recovery_v1_GetBreakerStateResponse, _recovery_v1_GetBreakerStateResponse__Output>;
             GetTurnTraceRequest: MessageTypeDefinition<_recovery_v1_GetTurnTraceRequest, _recovery_v1_GetTurnTraceRequest__Output>;
             GetTurnTraceResponse: MessageTypeDefinition<_recovery_v1_GetTurnTraceResponse, _recovery_v1_GetTurnTraceResponse__Output>;
+            Hint: EnumTypeDefinition;
             PlanStep: MessageTypeDefinition<_recovery_v1_PlanStep, _recovery_v1_PlanStep__Output>;
             RecordOutcomeRequest: MessageTypeDefinition<_recovery_v1_RecordOutcomeRequest, _recovery_v1_RecordOutcomeRequest__Output>;
             RecordOutcomeResponse: MessageTypeDefinition<_recovery_v1_RecordOutcomeResponse, _recovery_v1_RecordOutcomeResponse__Output>;
@@ -52,6 +55,8 @@ export interface ProtoGrpcType {
                 service: _recovery_v1_RecoveryServiceDefinition;
             };
             Retryability: EnumTypeDefinition;
+            ScopeLabel: MessageTypeDefinition<_recovery_v1_ScopeLabel, _recovery_v1_ScopeLabel__Output>;
+            ToolEffects: EnumTypeDefinition;
             ToolError: MessageTypeDefinition<_recovery_v1_ToolError, _recovery_v1_ToolError__Output>;
             TraceEvent: MessageTypeDefinition<_recovery_v1_TraceEvent, _recovery_v1_TraceEvent__Output>;
             TurnSummary: MessageTypeDefinition<_recovery_v1_TurnSummary, _recovery_v1_TurnSummary__Output>;

@@ -277,6 +277,51 @@ void   recovery__v1__decide_request__free_unpacked
   assert(message->base.descriptor == &recovery__v1__decide_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   recovery__v1__scope_label__init
+                     (Recovery__V1__ScopeLabel         *message)
+{
+  static const Recovery__V1__ScopeLabel init_value = RECOVERY__V1__SCOPE_LABEL__INIT;
+  *message = init_value;
+}
+size_t recovery__v1__scope_label__get_packed_size
+                     (const Recovery__V1__ScopeLabel *message)
+{
+  assert(message->base.descriptor == &recovery__v1__scope_label__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t recovery__v1__scope_label__pack
+                     (const Recovery__V1__ScopeLabel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &recovery__v1__scope_label__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t recovery__v1__scope_label__pack_to_buffer
+                     (const Recovery__V1__ScopeLabel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &recovery__v1__scope_label__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Recovery__V1__ScopeLabel *
+       recovery__v1__scope_label__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Recovery__V1__ScopeLabel *)
+     protobuf_c_message_unpack (&recovery__v1__scope_label__descriptor,
+                                allocator, len, data);
+}
+void   recovery__v1__scope_label__free_unpacked
+                     (Recovery__V1__ScopeLabel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &recovery__v1__scope_label__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   recovery__v1__breaker_state__init
                      (Recovery__V1__BreakerState         *message)
 {
@@ -862,7 +907,7 @@ void   recovery__v1__breaker_change__free_unpacked
   assert(message->base.descriptor == &recovery__v1__breaker_change__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor recovery__v1__tool_error__field_descriptors[8] =
+static const ProtobufCFieldDescriptor recovery__v1__tool_error__field_descriptors[11] =
 {
   {
     "message",
@@ -960,21 +1005,61 @@ static const ProtobufCFieldDescriptor recovery__v1__tool_error__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "read_only_hint",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__ToolError, read_only_hint),
+    &recovery__v1__hint__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "destructive_hint",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__ToolError, destructive_hint),
+    &recovery__v1__hint__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "idempotent_hint",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__ToolError, idempotent_hint),
+    &recovery__v1__hint__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__tool_error__field_indices_by_name[] = {
   3,   /* field[3] = code */
+  9,   /* field[9] = destructive_hint */
   4,   /* field[4] = exception_type */
   2,   /* field[2] = grpc_code */
   1,   /* field[1] = http_status */
+  10,   /* field[10] = idempotent_hint */
   5,   /* field[5] = kind */
   0,   /* field[0] = message */
+  8,   /* field[8] = read_only_hint */
   7,   /* field[7] = retry_after_ms */
   6,   /* field[6] = source */
 };
-static const ProtobufCIntRange recovery__v1__tool_error__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__tool_error__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 20, 8 },
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor recovery__v1__tool_error__descriptor =
 {
@@ -984,14 +1069,14 @@ const ProtobufCMessageDescriptor recovery__v1__tool_error__descriptor =
   "Recovery__V1__ToolError",
   "recovery.v1",
   sizeof(Recovery__V1__ToolError),
-  8,
+  11,
   recovery__v1__tool_error__field_descriptors,
   recovery__v1__tool_error__field_indices_by_name,
-  1,  recovery__v1__tool_error__number_ranges,
+  2,  recovery__v1__tool_error__number_ranges,
   (ProtobufCMessageInit) recovery__v1__tool_error__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__classification__field_descriptors[10] =
+static const ProtobufCFieldDescriptor recovery__v1__classification__field_descriptors[13] =
 {
   {
     "retryability",
@@ -1113,10 +1198,49 @@ static const ProtobufCFieldDescriptor recovery__v1__classification__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "effects",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__Classification, effects),
+    &recovery__v1__tool_effects__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "effect_safety",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__Classification, effect_safety),
+    &recovery__v1__effect_safety__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "effect_reason",
+    22,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__Classification, effect_reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__classification__field_indices_by_name[] = {
   1,   /* field[1] = category */
   9,   /* field[9] = decided_by */
+  12,   /* field[12] = effect_reason */
+  11,   /* field[11] = effect_safety */
+  10,   /* field[10] = effects */
   3,   /* field[3] = executed */
   2,   /* field[2] = kind */
   8,   /* field[8] = llm_message */
@@ -1126,10 +1250,11 @@ static const unsigned recovery__v1__classification__field_indices_by_name[] = {
   6,   /* field[6] = rule_id */
   5,   /* field[5] = suggestion */
 };
-static const ProtobufCIntRange recovery__v1__classification__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__classification__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 20, 10 },
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor recovery__v1__classification__descriptor =
 {
@@ -1139,10 +1264,10 @@ const ProtobufCMessageDescriptor recovery__v1__classification__descriptor =
   "Recovery__V1__Classification",
   "recovery.v1",
   sizeof(Recovery__V1__Classification),
-  10,
+  13,
   recovery__v1__classification__field_descriptors,
   recovery__v1__classification__field_indices_by_name,
-  1,  recovery__v1__classification__number_ranges,
+  2,  recovery__v1__classification__number_ranges,
   (ProtobufCMessageInit) recovery__v1__classification__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -1312,7 +1437,7 @@ const ProtobufCMessageDescriptor recovery__v1__plan_step__descriptor =
   (ProtobufCMessageInit) recovery__v1__plan_step__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__decide_request__field_descriptors[10] =
+static const ProtobufCFieldDescriptor recovery__v1__decide_request__field_descriptors[12] =
 {
   {
     "tool_id",
@@ -1434,23 +1559,50 @@ static const ProtobufCFieldDescriptor recovery__v1__decide_request__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "idempotency_key",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__DecideRequest, idempotency_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "scope",
+    21,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Recovery__V1__DecideRequest, n_scope),
+    offsetof(Recovery__V1__DecideRequest, scope),
+    &recovery__v1__scope_label__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__decide_request__field_indices_by_name[] = {
   2,   /* field[2] = attempt */
   3,   /* field[3] = elapsed_ms */
   1,   /* field[1] = error */
   7,   /* field[7] = executor_id */
+  10,   /* field[10] = idempotency_key */
   8,   /* field[8] = outcome_id */
   9,   /* field[9] = permit_id */
   6,   /* field[6] = plan */
+  11,   /* field[11] = scope */
   0,   /* field[0] = tool_id */
   4,   /* field[4] = turn_id */
   5,   /* field[5] = turn_remaining_ms */
 };
-static const ProtobufCIntRange recovery__v1__decide_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__decide_request__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 20, 10 },
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor recovery__v1__decide_request__descriptor =
 {
@@ -1460,14 +1612,65 @@ const ProtobufCMessageDescriptor recovery__v1__decide_request__descriptor =
   "Recovery__V1__DecideRequest",
   "recovery.v1",
   sizeof(Recovery__V1__DecideRequest),
-  10,
+  12,
   recovery__v1__decide_request__field_descriptors,
   recovery__v1__decide_request__field_indices_by_name,
-  1,  recovery__v1__decide_request__number_ranges,
+  2,  recovery__v1__decide_request__number_ranges,
   (ProtobufCMessageInit) recovery__v1__decide_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descriptors[17] =
+static const ProtobufCFieldDescriptor recovery__v1__scope_label__field_descriptors[2] =
+{
+  {
+    "dimension",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__ScopeLabel, dimension),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__ScopeLabel, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned recovery__v1__scope_label__field_indices_by_name[] = {
+  0,   /* field[0] = dimension */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange recovery__v1__scope_label__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor recovery__v1__scope_label__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "recovery.v1.ScopeLabel",
+  "ScopeLabel",
+  "Recovery__V1__ScopeLabel",
+  "recovery.v1",
+  sizeof(Recovery__V1__ScopeLabel),
+  2,
+  recovery__v1__scope_label__field_descriptors,
+  recovery__v1__scope_label__field_indices_by_name,
+  1,  recovery__v1__scope_label__number_ranges,
+  (ProtobufCMessageInit) recovery__v1__scope_label__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descriptors[18] =
 {
   {
     "tool_id",
@@ -1626,6 +1829,18 @@ static const ProtobufCFieldDescriptor recovery__v1__breaker_state__field_descrip
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "scope_level",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__BreakerState, scope_level),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "latency_samples",
     30,
     PROTOBUF_C_LABEL_NONE,
@@ -1681,23 +1896,25 @@ static const unsigned recovery__v1__breaker_state__field_indices_by_name[] = {
   11,   /* field[11] = forced */
   12,   /* field[12] = forced_until_ms */
   8,   /* field[8] = generation */
-  14,   /* field[14] = latency_p50_ms */
-  15,   /* field[15] = latency_p90_ms */
-  16,   /* field[16] = latency_p99_ms */
-  13,   /* field[13] = latency_samples */
+  15,   /* field[15] = latency_p50_ms */
+  16,   /* field[16] = latency_p90_ms */
+  17,   /* field[17] = latency_p99_ms */
+  14,   /* field[14] = latency_samples */
   5,   /* field[5] = open_until_ms */
   4,   /* field[4] = opened_at_ms */
   7,   /* field[7] = opens_total */
   6,   /* field[6] = probe_in_flight */
+  13,   /* field[13] = scope_level */
   1,   /* field[1] = state */
   9,   /* field[9] = success_threshold */
   0,   /* field[0] = tool_id */
 };
-static const ProtobufCIntRange recovery__v1__breaker_state__number_ranges[2 + 1] =
+static const ProtobufCIntRange recovery__v1__breaker_state__number_ranges[3 + 1] =
 {
   { 1, 0 },
-  { 30, 13 },
-  { 0, 17 }
+  { 20, 13 },
+  { 30, 14 },
+  { 0, 18 }
 };
 const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor =
 {
@@ -1707,10 +1924,10 @@ const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor =
   "Recovery__V1__BreakerState",
   "recovery.v1",
   sizeof(Recovery__V1__BreakerState),
-  17,
+  18,
   recovery__v1__breaker_state__field_descriptors,
   recovery__v1__breaker_state__field_indices_by_name,
-  2,  recovery__v1__breaker_state__number_ranges,
+  3,  recovery__v1__breaker_state__number_ranges,
   (ProtobufCMessageInit) recovery__v1__breaker_state__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -1999,7 +2216,7 @@ const ProtobufCMessageDescriptor recovery__v1__trace_event__descriptor =
   (ProtobufCMessageInit) recovery__v1__trace_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descriptors[14] =
+static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descriptors[16] =
 {
   {
     "action",
@@ -2146,6 +2363,30 @@ static const ProtobufCFieldDescriptor recovery__v1__decide_response__field_descr
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "verify_tool_id",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__DecideResponse, verify_tool_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "idempotency_key",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Recovery__V1__DecideResponse, idempotency_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "shadow_action",
     30,
     PROTOBUF_C_LABEL_NONE,
@@ -2179,18 +2420,21 @@ static const unsigned recovery__v1__decide_response__field_indices_by_name[] = {
   1,   /* field[1] = delay_ms */
   11,   /* field[11] = delay_us */
   10,   /* field[10] = duplicate */
+  13,   /* field[13] = idempotency_key */
   4,   /* field[4] = permit_id */
   7,   /* field[7] = reason */
-  12,   /* field[12] = shadow_action */
-  13,   /* field[13] = shadow_reason */
+  14,   /* field[14] = shadow_action */
+  15,   /* field[15] = shadow_reason */
   3,   /* field[3] = timeout_ms */
   9,   /* field[9] = trace */
+  12,   /* field[12] = verify_tool_id */
 };
-static const ProtobufCIntRange recovery__v1__decide_response__number_ranges[2 + 1] =
+static const ProtobufCIntRange recovery__v1__decide_response__number_ranges[3 + 1] =
 {
   { 1, 0 },
-  { 30, 12 },
-  { 0, 14 }
+  { 20, 12 },
+  { 30, 14 },
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor recovery__v1__decide_response__descriptor =
 {
@@ -2200,14 +2444,14 @@ const ProtobufCMessageDescriptor recovery__v1__decide_response__descriptor =
   "Recovery__V1__DecideResponse",
   "recovery.v1",
   sizeof(Recovery__V1__DecideResponse),
-  14,
+  16,
   recovery__v1__decide_response__field_descriptors,
   recovery__v1__decide_response__field_indices_by_name,
-  2,  recovery__v1__decide_response__number_ranges,
+  3,  recovery__v1__decide_response__number_ranges,
   (ProtobufCMessageInit) recovery__v1__decide_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor recovery__v1__record_outcome_request__field_descriptors[9] =
+static const ProtobufCFieldDescriptor recovery__v1__record_outcome_request__field_descriptors[10] =
 {
   {
     "tool_id",
@@ -2317,6 +2561,18 @@ static const ProtobufCFieldDescriptor recovery__v1__record_outcome_request__fiel
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "scope",
+    20,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Recovery__V1__RecordOutcomeRequest, n_scope),
+    offsetof(Recovery__V1__RecordOutcomeRequest, scope),
+    &recovery__v1__scope_label__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned recovery__v1__record_outcome_request__field_indices_by_name[] = {
   4,   /* field[4] = attempt */
@@ -2325,14 +2581,16 @@ static const unsigned recovery__v1__record_outcome_request__field_indices_by_nam
   3,   /* field[3] = latency_ms */
   6,   /* field[6] = outcome_id */
   7,   /* field[7] = permit_id */
+  9,   /* field[9] = scope */
   1,   /* field[1] = success */
   0,   /* field[0] = tool_id */
   5,   /* field[5] = turn_id */
 };
-static const ProtobufCIntRange recovery__v1__record_outcome_request__number_ranges[1 + 1] =
+static const ProtobufCIntRange recovery__v1__record_outcome_request__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 20, 9 },
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor recovery__v1__record_outcome_request__descriptor =
 {
@@ -2342,10 +2600,10 @@ const ProtobufCMessageDescriptor recovery__v1__record_outcome_request__descripto
   "Recovery__V1__RecordOutcomeRequest",
   "recovery.v1",
   sizeof(Recovery__V1__RecordOutcomeRequest),
-  9,
+  10,
   recovery__v1__record_outcome_request__field_descriptors,
   recovery__v1__record_outcome_request__field_indices_by_name,
-  1,  recovery__v1__record_outcome_request__number_ranges,
+  2,  recovery__v1__record_outcome_request__number_ranges,
   (ProtobufCMessageInit) recovery__v1__record_outcome_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -2929,6 +3187,102 @@ const ProtobufCEnumDescriptor recovery__v1__category__descriptor =
   recovery__v1__category__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
+static const ProtobufCEnumValue recovery__v1__hint__enum_values_by_number[3] =
+{
+  { "HINT_UNSPECIFIED", "RECOVERY__V1__HINT__HINT_UNSPECIFIED", 0 },
+  { "HINT_TRUE", "RECOVERY__V1__HINT__HINT_TRUE", 1 },
+  { "HINT_FALSE", "RECOVERY__V1__HINT__HINT_FALSE", 2 },
+};
+static const ProtobufCIntRange recovery__v1__hint__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex recovery__v1__hint__enum_values_by_name[3] =
+{
+  { "HINT_FALSE", 2 },
+  { "HINT_TRUE", 1 },
+  { "HINT_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor recovery__v1__hint__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "recovery.v1.Hint",
+  "Hint",
+  "Recovery__V1__Hint",
+  "recovery.v1",
+  3,
+  recovery__v1__hint__enum_values_by_number,
+  3,
+  recovery__v1__hint__enum_values_by_name,
+  1,
+  recovery__v1__hint__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue recovery__v1__tool_effects__enum_values_by_number[4] =
+{
+  { "TOOL_EFFECTS_UNSPECIFIED", "RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_UNSPECIFIED", 0 },
+  { "TOOL_EFFECTS_NONE", "RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_NONE", 1 },
+  { "TOOL_EFFECTS_IDEMPOTENT", "RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_IDEMPOTENT", 2 },
+  { "TOOL_EFFECTS_NON_IDEMPOTENT", "RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_NON_IDEMPOTENT", 3 },
+};
+static const ProtobufCIntRange recovery__v1__tool_effects__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex recovery__v1__tool_effects__enum_values_by_name[4] =
+{
+  { "TOOL_EFFECTS_IDEMPOTENT", 2 },
+  { "TOOL_EFFECTS_NONE", 1 },
+  { "TOOL_EFFECTS_NON_IDEMPOTENT", 3 },
+  { "TOOL_EFFECTS_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor recovery__v1__tool_effects__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "recovery.v1.ToolEffects",
+  "ToolEffects",
+  "Recovery__V1__ToolEffects",
+  "recovery.v1",
+  4,
+  recovery__v1__tool_effects__enum_values_by_number,
+  4,
+  recovery__v1__tool_effects__enum_values_by_name,
+  1,
+  recovery__v1__tool_effects__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue recovery__v1__effect_safety__enum_values_by_number[5] =
+{
+  { "EFFECT_SAFETY_UNSPECIFIED", "RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNSPECIFIED", 0 },
+  { "EFFECT_SAFETY_DECLARED_SAFE", "RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_DECLARED_SAFE", 1 },
+  { "EFFECT_SAFETY_NOT_EXECUTED", "RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_NOT_EXECUTED", 2 },
+  { "EFFECT_SAFETY_IDEMPOTENCY_KEY", "RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_IDEMPOTENCY_KEY", 3 },
+  { "EFFECT_SAFETY_UNKNOWN", "RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNKNOWN", 4 },
+};
+static const ProtobufCIntRange recovery__v1__effect_safety__value_ranges[] = {
+{0, 0},{0, 5}
+};
+static const ProtobufCEnumValueIndex recovery__v1__effect_safety__enum_values_by_name[5] =
+{
+  { "EFFECT_SAFETY_DECLARED_SAFE", 1 },
+  { "EFFECT_SAFETY_IDEMPOTENCY_KEY", 3 },
+  { "EFFECT_SAFETY_NOT_EXECUTED", 2 },
+  { "EFFECT_SAFETY_UNKNOWN", 4 },
+  { "EFFECT_SAFETY_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor recovery__v1__effect_safety__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "recovery.v1.EffectSafety",
+  "EffectSafety",
+  "Recovery__V1__EffectSafety",
+  "recovery.v1",
+  5,
+  recovery__v1__effect_safety__enum_values_by_number,
+  5,
+  recovery__v1__effect_safety__enum_values_by_name,
+  1,
+  recovery__v1__effect_safety__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
 static const ProtobufCEnumValue recovery__v1__classification_tier__enum_values_by_number[7] =
 {
   { "CLASSIFICATION_TIER_UNSPECIFIED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED", 0 },
@@ -2967,7 +3321,7 @@ const ProtobufCEnumDescriptor recovery__v1__classification_tier__descriptor =
   recovery__v1__classification_tier__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue recovery__v1__action__enum_values_by_number[8] =
+static const ProtobufCEnumValue recovery__v1__action__enum_values_by_number[9] =
 {
   { "ACTION_UNSPECIFIED", "RECOVERY__V1__ACTION__ACTION_UNSPECIFIED", 0 },
   { "ACTION_PROCEED", "RECOVERY__V1__ACTION__ACTION_PROCEED", 1 },
@@ -2977,11 +3331,12 @@ static const ProtobufCEnumValue recovery__v1__action__enum_values_by_number[8] =
   { "ACTION_ESCALATE", "RECOVERY__V1__ACTION__ACTION_ESCALATE", 5 },
   { "ACTION_GIVE_UP", "RECOVERY__V1__ACTION__ACTION_GIVE_UP", 6 },
   { "ACTION_PARTIAL", "RECOVERY__V1__ACTION__ACTION_PARTIAL", 7 },
+  { "ACTION_VERIFY", "RECOVERY__V1__ACTION__ACTION_VERIFY", 8 },
 };
 static const ProtobufCIntRange recovery__v1__action__value_ranges[] = {
-{0, 0},{0, 8}
+{0, 0},{0, 9}
 };
-static const ProtobufCEnumValueIndex recovery__v1__action__enum_values_by_name[8] =
+static const ProtobufCEnumValueIndex recovery__v1__action__enum_values_by_name[9] =
 {
   { "ACTION_ESCALATE", 5 },
   { "ACTION_FAIL_FAST", 4 },
@@ -2991,6 +3346,7 @@ static const ProtobufCEnumValueIndex recovery__v1__action__enum_values_by_name[8
   { "ACTION_RETRY", 2 },
   { "ACTION_UNSPECIFIED", 0 },
   { "ACTION_USE_ALTERNATIVE", 3 },
+  { "ACTION_VERIFY", 8 },
 };
 const ProtobufCEnumDescriptor recovery__v1__action__descriptor =
 {
@@ -2999,9 +3355,9 @@ const ProtobufCEnumDescriptor recovery__v1__action__descriptor =
   "Action",
   "Recovery__V1__Action",
   "recovery.v1",
-  8,
+  9,
   recovery__v1__action__enum_values_by_number,
-  8,
+  9,
   recovery__v1__action__enum_values_by_name,
   1,
   recovery__v1__action__value_ranges,

@@ -21,6 +21,7 @@ typedef struct Recovery__V1__ClassifyRequest Recovery__V1__ClassifyRequest;
 typedef struct Recovery__V1__ClassifyResponse Recovery__V1__ClassifyResponse;
 typedef struct Recovery__V1__PlanStep Recovery__V1__PlanStep;
 typedef struct Recovery__V1__DecideRequest Recovery__V1__DecideRequest;
+typedef struct Recovery__V1__ScopeLabel Recovery__V1__ScopeLabel;
 typedef struct Recovery__V1__BreakerState Recovery__V1__BreakerState;
 typedef struct Recovery__V1__CascadeStep Recovery__V1__CascadeStep;
 typedef struct Recovery__V1__TraceEvent Recovery__V1__TraceEvent;
@@ -113,6 +114,63 @@ typedef enum _Recovery__V1__Category {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__CATEGORY)
 } Recovery__V1__Category;
 /*
+ * A boolean the sender may leave unsaid.
+ */
+typedef enum _Recovery__V1__Hint {
+  RECOVERY__V1__HINT__HINT_UNSPECIFIED = 0,
+  RECOVERY__V1__HINT__HINT_TRUE = 1,
+  RECOVERY__V1__HINT__HINT_FALSE = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__HINT)
+} Recovery__V1__Hint;
+/*
+ * What calling a tool does to the world (manifest `effects`, or the MCP hints).
+ */
+typedef enum _Recovery__V1__ToolEffects {
+  /*
+   * not declared: retried as any tool
+   */
+  RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_UNSPECIFIED = 0,
+  /*
+   * reads only
+   */
+  RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_NONE = 1,
+  /*
+   * a repeat has the effect of one call
+   */
+  RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_IDEMPOTENT = 2,
+  /*
+   * a repeat repeats the effect
+   */
+  RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_NON_IDEMPOTENT = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__TOOL_EFFECTS)
+} Recovery__V1__ToolEffects;
+/*
+ * Whether another call of the tool could repeat an effect, and why.
+ */
+typedef enum _Recovery__V1__EffectSafety {
+  /*
+   * the tool's effects are not declared
+   */
+  RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNSPECIFIED = 0,
+  /*
+   * effects none or idempotent: a repeat is harmless
+   */
+  RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_DECLARED_SAFE = 1,
+  /*
+   * the error proves the tool did not run
+   */
+  RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_NOT_EXECUTED = 2,
+  /*
+   * it may have run; the idempotency key makes a repeat safe
+   */
+  RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_IDEMPOTENCY_KEY = 3,
+  /*
+   * it may have run: no retry, verify or escalate
+   */
+  RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNKNOWN = 4
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__EFFECT_SAFETY)
+} Recovery__V1__EffectSafety;
+/*
  * Which tier of the classifier decided (docs/CLASSIFICATION.md,
  * "Confidence: the deciding tier"); confidence falls from STRUCTURED to
  * DEFAULT.
@@ -183,7 +241,11 @@ typedef enum _Recovery__V1__Action {
   /*
    * turn deadline reached: keep partial results
    */
-  RECOVERY__V1__ACTION__ACTION_PARTIAL = 7
+  RECOVERY__V1__ACTION__ACTION_PARTIAL = 7,
+  /*
+   * the effect of a non-idempotent call is unknown: call
+   */
+  RECOVERY__V1__ACTION__ACTION_VERIFY = 8
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__ACTION)
 } Recovery__V1__Action;
 typedef enum _Recovery__V1__BreakerStatus {
@@ -229,10 +291,17 @@ struct  Recovery__V1__ToolError
    * 0 = not given
    */
   int64_t retry_after_ms;
+  /*
+   * MCP tool annotations the executor knows for this tool (docs/EFFECTS.md);
+   * the manifest's `effects` wins when both speak.
+   */
+  Recovery__V1__Hint read_only_hint;
+  Recovery__V1__Hint destructive_hint;
+  Recovery__V1__Hint idempotent_hint;
 };
 #define RECOVERY__V1__TOOL_ERROR__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__tool_error__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, RECOVERY__V1__ERROR_KIND__ERROR_KIND_UNSPECIFIED, RECOVERY__V1__ERROR_SOURCE__ERROR_SOURCE_UNSPECIFIED, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, RECOVERY__V1__ERROR_KIND__ERROR_KIND_UNSPECIFIED, RECOVERY__V1__ERROR_SOURCE__ERROR_SOURCE_UNSPECIFIED, 0, RECOVERY__V1__HINT__HINT_UNSPECIFIED, RECOVERY__V1__HINT__HINT_UNSPECIFIED, RECOVERY__V1__HINT__HINT_UNSPECIFIED }
 
 
 struct  Recovery__V1__Classification
@@ -266,10 +335,19 @@ struct  Recovery__V1__Classification
    * which tier decided rule_id's answer (before any override)
    */
   Recovery__V1__ClassificationTier decided_by;
+  /*
+   * the tool's declared effects (manifest, else the error's hints)
+   */
+  Recovery__V1__ToolEffects effects;
+  Recovery__V1__EffectSafety effect_safety;
+  /*
+   * why that safety case applies; "" when effects are undeclared
+   */
+  char *effect_reason;
 };
 #define RECOVERY__V1__CLASSIFICATION__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__classification__descriptor) \
-    , RECOVERY__V1__RETRYABILITY__RETRYABILITY_UNSPECIFIED, RECOVERY__V1__CATEGORY__CATEGORY_UNSPECIFIED, RECOVERY__V1__ERROR_KIND__ERROR_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED }
+    , RECOVERY__V1__RETRYABILITY__RETRYABILITY_UNSPECIFIED, RECOVERY__V1__CATEGORY__CATEGORY_UNSPECIFIED, RECOVERY__V1__ERROR_KIND__ERROR_KIND_UNSPECIFIED, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED, RECOVERY__V1__TOOL_EFFECTS__TOOL_EFFECTS_UNSPECIFIED, RECOVERY__V1__EFFECT_SAFETY__EFFECT_SAFETY_UNSPECIFIED, (char *)protobuf_c_empty_string }
 
 
 struct  Recovery__V1__ClassifyRequest
@@ -364,6 +442,18 @@ struct  Recovery__V1__DecideRequest
    * probe permit held by the caller, if any
    */
   char *permit_id;
+  /*
+   * The key the executor sends with the tool call, for a tool whose manifest
+   * says `idempotency: key`: a failure that may have run is retried with it.
+   */
+  char *idempotency_key;
+  /*
+   * What the call goes through (provider, model, credential, region, ...):
+   * a tool whose manifest has a breaker_scope keeps a breaker per key of
+   * these, and admission checks the key and its parents (docs/SCOPES.md).
+   */
+  size_t n_scope;
+  Recovery__V1__ScopeLabel **scope;
   Recovery__V1__DecideRequest__TurnBudgetCase turn_budget_case;
   union {
     /*
@@ -374,7 +464,23 @@ struct  Recovery__V1__DecideRequest
 };
 #define RECOVERY__V1__DECIDE_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__decide_request__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL, 0, 0, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, NULL, 0, 0, (char *)protobuf_c_empty_string, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL, RECOVERY__V1__DECIDE_REQUEST__TURN_BUDGET__NOT_SET, {0} }
+
+
+/*
+ * One labelled dimension of a call's scope. At most 8 per request; the
+ * dimension 1..32 of [a-z0-9_], the value 1..64 bytes of UTF-8 without
+ * control characters, '|', '=', '{' or '}'; each dimension once.
+ */
+struct  Recovery__V1__ScopeLabel
+{
+  ProtobufCMessage base;
+  char *dimension;
+  char *value;
+};
+#define RECOVERY__V1__SCOPE_LABEL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__scope_label__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Recovery__V1__BreakerState
@@ -409,6 +515,12 @@ struct  Recovery__V1__BreakerState
    */
   int64_t forced_until_ms;
   /*
+   * A scoped breaker (docs/SCOPES.md): its tool_id is the key,
+   * "<tool>|<dimension>=<value>|...", and this is the dimension it ends at;
+   * "" for a tool's own breaker.
+   */
+  char *scope_level;
+  /*
    * GetBreakerState, for a tool whose manifest (or the defaults) sets
    * latency.enabled: the calls in its recent latency distribution (one to
    * two latency.window_ms) and their percentiles, each the upper bound of
@@ -421,7 +533,7 @@ struct  Recovery__V1__BreakerState
 };
 #define RECOVERY__V1__BREAKER_STATE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__breaker_state__descriptor) \
-    , (char *)protobuf_c_empty_string, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, 0, 0, 0, 0, 0, 0, 0, 0, RECOVERY__V1__BREAKER_STATUS__BREAKER_STATUS_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, 0, 0, 0 }
 
 
 struct  Recovery__V1__CascadeStep
@@ -521,6 +633,14 @@ struct  Recovery__V1__DecideResponse
    */
   int64_t delay_us;
   /*
+   * VERIFY: the read-only tool that tells whether the effect happened
+   */
+  char *verify_tool_id;
+  /*
+   * a retry relying on the idempotency key: send this key again
+   */
+  char *idempotency_key;
+  /*
    * Shadow mode (the tool's manifest or defaults say `mode: shadow`): the
    * action and reason enforce mode answers, which the service recorded
    * (breaker, trace, metrics), while `action` is the permissive answer the
@@ -531,7 +651,7 @@ struct  Recovery__V1__DecideResponse
 };
 #define RECOVERY__V1__DECIDE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__decide_response__descriptor) \
-    , RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0, 0, RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, (char *)protobuf_c_empty_string }
+    , RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, NULL, NULL, (char *)protobuf_c_empty_string, 0,NULL, 0,NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, RECOVERY__V1__ACTION__ACTION_UNSPECIFIED, (char *)protobuf_c_empty_string }
 
 
 struct  Recovery__V1__RecordOutcomeRequest
@@ -552,10 +672,15 @@ struct  Recovery__V1__RecordOutcomeRequest
   char *outcome_id;
   char *permit_id;
   char *executor_id;
+  /*
+   * as in DecideRequest.scope
+   */
+  size_t n_scope;
+  Recovery__V1__ScopeLabel **scope;
 };
 #define RECOVERY__V1__RECORD_OUTCOME_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&recovery__v1__record_outcome_request__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, 0, NULL, 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0,NULL }
 
 
 struct  Recovery__V1__RecordOutcomeResponse
@@ -787,6 +912,25 @@ Recovery__V1__DecideRequest *
                       const uint8_t       *data);
 void   recovery__v1__decide_request__free_unpacked
                      (Recovery__V1__DecideRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Recovery__V1__ScopeLabel methods */
+void   recovery__v1__scope_label__init
+                     (Recovery__V1__ScopeLabel         *message);
+size_t recovery__v1__scope_label__get_packed_size
+                     (const Recovery__V1__ScopeLabel   *message);
+size_t recovery__v1__scope_label__pack
+                     (const Recovery__V1__ScopeLabel   *message,
+                      uint8_t             *out);
+size_t recovery__v1__scope_label__pack_to_buffer
+                     (const Recovery__V1__ScopeLabel   *message,
+                      ProtobufCBuffer     *buffer);
+Recovery__V1__ScopeLabel *
+       recovery__v1__scope_label__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   recovery__v1__scope_label__free_unpacked
+                     (Recovery__V1__ScopeLabel *message,
                       ProtobufCAllocator *allocator);
 /* Recovery__V1__BreakerState methods */
 void   recovery__v1__breaker_state__init
@@ -1055,6 +1199,9 @@ typedef void (*Recovery__V1__PlanStep_Closure)
 typedef void (*Recovery__V1__DecideRequest_Closure)
                  (const Recovery__V1__DecideRequest *message,
                   void *closure_data);
+typedef void (*Recovery__V1__ScopeLabel_Closure)
+                 (const Recovery__V1__ScopeLabel *message,
+                  void *closure_data);
 typedef void (*Recovery__V1__BreakerState_Closure)
                  (const Recovery__V1__BreakerState *message,
                   void *closure_data);
@@ -1170,6 +1317,9 @@ extern const ProtobufCEnumDescriptor    recovery__v1__error_kind__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__error_source__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__retryability__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__category__descriptor;
+extern const ProtobufCEnumDescriptor    recovery__v1__hint__descriptor;
+extern const ProtobufCEnumDescriptor    recovery__v1__tool_effects__descriptor;
+extern const ProtobufCEnumDescriptor    recovery__v1__effect_safety__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__classification_tier__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__action__descriptor;
 extern const ProtobufCEnumDescriptor    recovery__v1__breaker_status__descriptor;
@@ -1180,6 +1330,7 @@ extern const ProtobufCMessageDescriptor recovery__v1__classify_request__descript
 extern const ProtobufCMessageDescriptor recovery__v1__classify_response__descriptor;
 extern const ProtobufCMessageDescriptor recovery__v1__plan_step__descriptor;
 extern const ProtobufCMessageDescriptor recovery__v1__decide_request__descriptor;
+extern const ProtobufCMessageDescriptor recovery__v1__scope_label__descriptor;
 extern const ProtobufCMessageDescriptor recovery__v1__breaker_state__descriptor;
 extern const ProtobufCMessageDescriptor recovery__v1__cascade_step__descriptor;
 extern const ProtobufCMessageDescriptor recovery__v1__trace_event__descriptor;

@@ -43,6 +43,27 @@ class Category(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CATEGORY_RESOURCE: _ClassVar[Category]
     CATEGORY_UNKNOWN: _ClassVar[Category]
 
+class Hint(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    HINT_UNSPECIFIED: _ClassVar[Hint]
+    HINT_TRUE: _ClassVar[Hint]
+    HINT_FALSE: _ClassVar[Hint]
+
+class ToolEffects(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    TOOL_EFFECTS_UNSPECIFIED: _ClassVar[ToolEffects]
+    TOOL_EFFECTS_NONE: _ClassVar[ToolEffects]
+    TOOL_EFFECTS_IDEMPOTENT: _ClassVar[ToolEffects]
+    TOOL_EFFECTS_NON_IDEMPOTENT: _ClassVar[ToolEffects]
+
+class EffectSafety(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    EFFECT_SAFETY_UNSPECIFIED: _ClassVar[EffectSafety]
+    EFFECT_SAFETY_DECLARED_SAFE: _ClassVar[EffectSafety]
+    EFFECT_SAFETY_NOT_EXECUTED: _ClassVar[EffectSafety]
+    EFFECT_SAFETY_IDEMPOTENCY_KEY: _ClassVar[EffectSafety]
+    EFFECT_SAFETY_UNKNOWN: _ClassVar[EffectSafety]
+
 class ClassificationTier(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CLASSIFICATION_TIER_UNSPECIFIED: _ClassVar[ClassificationTier]
@@ -63,6 +84,7 @@ class Action(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTION_ESCALATE: _ClassVar[Action]
     ACTION_GIVE_UP: _ClassVar[Action]
     ACTION_PARTIAL: _ClassVar[Action]
+    ACTION_VERIFY: _ClassVar[Action]
 
 class BreakerStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -102,6 +124,18 @@ CATEGORY_PERMISSION: Category
 CATEGORY_LOGIC: Category
 CATEGORY_RESOURCE: Category
 CATEGORY_UNKNOWN: Category
+HINT_UNSPECIFIED: Hint
+HINT_TRUE: Hint
+HINT_FALSE: Hint
+TOOL_EFFECTS_UNSPECIFIED: ToolEffects
+TOOL_EFFECTS_NONE: ToolEffects
+TOOL_EFFECTS_IDEMPOTENT: ToolEffects
+TOOL_EFFECTS_NON_IDEMPOTENT: ToolEffects
+EFFECT_SAFETY_UNSPECIFIED: EffectSafety
+EFFECT_SAFETY_DECLARED_SAFE: EffectSafety
+EFFECT_SAFETY_NOT_EXECUTED: EffectSafety
+EFFECT_SAFETY_IDEMPOTENCY_KEY: EffectSafety
+EFFECT_SAFETY_UNKNOWN: EffectSafety
 CLASSIFICATION_TIER_UNSPECIFIED: ClassificationTier
 CLASSIFICATION_TIER_STRUCTURED: ClassificationTier
 CLASSIFICATION_TIER_EXCEPTION: ClassificationTier
@@ -117,6 +151,7 @@ ACTION_FAIL_FAST: Action
 ACTION_ESCALATE: Action
 ACTION_GIVE_UP: Action
 ACTION_PARTIAL: Action
+ACTION_VERIFY: Action
 BREAKER_STATUS_UNSPECIFIED: BreakerStatus
 BREAKER_STATUS_CLOSED: BreakerStatus
 BREAKER_STATUS_OPEN: BreakerStatus
@@ -127,7 +162,7 @@ CASCADE_ACTION_USE_DEFAULT: CascadeAction
 CASCADE_ACTION_ESCALATE: CascadeAction
 
 class ToolError(_message.Message):
-    __slots__ = ("message", "http_status", "grpc_code", "code", "exception_type", "kind", "source", "retry_after_ms")
+    __slots__ = ("message", "http_status", "grpc_code", "code", "exception_type", "kind", "source", "retry_after_ms", "read_only_hint", "destructive_hint", "idempotent_hint")
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     GRPC_CODE_FIELD_NUMBER: _ClassVar[int]
@@ -136,6 +171,9 @@ class ToolError(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     RETRY_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
+    READ_ONLY_HINT_FIELD_NUMBER: _ClassVar[int]
+    DESTRUCTIVE_HINT_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENT_HINT_FIELD_NUMBER: _ClassVar[int]
     message: str
     http_status: int
     grpc_code: int
@@ -144,10 +182,13 @@ class ToolError(_message.Message):
     kind: ErrorKind
     source: ErrorSource
     retry_after_ms: int
-    def __init__(self, message: _Optional[str] = ..., http_status: _Optional[int] = ..., grpc_code: _Optional[int] = ..., code: _Optional[str] = ..., exception_type: _Optional[str] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., source: _Optional[_Union[ErrorSource, str]] = ..., retry_after_ms: _Optional[int] = ...) -> None: ...
+    read_only_hint: Hint
+    destructive_hint: Hint
+    idempotent_hint: Hint
+    def __init__(self, message: _Optional[str] = ..., http_status: _Optional[int] = ..., grpc_code: _Optional[int] = ..., code: _Optional[str] = ..., exception_type: _Optional[str] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., source: _Optional[_Union[ErrorSource, str]] = ..., retry_after_ms: _Optional[int] = ..., read_only_hint: _Optional[_Union[Hint, str]] = ..., destructive_hint: _Optional[_Union[Hint, str]] = ..., idempotent_hint: _Optional[_Union[Hint, str]] = ...) -> None: ...
 
 class Classification(_message.Message):
-    __slots__ = ("retryability", "category", "kind", "executed", "retry_after_ms", "suggestion", "rule_id", "overridden", "llm_message", "decided_by")
+    __slots__ = ("retryability", "category", "kind", "executed", "retry_after_ms", "suggestion", "rule_id", "overridden", "llm_message", "decided_by", "effects", "effect_safety", "effect_reason")
     RETRYABILITY_FIELD_NUMBER: _ClassVar[int]
     CATEGORY_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -158,6 +199,9 @@ class Classification(_message.Message):
     OVERRIDDEN_FIELD_NUMBER: _ClassVar[int]
     LLM_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     DECIDED_BY_FIELD_NUMBER: _ClassVar[int]
+    EFFECTS_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_SAFETY_FIELD_NUMBER: _ClassVar[int]
+    EFFECT_REASON_FIELD_NUMBER: _ClassVar[int]
     retryability: Retryability
     category: Category
     kind: ErrorKind
@@ -168,7 +212,10 @@ class Classification(_message.Message):
     overridden: bool
     llm_message: str
     decided_by: ClassificationTier
-    def __init__(self, retryability: _Optional[_Union[Retryability, str]] = ..., category: _Optional[_Union[Category, str]] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., executed: bool = ..., retry_after_ms: _Optional[int] = ..., suggestion: _Optional[str] = ..., rule_id: _Optional[str] = ..., overridden: bool = ..., llm_message: _Optional[str] = ..., decided_by: _Optional[_Union[ClassificationTier, str]] = ...) -> None: ...
+    effects: ToolEffects
+    effect_safety: EffectSafety
+    effect_reason: str
+    def __init__(self, retryability: _Optional[_Union[Retryability, str]] = ..., category: _Optional[_Union[Category, str]] = ..., kind: _Optional[_Union[ErrorKind, str]] = ..., executed: bool = ..., retry_after_ms: _Optional[int] = ..., suggestion: _Optional[str] = ..., rule_id: _Optional[str] = ..., overridden: bool = ..., llm_message: _Optional[str] = ..., decided_by: _Optional[_Union[ClassificationTier, str]] = ..., effects: _Optional[_Union[ToolEffects, str]] = ..., effect_safety: _Optional[_Union[EffectSafety, str]] = ..., effect_reason: _Optional[str] = ...) -> None: ...
 
 class ClassifyRequest(_message.Message):
     __slots__ = ("tool_id", "error")
@@ -197,7 +244,7 @@ class PlanStep(_message.Message):
     def __init__(self, tool_id: _Optional[str] = ..., depends_on: _Optional[_Iterable[str]] = ..., optional: bool = ..., default_value: _Optional[str] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("tool_id", "error", "attempt", "elapsed_ms", "turn_id", "turn_remaining_ms", "plan", "executor_id", "outcome_id", "permit_id")
+    __slots__ = ("tool_id", "error", "attempt", "elapsed_ms", "turn_id", "turn_remaining_ms", "plan", "executor_id", "outcome_id", "permit_id", "idempotency_key", "scope")
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     ATTEMPT_FIELD_NUMBER: _ClassVar[int]
@@ -208,6 +255,8 @@ class DecideRequest(_message.Message):
     EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_ID_FIELD_NUMBER: _ClassVar[int]
     PERMIT_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool_id: str
     error: ToolError
     attempt: int
@@ -218,10 +267,20 @@ class DecideRequest(_message.Message):
     executor_id: str
     outcome_id: str
     permit_id: str
-    def __init__(self, tool_id: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., attempt: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., turn_id: _Optional[str] = ..., turn_remaining_ms: _Optional[int] = ..., plan: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., executor_id: _Optional[str] = ..., outcome_id: _Optional[str] = ..., permit_id: _Optional[str] = ...) -> None: ...
+    idempotency_key: str
+    scope: _containers.RepeatedCompositeFieldContainer[ScopeLabel]
+    def __init__(self, tool_id: _Optional[str] = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., attempt: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., turn_id: _Optional[str] = ..., turn_remaining_ms: _Optional[int] = ..., plan: _Optional[_Iterable[_Union[PlanStep, _Mapping]]] = ..., executor_id: _Optional[str] = ..., outcome_id: _Optional[str] = ..., permit_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., scope: _Optional[_Iterable[_Union[ScopeLabel, _Mapping]]] = ...) -> None: ...
+
+class ScopeLabel(_message.Message):
+    __slots__ = ("dimension", "value")
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    dimension: str
+    value: str
+    def __init__(self, dimension: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class BreakerState(_message.Message):
-    __slots__ = ("tool_id", "state", "consecutive_failures", "failure_threshold", "opened_at_ms", "open_until_ms", "probe_in_flight", "opens_total", "generation", "success_threshold", "consecutive_successes", "forced", "forced_until_ms", "latency_samples", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms")
+    __slots__ = ("tool_id", "state", "consecutive_failures", "failure_threshold", "opened_at_ms", "open_until_ms", "probe_in_flight", "opens_total", "generation", "success_threshold", "consecutive_successes", "forced", "forced_until_ms", "scope_level", "latency_samples", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms")
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CONSECUTIVE_FAILURES_FIELD_NUMBER: _ClassVar[int]
@@ -235,6 +294,7 @@ class BreakerState(_message.Message):
     CONSECUTIVE_SUCCESSES_FIELD_NUMBER: _ClassVar[int]
     FORCED_FIELD_NUMBER: _ClassVar[int]
     FORCED_UNTIL_MS_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_LEVEL_FIELD_NUMBER: _ClassVar[int]
     LATENCY_SAMPLES_FIELD_NUMBER: _ClassVar[int]
     LATENCY_P50_MS_FIELD_NUMBER: _ClassVar[int]
     LATENCY_P90_MS_FIELD_NUMBER: _ClassVar[int]
@@ -252,11 +312,12 @@ class BreakerState(_message.Message):
     consecutive_successes: int
     forced: BreakerStatus
     forced_until_ms: int
+    scope_level: str
     latency_samples: int
     latency_p50_ms: int
     latency_p90_ms: int
     latency_p99_ms: int
-    def __init__(self, tool_id: _Optional[str] = ..., state: _Optional[_Union[BreakerStatus, str]] = ..., consecutive_failures: _Optional[int] = ..., failure_threshold: _Optional[int] = ..., opened_at_ms: _Optional[int] = ..., open_until_ms: _Optional[int] = ..., probe_in_flight: bool = ..., opens_total: _Optional[int] = ..., generation: _Optional[int] = ..., success_threshold: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., forced: _Optional[_Union[BreakerStatus, str]] = ..., forced_until_ms: _Optional[int] = ..., latency_samples: _Optional[int] = ..., latency_p50_ms: _Optional[int] = ..., latency_p90_ms: _Optional[int] = ..., latency_p99_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, tool_id: _Optional[str] = ..., state: _Optional[_Union[BreakerStatus, str]] = ..., consecutive_failures: _Optional[int] = ..., failure_threshold: _Optional[int] = ..., opened_at_ms: _Optional[int] = ..., open_until_ms: _Optional[int] = ..., probe_in_flight: bool = ..., opens_total: _Optional[int] = ..., generation: _Optional[int] = ..., success_threshold: _Optional[int] = ..., consecutive_successes: _Optional[int] = ..., forced: _Optional[_Union[BreakerStatus, str]] = ..., forced_until_ms: _Optional[int] = ..., scope_level: _Optional[str] = ..., latency_samples: _Optional[int] = ..., latency_p50_ms: _Optional[int] = ..., latency_p90_ms: _Optional[int] = ..., latency_p99_ms: _Optional[int] = ...) -> None: ...
 
 class CascadeStep(_message.Message):
     __slots__ = ("tool_id", "action", "default_value", "reason")
@@ -303,7 +364,7 @@ class TraceEvent(_message.Message):
     def __init__(self, event_type: _Optional[str] = ..., tool_id: _Optional[str] = ..., turn_id: _Optional[str] = ..., error: _Optional[str] = ..., classification: _Optional[str] = ..., circuit_breaker_state: _Optional[str] = ..., retry_count: _Optional[int] = ..., decision: _Optional[str] = ..., timestamp: _Optional[str] = ..., detail: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., sequence: _Optional[int] = ..., trace_id: _Optional[str] = ..., span_id: _Optional[str] = ...) -> None: ...
 
 class DecideResponse(_message.Message):
-    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us", "shadow_action", "shadow_reason")
+    __slots__ = ("action", "delay_ms", "alternative_tool_id", "timeout_ms", "permit_id", "classification", "breaker", "reason", "cascade", "trace", "duplicate", "delay_us", "verify_tool_id", "idempotency_key", "shadow_action", "shadow_reason")
     ACTION_FIELD_NUMBER: _ClassVar[int]
     DELAY_MS_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVE_TOOL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -316,6 +377,8 @@ class DecideResponse(_message.Message):
     TRACE_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     DELAY_US_FIELD_NUMBER: _ClassVar[int]
+    VERIFY_TOOL_ID_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     SHADOW_ACTION_FIELD_NUMBER: _ClassVar[int]
     SHADOW_REASON_FIELD_NUMBER: _ClassVar[int]
     action: Action
@@ -330,12 +393,14 @@ class DecideResponse(_message.Message):
     trace: _containers.RepeatedCompositeFieldContainer[TraceEvent]
     duplicate: bool
     delay_us: int
+    verify_tool_id: str
+    idempotency_key: str
     shadow_action: Action
     shadow_reason: str
-    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ..., shadow_action: _Optional[_Union[Action, str]] = ..., shadow_reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, action: _Optional[_Union[Action, str]] = ..., delay_ms: _Optional[int] = ..., alternative_tool_id: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., permit_id: _Optional[str] = ..., classification: _Optional[_Union[Classification, _Mapping]] = ..., breaker: _Optional[_Union[BreakerState, _Mapping]] = ..., reason: _Optional[str] = ..., cascade: _Optional[_Iterable[_Union[CascadeStep, _Mapping]]] = ..., trace: _Optional[_Iterable[_Union[TraceEvent, _Mapping]]] = ..., duplicate: bool = ..., delay_us: _Optional[int] = ..., verify_tool_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., shadow_action: _Optional[_Union[Action, str]] = ..., shadow_reason: _Optional[str] = ...) -> None: ...
 
 class RecordOutcomeRequest(_message.Message):
-    __slots__ = ("tool_id", "success", "error", "latency_ms", "attempt", "turn_id", "outcome_id", "permit_id", "executor_id")
+    __slots__ = ("tool_id", "success", "error", "latency_ms", "attempt", "turn_id", "outcome_id", "permit_id", "executor_id", "scope")
     TOOL_ID_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -345,6 +410,7 @@ class RecordOutcomeRequest(_message.Message):
     OUTCOME_ID_FIELD_NUMBER: _ClassVar[int]
     PERMIT_ID_FIELD_NUMBER: _ClassVar[int]
     EXECUTOR_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPE_FIELD_NUMBER: _ClassVar[int]
     tool_id: str
     success: bool
     error: ToolError
@@ -354,7 +420,8 @@ class RecordOutcomeRequest(_message.Message):
     outcome_id: str
     permit_id: str
     executor_id: str
-    def __init__(self, tool_id: _Optional[str] = ..., success: bool = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., latency_ms: _Optional[int] = ..., attempt: _Optional[int] = ..., turn_id: _Optional[str] = ..., outcome_id: _Optional[str] = ..., permit_id: _Optional[str] = ..., executor_id: _Optional[str] = ...) -> None: ...
+    scope: _containers.RepeatedCompositeFieldContainer[ScopeLabel]
+    def __init__(self, tool_id: _Optional[str] = ..., success: bool = ..., error: _Optional[_Union[ToolError, _Mapping]] = ..., latency_ms: _Optional[int] = ..., attempt: _Optional[int] = ..., turn_id: _Optional[str] = ..., outcome_id: _Optional[str] = ..., permit_id: _Optional[str] = ..., executor_id: _Optional[str] = ..., scope: _Optional[_Iterable[_Union[ScopeLabel, _Mapping]]] = ...) -> None: ...
 
 class RecordOutcomeResponse(_message.Message):
     __slots__ = ("breaker", "duplicate")

@@ -7,6 +7,7 @@ export declare const Action: {
     readonly ACTION_ESCALATE: "ACTION_ESCALATE";
     readonly ACTION_GIVE_UP: "ACTION_GIVE_UP";
     readonly ACTION_PARTIAL: "ACTION_PARTIAL";
+    readonly ACTION_VERIFY: "ACTION_VERIFY";
 };
-export type Action = 'ACTION_UNSPECIFIED' | 0 | 'ACTION_PROCEED' | 1 | 'ACTION_RETRY' | 2 | 'ACTION_USE_ALTERNATIVE' | 3 | 'ACTION_FAIL_FAST' | 4 | 'ACTION_ESCALATE' | 5 | 'ACTION_GIVE_UP' | 6 | 'ACTION_PARTIAL' | 7;
+export type Action = 'ACTION_UNSPECIFIED' | 0 | 'ACTION_PROCEED' | 1 | 'ACTION_RETRY' | 2 | 'ACTION_USE_ALTERNATIVE' | 3 | 'ACTION_FAIL_FAST' | 4 | 'ACTION_ESCALATE' | 5 | 'ACTION_GIVE_UP' | 6 | 'ACTION_PARTIAL' | 7 | 'ACTION_VERIFY' | 8;
 export type Action__Output = typeof Action[keyof typeof Action];

@@ -14,6 +14,7 @@ export interface BreakerState {
     'consecutive_successes'?: (number);
     'forced'?: (_recovery_v1_BreakerStatus);
     'forced_until_ms'?: (number | string | Long);
+    'scope_level'?: (string);
     'latency_samples'?: (number | string | Long);
     'latency_p50_ms'?: (number | string | Long);
     'latency_p90_ms'?: (number | string | Long);
@@ -33,6 +34,7 @@ export interface BreakerState__Output {
     'consecutive_successes': (number);
     'forced': (_recovery_v1_BreakerStatus__Output);
     'forced_until_ms': (number);
+    'scope_level': (string);
     'latency_samples': (number);
     'latency_p50_ms': (number);
     'latency_p90_ms': (number);

@@ -17,6 +17,8 @@ export interface DecideResponse {
     'trace'?: (_recovery_v1_TraceEvent)[];
     'duplicate'?: (boolean);
     'delay_us'?: (number | string | Long);
+    'verify_tool_id'?: (string);
+    'idempotency_key'?: (string);
     'shadow_action'?: (_recovery_v1_Action);
     'shadow_reason'?: (string);
 }
@@ -33,6 +35,8 @@ export interface DecideResponse__Output {
     'trace': (_recovery_v1_TraceEvent__Output)[];
     'duplicate': (boolean);
     'delay_us': (number);
+    'verify_tool_id': (string);
+    'idempotency_key': (string);
     'shadow_action': (_recovery_v1_Action__Output);
     'shadow_reason': (string);
 }

@@ -1,4 +1,5 @@
 import type { ToolError as _recovery_v1_ToolError, ToolError__Output as _recovery_v1_ToolError__Output } from '../../recovery/v1/ToolError';
+import type { ScopeLabel as _recovery_v1_ScopeLabel, ScopeLabel__Output as _recovery_v1_ScopeLabel__Output } from '../../recovery/v1/ScopeLabel';
 import type { Long } from '@grpc/proto-loader';
 export interface RecordOutcomeRequest {
     'tool_id'?: (string);
@@ -10,6 +11,7 @@ export interface RecordOutcomeRequest {
     'outcome_id'?: (string);
     'permit_id'?: (string);
     'executor_id'?: (string);
+    'scope'?: (_recovery_v1_ScopeLabel)[];
 }
 export interface RecordOutcomeRequest__Output {
     'tool_id': (string);
@@ -21,4 +23,5 @@ export interface RecordOutcomeRequest__Output {
     'outcome_id': (string);
     'permit_id': (string);
     'executor_id': (string);
+    'scope': (_recovery_v1_ScopeLabel__Output)[];
 }

@@ -1,5 +1,6 @@
 import type { ErrorKind as _recovery_v1_ErrorKind, ErrorKind__Output as _recovery_v1_ErrorKind__Output } from '../../recovery/v1/ErrorKind';
 import type { ErrorSource as _recovery_v1_ErrorSource, ErrorSource__Output as _recovery_v1_ErrorSource__Output } from '../../recovery/v1/ErrorSource';
+import type { Hint as _recovery_v1_Hint, Hint__Output as _recovery_v1_Hint__Output } from '../../recovery/v1/Hint';
 import type { Long } from '@grpc/proto-loader';
 export interface ToolError {
     'message'?: (string);
@@ -10,6 +11,9 @@ export interface ToolError {
     'kind'?: (_recovery_v1_ErrorKind);
     'source'?: (_recovery_v1_ErrorSource);
     'retry_after_ms'?: (number | string | Long);
+    'read_only_hint'?: (_recovery_v1_Hint);
+    'destructive_hint'?: (_recovery_v1_Hint);
+    'idempotent_hint'?: (_recovery_v1_Hint);
 }
 export interface ToolError__Output {
     'message': (string);
@@ -20,4 +24,7 @@ export interface ToolError__Output {
     'kind': (_recovery_v1_ErrorKind__Output);
     'source': (_recovery_v1_ErrorSource__Output);
     'retry_after_ms': (number);
+    'read_only_hint': (_recovery_v1_Hint__Output);
+    'destructive_hint': (_recovery_v1_Hint__Output);
+    'idempotent_hint': (_recovery_v1_Hint__Output);
 }
