@@ -5,14 +5,15 @@
 -- success_threshold, open_timeout, outcome, token, idle_ttl, create,
 -- channel, mode (0 consecutive, 1 failure rate), failure_rate_threshold,
 -- minimum_calls, window_ms, slow_call_ms, slow_call_rate_threshold,
--- quorum_min_executors, quorum_window_ms, executor, latency_ms (-1 = not
--- measured), then a batched run (redis_batch.c; calls 0 = one outcome, as
--- ARGV[6]): calls, transient failures, slow calls, trailing failures, reset
--- (1 = the run ends the streak first), the epoch it was counted in.
--- Reply as admit, then calls, failures, slow, failing executors, held by
--- quorum.
-local function inc32(v) if v >= 4294967295 then return v end return v + 1 end
-local function at_least_one(v) if v == 0 then return 1 end return v end
+-- quorum_min_executors, quorum_window_ms, executor ('' without a quorum),
+-- latency_ms (-1 = not measured), then a batched run (redis_batch.c;
+-- absent for one outcome, as ARGV[6]): calls, transient failures, slow
+-- calls, trailing failures, reset (1 = the run ends the streak first), the
+-- epoch it was counted in.
+-- Reply as admit, then calls, failures, slow (the window's sums, in the
+-- failure-rate mode only: the consecutive mode judges by the streak, so its
+-- outcomes are counted without reading the window), failing executors,
+-- held by quorum.
 local now, caller = clock(ARGV[1])
 local fthr, sthr = ARGV[3] + 0, ARGV[4] + 0
 local timeout = ARGV[5] + 0
@@ -39,14 +40,18 @@ local counts = counts_calls(b, now)
 local transient = 0
 if outcome == 2 then transient = 1 end
 local ev, execs = {0, 0, 0}, 0
-if wms > 0 then
+if wms > 0 and (counts or mode == 1) then
   local slow = 0
   if slowms > 0 and latency >= slowms then slow = 1 end
-  local m, sb = win_load(KEYS[3])
   local add = {1, transient, slow}
   if run > 0 then add = {run, tonumber(ARGV[22]), tonumber(ARGV[23])} end
-  if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end
-  ev = win_total(m, sb, wms, now)
+  if mode == 1 then
+    local m, sb = win_load(KEYS[3])
+    if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end
+    ev = win_total(m, sb, wms, now)
+  else
+    win_bump(KEYS[3], wms, now, add, caller)
+  end
 end
 if qk > 1 then
   if counts and transient == 1 then
