@@ -15,14 +15,13 @@
 -- outcomes are counted without reading the window), failing executors,
 -- held by quorum.
 local now, caller = clock(ARGV[1])
-local fthr, sthr = ARGV[3] + 0, ARGV[4] + 0
-local timeout = ARGV[5] + 0
+-- arguments that only some paths need are converted where they are used
+local fthr, timeout = ARGV[3] + 0, ARGV[5] + 0
 local outcome = ARGV[6] + 0
 local tok = ARGV[7]
-local mode, rthr, mincalls = ARGV[11] + 0, ARGV[12] + 0, ARGV[13] + 0
-local wms, slowms, slowthr = ARGV[14] + 0, ARGV[15] + 0, ARGV[16] + 0
-local qk, qwin = ARGV[17] + 0, ARGV[18] + 0
-local latency = ARGV[20] + 0
+local mode, wms, qk = ARGV[11] + 0, ARGV[14] + 0, ARGV[17] + 0
+local slowms = 0
+if wms > 0 then slowms = ARGV[15] + 0 end
 local run = tonumber(ARGV[21]) or 0
 local b = load(KEYS[1], true)
 if not b then
@@ -42,7 +41,7 @@ if outcome == 2 then transient = 1 end
 local ev, execs = {0, 0, 0}, 0
 if wms > 0 and (counts or mode == 1) then
   local slow = 0
-  if slowms > 0 and latency >= slowms then slow = 1 end
+  if slowms > 0 and ARGV[20] + 0 >= slowms then slow = 1 end
   local add = {1, transient, slow}
   if run > 0 then add = {run, tonumber(ARGV[22]), tonumber(ARGV[23])} end
   if mode == 1 then
@@ -54,6 +53,7 @@ if wms > 0 and (counts or mode == 1) then
   end
 end
 if qk > 1 then
+  local qwin = ARGV[18] + 0
   if counts and transient == 1 then
     redis.call('ZADD', KEYS[4], str(now), ARGV[19])
     redis.call('PEXPIRE', KEYS[4], str(real_ttl(qwin, caller)))
@@ -73,12 +73,14 @@ elseif b.st ~= 2 then
     trip = trailing > 0 and b.cf >= at_least_one(fthr)
   else
     local rate
-    if mode == 1 then rate = rate_tripped(ev, rthr, mincalls, slowms, slowthr) end
+    if mode == 1 then
+      rate = rate_tripped(ev, ARGV[12] + 0, ARGV[13] + 0, slowms, ARGV[16] + 0)
+    end
     trip = closed_outcome(b, outcome, fthr, rate)
   end
   tr, held = closed_verdict(b, now, timeout, trip, qk <= 1 or execs >= qk)
 elseif probe_speaks(b, now, tok) then
-  tr = probe_outcome(b, now, outcome, sthr, timeout)
+  tr = probe_outcome(b, now, outcome, ARGV[4] + 0, timeout)
 end
 -- the probe key goes with the probe: only its holder or a new epoch clears it
 if b.cleared then redis.call('DEL', KEYS[2]) end
