@@ -13,8 +13,12 @@ all pinned to --server-cores; for each case sends --warmup calls, then
 --calls calls with h2load (-c4 -m64, pinned to --client-cores), and reads
 /proc, commandstats and stats before and after.
 
+--full-window 60000 first fills the tool's call window as a tool busy for a
+whole window has it (the calls alone fill one or two of its ten buckets).
+
   bench/rpc/redis_cost.py [--recoveryd build-perf/recoveryd] [--cluster] \\
-      [--cases GetBreakerState] [--redis-option "read_cache_ms: 0"] [--calls 20000]
+      [--cases GetBreakerState] [--redis-option "read_cache_ms: 0"] [--calls 20000] \\
+      [--full-window 60000]
 """
 import argparse
 import os
@@ -66,8 +70,36 @@ def cpu_ticks(procs):
     return sum(run.proc_cpu_ticks(p.pid) for p in procs)
 
 
+def case_tool(case):
+    with open(os.path.join(ROOT, "bench", "rpc", "requests", case.body + ".txtpb")) as f:
+        return re.search(r'^tool_id: "([^"]+)"', f.read(), re.M).group(1)
+
+
+def fill_window(args, case, redis_ports):
+    """Gives the case's tool the call window of a tool busy for a whole
+    window (all NB buckets written, the newest the current one), as in
+    production; the bench alone fills one or two buckets."""
+    port = redis_ports[0]
+    t = subprocess.run(["redis-cli", "-p", str(port), "time"], capture_output=True, text=True,
+                       check=True).stdout.split()
+    now_ms = int(t[0]) * 1000 + int(t[1]) // 1000
+    nb, width = 10, max(args.full_window // 10, 1)
+    newest = now_ms // width
+    fields = []
+    for b in range(newest - nb + 1, newest + 1):
+        s = b % nb
+        fields += ["b%d" % s, str(b), "v%d_1" % s, "100", "v%d_2" % s, "5", "v%d_3" % s, "1"]
+    key = "bench:{tool:%s}:calls" % case_tool(case)
+    subprocess.run(["redis-cli", "-c", "-p", str(port), "hset", key] + fields,
+                   capture_output=True, check=True)
+    subprocess.run(["redis-cli", "-c", "-p", str(port), "pexpire", key, str(args.full_window)],
+                   capture_output=True, check=True)
+
+
 def measure(args, case, body, srv, redis_procs, redis_ports):
     h2load(args, srv.port, case, body, args.warmup, False)
+    if args.full_window:
+        fill_window(args, case, redis_ports)
     before = command_stats(redis_ports)
     t0, r0, w0 = run.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs), time.time()
     res = h2load(args, srv.port, case, body, args.calls, True)
@@ -139,6 +171,9 @@ def main():
     p.add_argument("--cluster", action="store_true",
                    help="a six-node Redis Cluster instead of one redis-server")
     p.add_argument("--warmup", type=int, default=2000)
+    p.add_argument("--full-window", type=int, default=0, metavar="WINDOW_MS",
+                   help="before each case, fill the tool's call window (window_ms of the "
+                        "config, 60000 shipped) as a tool busy for a whole window has it")
     p.add_argument("--server-cores", default="0")
     p.add_argument("--client-cores", default="1")
     args = p.parse_args()

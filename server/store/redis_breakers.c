@@ -95,8 +95,9 @@ static void script_details(const breaker_call *c, char sixth[24], char seventh[2
 }
 
 /* The record script's fleet and batch arguments (ARGV[11..26]): see its
- * comment. */
+ * comment. A single outcome sends only the first RD_RECORD_ONE_ARGS. */
 #define RD_RECORD_EXTRA_ARGS 16
+#define RD_RECORD_ONE_ARGS 10
 
 static void record_args(const breaker_call *c, char buf[RD_RECORD_EXTRA_ARGS][24],
                         const char **argv)
@@ -113,7 +114,10 @@ static void record_args(const breaker_call *c, char buf[RD_RECORD_EXTRA_ARGS][24
         fmt_i64(buf[i], nums[i]);
         argv[i] = buf[i];
     }
-    argv[8] = c->call && c->call->executor_id ? c->call->executor_id : "";
+    /* the executor counts only towards a quorum */
+    argv[8] = p->quorum_min_executors > 1 && c->call && c->call->executor_id
+                  ? c->call->executor_id
+                  : "";
 }
 
 /* Runs the admit or record script once. *need_slot: the tool is unknown
@@ -150,7 +154,8 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
         argv[n++] = common[i];
     if (record) {
         record_args(c, extra, argv + n);
-        n += RD_RECORD_EXTRA_ARGS;
+        /* one outcome: the script reads a missing batch as none */
+        n += c->run ? RD_RECORD_EXTRA_ARGS : RD_RECORD_ONE_ARGS;
     }
     int64_t mono_sent = rd_clock_mono_ms();
     uint64_t seq_sent = rd_redis_cache_seq(r);

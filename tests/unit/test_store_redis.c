@@ -824,7 +824,9 @@ static void test_last_seen_slack_and_ttl(void **state)
     assert_int_equal(key_pttl(key), -1);
     r = conf_record(s, "api", &p, 11300, RD_OUTCOME_SUCCESS, 0);
     assert_int_equal(r.breaker.consecutive_failures, 0);
-    assert_int_equal(r.evidence.calls, 3);
+    rd_breaker_evidence ev;
+    assert_int_equal(s->ops->stats(s, "api", &p, 11300, &r.breaker, &ev, &found, &st), RD_OK);
+    assert_int_equal(ev.calls, 3);
     assert_true(key_pttl(key) > 0);
 
     /* an endless hold has no TTL; released, the breaker is pristine again */
@@ -851,6 +853,52 @@ static void test_last_seen_slack_and_ttl(void **state)
     assert_int_equal(s->ops->evict(s, 12900 + 16000), 1);
     conf_get(s, "api", 12900 + 16000, &found);
     assert_false(found);
+    rd_store_destroy(s);
+}
+
+/* The consecutive mode counts an outcome by the current bucket's fields
+ * alone (a new bucket reads the whole window): the counts stats() reads
+ * are the window's all the same, over buckets started, added to, and left
+ * behind (window 10 s: ten buckets of 1 s). */
+static void test_consecutive_window_counted_by_bucket(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "bucket");
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    rd_status made = {0};
+    rd_store *s = rd_store_redis_new(&o, &made);
+    assert_non_null(s);
+    rd_breaker_policy p = {.failure_threshold = 100, .success_threshold = 1,
+                           .open_timeout_ms = 5000, .window_ms = 10000};
+    const struct {
+        int64_t at;
+        rd_outcome outcome;
+        uint64_t calls, failures; /* the window at `at`, this outcome counted */
+    } steps[] = {
+        {10000, RD_OUTCOME_TRANSIENT_FAILURE, 1, 1}, /* bucket 10 starts */
+        {10400, RD_OUTCOME_SUCCESS, 2, 1},           /* bucket 10 again */
+        {10999, RD_OUTCOME_TRANSIENT_FAILURE, 3, 2},
+        {11000, RD_OUTCOME_SUCCESS, 4, 2},           /* bucket 11 */
+        {19999, RD_OUTCOME_SUCCESS, 5, 2},           /* bucket 19: 10..19 count */
+        {20000, RD_OUTCOME_TRANSIENT_FAILURE, 3, 1}, /* bucket 20: 10 has left */
+        {20500, RD_OUTCOME_PERMANENT_FAILURE, 4, 1},
+        {31000, RD_OUTCOME_SUCCESS, 1, 0},           /* a slot used again: 21 */
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        rd_store_result r = conf_record(s, "api", &p, steps[i].at, steps[i].outcome, 0);
+        assert_int_equal(r.transition, RD_TRANSITION_NONE);
+        rd_breaker b;
+        rd_breaker_evidence ev;
+        bool found;
+        rd_status st = {0};
+        assert_int_equal(s->ops->stats(s, "api", &p, steps[i].at, &b, &ev, &found, &st), RD_OK);
+        assert_true(found);
+        assert_int_equal(ev.calls, steps[i].calls);
+        assert_int_equal(ev.failures, steps[i].failures);
+    }
     rd_store_destroy(s);
 }
 
@@ -1432,6 +1480,7 @@ int main(void)
         cmocka_unit_test(test_reads_race_batched_outcomes),
         cmocka_unit_test(test_read_cache_remembers_absent_tools),
         cmocka_unit_test(test_last_seen_slack_and_ttl),
+        cmocka_unit_test(test_consecutive_window_counted_by_bucket),
         cmocka_unit_test(test_password_and_bad_options),
         cmocka_unit_test(test_destroy_null_and_name),
     };

@@ -5,23 +5,23 @@
 -- success_threshold, open_timeout, outcome, token, idle_ttl, create,
 -- channel, mode (0 consecutive, 1 failure rate), failure_rate_threshold,
 -- minimum_calls, window_ms, slow_call_ms, slow_call_rate_threshold,
--- quorum_min_executors, quorum_window_ms, executor, latency_ms (-1 = not
--- measured), then a batched run (redis_batch.c; calls 0 = one outcome, as
--- ARGV[6]): calls, transient failures, slow calls, trailing failures, reset
--- (1 = the run ends the streak first), the epoch it was counted in.
--- Reply as admit, then calls, failures, slow, failing executors, held by
--- quorum.
-local function inc32(v) if v >= 4294967295 then return v end return v + 1 end
-local function at_least_one(v) if v == 0 then return 1 end return v end
+-- quorum_min_executors, quorum_window_ms, executor ('' without a quorum),
+-- latency_ms (-1 = not measured), then a batched run (redis_batch.c;
+-- absent for one outcome, as ARGV[6]): calls, transient failures, slow
+-- calls, trailing failures, reset (1 = the run ends the streak first), the
+-- epoch it was counted in.
+-- Reply as admit, then calls, failures, slow (the window's sums, in the
+-- failure-rate mode only: the consecutive mode judges by the streak, so its
+-- outcomes are counted without reading the window), failing executors,
+-- held by quorum.
 local now, caller = clock(ARGV[1])
-local fthr, sthr = ARGV[3] + 0, ARGV[4] + 0
-local timeout = ARGV[5] + 0
+-- arguments that only some paths need are converted where they are used
+local fthr, timeout = ARGV[3] + 0, ARGV[5] + 0
 local outcome = ARGV[6] + 0
 local tok = ARGV[7]
-local mode, rthr, mincalls = ARGV[11] + 0, ARGV[12] + 0, ARGV[13] + 0
-local wms, slowms, slowthr = ARGV[14] + 0, ARGV[15] + 0, ARGV[16] + 0
-local qk, qwin = ARGV[17] + 0, ARGV[18] + 0
-local latency = ARGV[20] + 0
+local mode, wms, qk = ARGV[11] + 0, ARGV[14] + 0, ARGV[17] + 0
+local slowms = 0
+if wms > 0 then slowms = ARGV[15] + 0 end
 local run = tonumber(ARGV[21]) or 0
 local b = load(KEYS[1], true)
 if not b then
@@ -39,16 +39,21 @@ local counts = counts_calls(b, now)
 local transient = 0
 if outcome == 2 then transient = 1 end
 local ev, execs = {0, 0, 0}, 0
-if wms > 0 then
+if wms > 0 and (counts or mode == 1) then
   local slow = 0
-  if slowms > 0 and latency >= slowms then slow = 1 end
-  local m, sb = win_load(KEYS[3])
+  if slowms > 0 and ARGV[20] + 0 >= slowms then slow = 1 end
   local add = {1, transient, slow}
   if run > 0 then add = {run, tonumber(ARGV[22]), tonumber(ARGV[23])} end
-  if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end
-  ev = win_total(m, sb, wms, now)
+  if mode == 1 then
+    local m, sb = win_load(KEYS[3])
+    if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end
+    ev = win_total(m, sb, wms, now)
+  else
+    win_bump(KEYS[3], wms, now, add, caller)
+  end
 end
 if qk > 1 then
+  local qwin = ARGV[18] + 0
   if counts and transient == 1 then
     redis.call('ZADD', KEYS[4], str(now), ARGV[19])
     redis.call('PEXPIRE', KEYS[4], str(real_ttl(qwin, caller)))
@@ -68,12 +73,14 @@ elseif b.st ~= 2 then
     trip = trailing > 0 and b.cf >= at_least_one(fthr)
   else
     local rate
-    if mode == 1 then rate = rate_tripped(ev, rthr, mincalls, slowms, slowthr) end
+    if mode == 1 then
+      rate = rate_tripped(ev, ARGV[12] + 0, ARGV[13] + 0, slowms, ARGV[16] + 0)
+    end
     trip = closed_outcome(b, outcome, fthr, rate)
   end
   tr, held = closed_verdict(b, now, timeout, trip, qk <= 1 or execs >= qk)
 elseif probe_speaks(b, now, tok) then
-  tr = probe_outcome(b, now, outcome, sthr, timeout)
+  tr = probe_outcome(b, now, outcome, ARGV[4] + 0, timeout)
 end
 -- the probe key goes with the probe: only its holder or a new epoch clears it
 if b.cleared then redis.call('DEL', KEYS[2]) end

@@ -80,3 +80,27 @@ local function win_add(key, m, sb, w, now, add, caller)
     redis.call('PEXPIRE', key, str(real_ttl(ttl, caller)))
   end
 end
+-- win_add when the sums are not wanted (the consecutive mode judges by the
+-- streak, not the window): while the slot already holds the current bucket
+-- only its three counters are read and written, not the whole hash, and
+-- the expiry stays as the write that started the bucket set it. A new
+-- bucket takes win_add's way.
+local function win_bump(key, w, now, add, caller)
+  local b = win_bucket(w, now)
+  local s = b % NB + 1
+  local k = 3 * s
+  local v = redis.call('HMGET', key, BF[s], VF[k - 2], VF[k - 1], VF[k])
+  if not v[1] or v[1] + 0 ~= b or w < NB then
+    local m, sb = win_load(key)
+    win_add(key, m, sb, w, now, add, caller)
+    return
+  end
+  local args, n = {}, 0
+  for f = 1, 3 do
+    if add[f] ~= 0 then
+      args[n + 1] = VF[k - 3 + f]; args[n + 2] = str(add[f] + (tonumber(v[f + 1]) or 0))
+      n = n + 2
+    end
+  end
+  if n > 0 then redis.call('HSET', key, unpack(args)) end
+end
