@@ -70,11 +70,12 @@ def test_short_messages_are_not_cut(stub):
 def test_python_helper_cuts_before_sending():
     sys.path.insert(0, str(STUBS_PYTHON))
     try:
-        from recoveryd_client._client import MESSAGE_SEND_MAX, _to_proto
+        from recoveryd_client import tool_error_from_exception
+        from recoveryd_client._errors import MESSAGE_SEND_MAX
     finally:
         sys.path.remove(str(STUBS_PYTHON))
-    sent = _to_proto(RuntimeError(traceback_text(300 * 1024, RESET))).message
+    sent = tool_error_from_exception(RuntimeError(traceback_text(300 * 1024, RESET))).message
     assert len(sent.encode()) <= MESSAGE_SEND_MAX
     assert sent.startswith("Traceback") and sent.endswith(RESET)
     assert "bytes cut ...]" in sent
-    assert _to_proto(RuntimeError("short")).message == "short"
+    assert tool_error_from_exception(RuntimeError("short")).message == "short"
