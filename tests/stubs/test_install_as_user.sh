@@ -52,7 +52,7 @@ addr="127.0.0.1:$port"
 # node
 (cd "$root/stubs/node" && npm pack --silent --pack-destination "$tmp" >/dev/null)
 if [ -f "$root/LICENSE" ]; then
-  tar tzf "$tmp/recoveryd-client-$version.tgz" | grep -qx package/LICENSE || fail "node: the tarball has no LICENSE"
+  tar tzf "$tmp/recoveryd-client-$version.tgz" | grep -x package/LICENSE >/dev/null || fail "node: the tarball has no LICENSE"
 fi
 mkdir "$tmp/node" && cd "$tmp/node"
 npm init -y >/dev/null
