@@ -114,6 +114,7 @@ static const rd_key SERVER_KEYS[] = {
     {.name = "tenants", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
      .parse = rd_config_parse_tenants, .release = rd_config_free_tenants, .sub = &rd_keys_tenant,
      .type_doc = "list", .default_doc = "none",
+     .range_doc = "up to 256 entries: `server.tenants[]`",
      .doc = "teams that cannot see each other's state, each with its own token "
             "(docs/TENANTS.md); not with `auth` (reloadable)"},
 };
