@@ -6,6 +6,7 @@ turns and outcome ids; a tenant's token cannot read another's trace
 limits answer RESOURCE_EXHAUSTED naming the limit; a bad tenants section is
 a file:line error. On the memory store, and on three replicas sharing Redis."""
 import queue
+import subprocess
 import threading
 
 import grpc
@@ -224,6 +225,29 @@ def test_per_tenant_limits(server):
                 contains="max_turns")
     assert small.trace("t1").turn_id == "t1"  # the turns it keeps stay readable
     expect_code(grpc.StatusCode.NOT_FOUND, small.trace, "t3")  # the refused one was not kept
+
+
+def test_recoveryctl_names_the_tenant(server, recoveryd_binary):
+    srv, c = server
+    ctl = recoveryd_binary.parent / "tools" / "recoveryctl"
+
+    def run(*args):
+        return subprocess.run([str(ctl), "--addr", srv.address, "--admin-token", ADMIN, *args],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=30, stdin=subprocess.DEVNULL)
+
+    proc = run("--tenant", "team-a", "force-open", "search_alt")
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    expect_action(c["team-a"].decide("search_alt"), pb.ACTION_FAIL_FAST)
+    expect_action(c["team-b"].decide("search_alt"), pb.ACTION_PROCEED)
+    proc = run("force-open", "search_alt")
+    assert proc.returncode == 1 and "x-recoveryd-tenant" in proc.stderr, proc.stderr
+    proc = subprocess.run([str(ctl), "--addr", srv.address, "--token", TOKENS["team-b"],
+                           "state"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("search_alt ")]
+    assert len(lines) == 1 and " closed " in lines[0] and "open" not in lines[0], proc.stdout
 
 
 def test_tenant_config_errors_name_file_and_line(recoveryd_binary, tmp_path):
