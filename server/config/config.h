@@ -70,6 +70,11 @@ typedef struct rd_server_config {
     size_t n_tenants;
 } rd_server_config;
 
+/* Whether the presented secret (given_len bytes) equals expected, without
+ * revealing through timing where the first difference is: the loop always
+ * runs over the whole presented value. */
+bool rd_secret_equal(const char *expected, const unsigned char *given, size_t given_len);
+
 /* The configured tenant whose token `token` (len bytes) is, compared in
  * constant time against every tenant's; NULL when none. */
 const rd_tenant_config *rd_config_tenant_by_token(const rd_server_config *s,

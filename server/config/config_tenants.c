@@ -74,7 +74,7 @@ int rd_config_parse_tenants(const rd_yctx *c, const rd_ynode *map, const rd_ynod
     return rc;
 }
 
-static bool same_secret(const char *expected, const unsigned char *given, size_t given_len)
+bool rd_secret_equal(const char *expected, const unsigned char *given, size_t given_len)
 {
     size_t expected_len = strlen(expected);
     unsigned char diff = expected_len != given_len;
@@ -88,7 +88,7 @@ const rd_tenant_config *rd_config_tenant_by_token(const rd_server_config *s,
 {
     const rd_tenant_config *found = NULL;
     for (size_t i = 0; i < s->n_tenants; i++) /* every one compared: no early exit */
-        if (same_secret(s->tenants[i].token, token, len))
+        if (rd_secret_equal(s->tenants[i].token, token, len))
             found = &s->tenants[i];
     return found;
 }

@@ -28,13 +28,14 @@ typedef struct rd_tenant_store {
     char prefix[RD_TENANT_ID_MAX + 2]; /* "<tenant>/" */
     size_t prefix_len;
     size_t max_tools, max_turns; /* 0 = no limit of the tenant's own */
-    rd_tenant_quota *quota;      /* the process's counts for this tenant (never freed) */
+    rd_tenant_quota *quota;      /* the process's counts for this tenant, looked up when a
+                                  * limit is first checked (never freed) */
 } rd_tenant_store;
 
 /* Sets t up in front of inner for `tenant` (1..RD_TENANT_ID_MAX bytes, no
- * '/'). t lives as long as the call; it owns nothing. RD_ERR_NOMEM when
- * the tenant's counts cannot be allocated: t still keeps to the tenant's
- * namespace, and refuses what its limits would count. */
+ * '/'): RD_ERR_INVALID otherwise. t lives as long as the call; it owns
+ * nothing. An operation a limit counts answers RD_ERR_NOMEM when the
+ * tenant's counts cannot be allocated. */
 int rd_tenant_store_init(rd_tenant_store *t, rd_store *inner, const char *tenant,
                          size_t max_tools, size_t max_turns, rd_status *st);
 

@@ -137,9 +137,13 @@ static int quota_admit(rd_tenant_store *t, bool turn, const char *key, int64_t n
     size_t max = turn ? t->max_turns : t->max_tools;
     if (max == 0)
         return RD_OK;
-    if (!t->quota)
-        return rd_status_set(st, RD_ERR_NOMEM, "tenant '%.*s': out of memory",
-                             (int)t->prefix_len - 1, t->prefix);
+    if (!t->quota) {
+        char tenant[RD_TENANT_ID_MAX + 1];
+        memcpy(tenant, t->prefix, t->prefix_len - 1);
+        tenant[t->prefix_len - 1] = '\0';
+        if (!(t->quota = quota_of(tenant)))
+            return rd_status_set(st, RD_ERR_NOMEM, "tenant '%s': out of memory", tenant);
+    }
     int64_t ttl = turn ? t->inner->limits.turn_ttl_ms : t->inner->limits.tool_idle_ttl_ms;
     pthread_mutex_lock(&t->quota->lock);
     int rc = set_admit(turn ? &t->quota->turns : &t->quota->tools, key, max, now_ms, ttl);
@@ -368,8 +372,6 @@ int rd_tenant_store_init(rd_tenant_store *t, rd_store *inner, const char *tenant
     t->prefix[n] = '/';
     t->prefix[n + 1] = '\0';
     t->prefix_len = n + 1;
-    if (!(t->quota = quota_of(tenant)))
-        return rd_status_set(st, RD_ERR_NOMEM, "tenant '%s': out of memory", tenant);
     return RD_OK;
 }
 

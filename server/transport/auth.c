@@ -11,17 +11,6 @@
 
 #define BEARER "Bearer "
 
-/* Equal without revealing, through timing, where the first difference is
- * (the loop always runs over the whole presented value). */
-static bool same_secret(const char *expected, const unsigned char *given, size_t given_len)
-{
-    size_t expected_len = strlen(expected);
-    unsigned char diff = expected_len != given_len;
-    for (size_t i = 0; i < given_len; i++)
-        diff |= given[i] ^ (unsigned char)expected[i < expected_len ? i : 0];
-    return diff == 0;
-}
-
 /* The token of the authorization header, or NULL when there is none. */
 static const unsigned char *bearer_token(const grpc_metadata_array *md, size_t *len)
 {
@@ -86,7 +75,7 @@ static grpc_status_code tenant_check(rd_auth_kind kind, const rd_config *cfg,
     }
     const rd_tenant_config *t = rd_config_tenant_by_token(&cfg->server, token, len);
     const char *admin = cfg->server.admin_token;
-    bool is_admin = admin && same_secret(admin, token, len);
+    bool is_admin = admin && rd_secret_equal(admin, token, len);
     if (kind == RD_AUTH_ADMIN && t) {
         *why = "a tenant's token may not act on AdminService (it takes the admin token)";
         return GRPC_STATUS_PERMISSION_DENIED;
@@ -137,7 +126,7 @@ grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
         *why = "missing bearer token (authorization: Bearer <token>)";
         return GRPC_STATUS_UNAUTHENTICATED;
     }
-    if (!same_secret(expected, token, len)) {
+    if (!rd_secret_equal(expected, token, len)) {
         *why = "invalid bearer token";
         return GRPC_STATUS_UNAUTHENTICATED;
     }
