@@ -4,7 +4,8 @@ turns and outcome ids; a tenant's token cannot read another's trace
 (NOT_FOUND), list or watch another's breakers, or force any breaker
 (PERMISSION_DENIED); the admin token acts for the tenant it names; per-tenant
 limits answer RESOURCE_EXHAUSTED naming the limit; a bad tenants section is
-a file:line error. On the memory store, and on three replicas sharing Redis."""
+a file:line error. On the memory store, on three replicas sharing Redis, and
+on a Redis Cluster (the tenant's prefix inside the key's hash tag)."""
 import queue
 import subprocess
 import threading
@@ -12,7 +13,7 @@ import threading
 import grpc
 import pytest
 
-from cluster_support import module_cluster_env  # noqa: F401
+from cluster_support import cluster_env, module_cluster_env  # noqa: F401
 from ops_support import BearerInterceptor, admin_grpc, admin_pb, ops_launcher  # noqa: F401
 from rdtest import err, expect_action, pb, pb_grpc, run_check_config, unique, write_config
 
@@ -311,3 +312,37 @@ def test_replicas_keep_tenants_apart(cluster):
     finally:
         for c in a + b:
             c.close()
+
+
+# ---------------------------------------------------------------- Redis Cluster
+
+def test_a_tenants_keys_keep_their_hash_tag_on_redis_cluster(cluster_env, tmp_path):  # noqa: F811
+    """The tenant prefix is inside the key's hash tag: a tenant's breaker
+    lives on the primary of the slot of "<tenant>/<tool>", every key of it
+    on that one slot."""
+    from cluster_support import redis_command
+    from redis_cluster_support import RedisClusterTopology, require_cluster_tools, tool_slot
+    require_cluster_tools()
+    import os
+    os.environ["RD_E2E_SMALL_TOKEN"] = "token-of-small"
+    topo = RedisClusterTopology(tmp_path / "redis-cluster", node_timeout_ms=1000)
+    try:
+        topo.start()
+        cluster = cluster_env.recoveryd(
+            topo.store_config(key_prefix="tn:", command_timeout_ms=1000), n=1,
+            tools=[flaky("search", threshold=1)], server=tenants_server(tmp_path))
+        a = Client(cluster.replicas[0].address, TOKENS["team-a"])
+        b = Client(cluster.replicas[0].address, TOKENS["team-b"])
+        try:
+            assert a.decide("search", 503).breaker.state == pb.BREAKER_STATUS_OPEN
+            expect_action(b.decide("search"), pb.ACTION_PROCEED)
+            key = "tn:{tool:team-a/search}:breaker"
+            port = topo.primary_port(tool_slot("tn:", "team-a/search"))
+            assert redis_command(port, "EXISTS", key) == 1
+            assert [x.state for x in b.breakers("search")] == [pb.BREAKER_STATUS_CLOSED]
+        finally:
+            a.close()
+            b.close()
+        cluster_env.close()
+    finally:
+        topo.stop()
