@@ -13,7 +13,7 @@ import threading
 import grpc
 import pytest
 
-from cluster_support import cluster_env, module_cluster_env  # noqa: F401
+from cluster_support import cluster_env, module_cluster_env, wait_until  # noqa: F401
 from ops_support import BearerInterceptor, admin_grpc, admin_pb, ops_launcher  # noqa: F401
 from rdtest import err, expect_action, pb, pb_grpc, run_check_config, unique, write_config
 
@@ -308,7 +308,8 @@ def test_replicas_keep_tenants_apart(cluster):
             admin_a.force("search", admin_pb.FORCE_MODE_CLOSED)
         finally:
             admin_a.close()
-        expect_action(a[1].decide("search"), pb.ACTION_PROCEED)
+        # the other replicas follow the shared store's notification
+        assert wait_until(lambda: a[1].decide("search").action == pb.ACTION_PROCEED, 5.0)
     finally:
         for c in a + b:
             c.close()
