@@ -3,8 +3,8 @@ maps to a tenant; two tenants with the same tool id have separate breakers,
 turns and outcome ids; a tenant's token cannot read another's trace
 (NOT_FOUND), list or watch another's breakers, or force any breaker
 (PERMISSION_DENIED); the admin token acts for the tenant it names; per-tenant
-limits answer RESOURCE_EXHAUSTED naming the limit; a bad tenants section is
-a file:line error. On the memory store, on three replicas sharing Redis, and
+limits answer RESOURCE_EXHAUSTED naming the limit; a reload adds and removes
+tenants; a bad tenants section is a file:line error. On the memory store, on three replicas sharing Redis, and
 on a Redis Cluster (the tenant's prefix inside the key's hash tag)."""
 import queue
 import subprocess
@@ -14,7 +14,10 @@ import grpc
 import pytest
 
 from cluster_support import cluster_env, module_cluster_env, wait_until  # noqa: F401
-from ops_support import BearerInterceptor, admin_grpc, admin_pb, ops_launcher  # noqa: F401
+import yaml
+
+from ops_support import (BearerInterceptor, admin_grpc, admin_pb, ops_launcher,  # noqa: F401
+                         sighup, wait_for_log)
 from rdtest import err, expect_action, pb, pb_grpc, run_check_config, unique, write_config
 
 TOKENS = {"team-a": "token-of-team-a", "team-b": "token-of-team-b"}
@@ -249,6 +252,26 @@ def test_recoveryctl_names_the_tenant(server, recoveryd_binary):
     assert proc.returncode == 0, proc.stderr
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("search_alt ")]
     assert len(lines) == 1 and " closed " in lines[0] and "open" not in lines[0], proc.stdout
+
+
+def test_tenants_are_reloaded(server):
+    srv, c = server
+    open_breaker(c["team-a"], "search")
+    main = yaml.safe_load(srv.config.read_text())
+    token_c = srv.config.parent / "team-c.token"
+    token_c.write_text("token-of-team-c\n")
+    main["server"]["tenants"] = [t for t in main["server"]["tenants"] if t["id"] != "team-b"]
+    main["server"]["tenants"].append({"id": "team-c", "token_file": str(token_c)})
+    srv.config.write_text(yaml.safe_dump(main))
+    sighup(srv)
+    assert wait_for_log(srv, "configuration reloaded"), srv.log_text()
+    expect_code(grpc.StatusCode.UNAUTHENTICATED, c["team-b"].decide, "search")
+    team_c = Client(srv.address, "token-of-team-c")
+    try:
+        expect_action(team_c.decide("search"), pb.ACTION_PROCEED)
+        expect_action(c["team-a"].decide("search"), pb.ACTION_FAIL_FAST)  # state kept
+    finally:
+        team_c.close()
 
 
 def test_tenant_config_errors_name_file_and_line(recoveryd_binary, tmp_path):
