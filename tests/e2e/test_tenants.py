@@ -4,8 +4,9 @@ turns and outcome ids; a tenant's token cannot read another's trace
 (NOT_FOUND), list or watch another's breakers, or force any breaker
 (PERMISSION_DENIED); the admin token acts for the tenant it names; per-tenant
 limits answer RESOURCE_EXHAUSTED naming the limit; a reload adds and removes
-tenants; a bad tenants section is a file:line error. On the memory store, on three replicas sharing Redis, and
-on a Redis Cluster (the tenant's prefix inside the key's hash tag)."""
+tenants; a bad tenants section is a file:line error. On the memory store,
+on three replicas sharing Redis, and on a Redis Cluster (the tenant's prefix
+inside the key's hash tag)."""
 import queue
 import subprocess
 import threading
