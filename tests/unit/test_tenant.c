@@ -1,6 +1,8 @@
-/* Tenants (engine/tenant.h): two tenants' engines over one in-memory
- * store keep breakers, scoped keys, turns and outcome ids apart, list only
- * their own, cannot name each other's keys, and are held to their limits.
+/* Tenants (engine/tenant.h): every store operation keys by the tenant
+ * (budgets, latencies and learned signatures under the tool's key), and two
+ * tenants' engines over one in-memory store keep breakers, scoped keys,
+ * turns and outcome ids apart, list only their own, cannot name each
+ * other's keys, and are held to their limits.
  * chat_completion (tests/unit/fixtures/effects/tools.d) opens after two
  * failures and keys its breakers by provider and credential. */
 #include <setjmp.h>
@@ -262,6 +264,199 @@ static void test_limits_per_tenant(void **state)
     assert_int_equal(decide(f, &f->a, "t3", 0, "turn-2", NULL, 0, &d), RD_OK);
 }
 
+/* ---- every operation through the prefix: a store that notes the keys it gets ---- */
+
+static char seen_key[RD_ID_MAX + 1];
+static char seen_extra[RD_ID_MAX + 1];
+
+static void note(const char *key)
+{
+    snprintf(seen_key, sizeof seen_key, "%s", key);
+}
+
+static int n_admit(rd_store *s, const char *k, const rd_breaker_policy *p, int64_t now,
+                   int64_t lease, rd_store_result *out, rd_status *st)
+{
+    (void)s, (void)p, (void)now, (void)lease, (void)out, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_record(rd_store *s, const char *k, const rd_breaker_policy *p, int64_t now,
+                    rd_outcome o, uint64_t t, rd_store_result *out, rd_status *st)
+{
+    (void)s, (void)p, (void)now, (void)o, (void)t, (void)out, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_record_call(rd_store *s, const char *k, const rd_breaker_policy *p, int64_t now,
+                         const rd_call_report *c, rd_store_result *out, rd_status *st)
+{
+    (void)s, (void)p, (void)now, (void)c, (void)out, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_stats(rd_store *s, const char *k, const rd_breaker_policy *p, int64_t now,
+                   rd_breaker *b, rd_breaker_evidence *ev, bool *found, rd_status *st)
+{
+    (void)s, (void)p, (void)now, (void)b, (void)ev, (void)found, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_budget(rd_store *s, const char *k, const rd_retry_budget_policy *p, int64_t now,
+                    rd_budget_op op, rd_budget_result *out, rd_status *st)
+{
+    (void)s, (void)p, (void)now, (void)op, (void)out, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_latency(rd_store *s, const char *k, int64_t w, int64_t now, int64_t sample,
+                     rd_latency_hist *out, rd_status *st)
+{
+    (void)s, (void)w, (void)now, (void)sample, (void)out, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_learn_link(rd_store *s, const char *k, const char *link, const char *sig,
+                        rd_learn_settle settle, int64_t now, rd_status *st)
+{
+    (void)s, (void)settle, (void)now, (void)st;
+    note(k);
+    snprintf(seen_extra, sizeof seen_extra, "%s %s", link, sig);
+    return RD_OK;
+}
+static int n_learn_stats(rd_store *s, const char *k, const char *sig, int64_t now,
+                         rd_learn_stats *out, rd_status *st)
+{
+    (void)s, (void)now, (void)out, (void)st;
+    note(k);
+    snprintf(seen_extra, sizeof seen_extra, "%s", sig);
+    return RD_OK;
+}
+static int n_force(rd_store *s, const char *k, rd_force_mode m, int64_t now, int64_t ttl,
+                   rd_store_result *out, rd_status *st)
+{
+    (void)s, (void)m, (void)now, (void)ttl, (void)out, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_get(rd_store *s, const char *k, int64_t now, rd_breaker *out, bool *found,
+                 rd_status *st)
+{
+    (void)s, (void)now, (void)out, (void)found, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_list(rd_store *s, int64_t now, rd_store_visit visit, void *ctx, rd_status *st)
+{
+    (void)s, (void)now, (void)st;
+    rd_breaker b;
+    rd_breaker_init(&b, now);
+    const char *keys[] = {"t/x", "u/y", "t/z|p=1", "tx/w", "x"};
+    for (size_t i = 0; i < 5; i++)
+        if (visit(ctx, keys[i], &b))
+            break;
+    return RD_OK;
+}
+static int n_claim(rd_store *s, const char *k, int64_t now, bool *dup, rd_status *st)
+{
+    (void)s, (void)now, (void)dup, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_append(rd_store *s, const char *k, rd_trace_event *ev, size_t n, int64_t now,
+                    int64_t *started, rd_status *st)
+{
+    (void)s, (void)ev, (void)n, (void)now, (void)started, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_touch(rd_store *s, const char *k, int64_t now, int64_t *started, rd_status *st)
+{
+    (void)s, (void)now, (void)started, (void)st;
+    note(k);
+    return RD_OK;
+}
+static int n_read(rd_store *s, const char *k, int64_t now, rd_trace_event **ev, size_t *n,
+                  int64_t *started, rd_status *st)
+{
+    (void)s, (void)now, (void)ev, (void)n, (void)started, (void)st;
+    note(k);
+    return RD_OK;
+}
+
+static const rd_store_ops NOTING = {
+    .name = "noting", .admit = n_admit, .record = n_record, .record_call = n_record_call,
+    .stats = n_stats, .budget = n_budget, .latency = n_latency, .learn_link = n_learn_link,
+    .learn_stats = n_learn_stats, .force = n_force, .get = n_get, .list = n_list,
+    .claim_outcome = n_claim, .turn_append = n_append, .turn_touch = n_touch,
+    .turn_read = n_read,
+};
+
+static char listed[4][RD_ID_MAX + 1];
+static size_t n_listed;
+
+static int visit_listed(void *ctx, const char *tool_id, const rd_breaker *b)
+{
+    (void)ctx, (void)b;
+    snprintf(listed[n_listed++], sizeof listed[0], "%s", tool_id);
+    return n_listed == 4;
+}
+
+#define EXPECT_KEY(call, want)                                                                \
+    do {                                                                                      \
+        seen_key[0] = '\0';                                                                   \
+        assert_int_equal((call), RD_OK);                                                      \
+        assert_string_equal(seen_key, want);                                                  \
+    } while (0)
+
+static void test_every_operation_keys_by_the_tenant(void **state)
+{
+    (void)state;
+    rd_store inner = {.ops = &NOTING};
+    rd_tenant_store t;
+    rd_status st;
+    assert_int_equal(rd_tenant_store_init(&t, &inner, "t", 0, 0, &st), RD_OK);
+    rd_store *s = &t.base;
+    rd_breaker_policy bp = {0};
+    rd_retry_budget_policy rp = {0};
+    rd_store_result res;
+    rd_breaker b;
+    rd_breaker_evidence ev;
+    bool found, dup;
+    rd_budget_result br;
+    rd_latency_hist h;
+    rd_learn_stats ls;
+    rd_call_report call = {0};
+    int64_t started;
+    rd_trace_event *events = NULL;
+    size_t n;
+    EXPECT_KEY(s->ops->admit(s, "tool", &bp, T0, 0, &res, &st), "t/tool");
+    EXPECT_KEY(s->ops->record(s, "tool|p=1", &bp, T0, RD_OUTCOME_SUCCESS, 0, &res, &st),
+               "t/tool|p=1");
+    EXPECT_KEY(s->ops->record_call(s, "tool", &bp, T0, &call, &res, &st), "t/tool");
+    EXPECT_KEY(s->ops->stats(s, "tool", &bp, T0, &b, &ev, &found, &st), "t/tool");
+    EXPECT_KEY(s->ops->budget(s, "tool", &rp, T0, RD_BUDGET_PEEK, &br, &st), "t/tool");
+    EXPECT_KEY(s->ops->latency(s, "tool", 1000, T0, -1, &h, &st), "t/tool");
+    EXPECT_KEY(s->ops->learn_link(s, "tool", "turn-1", "sig", RD_LEARN_KEEP, T0, &st),
+               "t/tool");
+    assert_string_equal(seen_extra, "turn-1 sig"); /* kept under the tool's key */
+    EXPECT_KEY(s->ops->learn_stats(s, "tool", "sig", T0, &ls, &st), "t/tool");
+    EXPECT_KEY(s->ops->force(s, "tool", RD_FORCE_OPEN, T0, 0, &res, &st), "t/tool");
+    EXPECT_KEY(s->ops->get(s, "tool", T0, &b, &found, &st), "t/tool");
+    EXPECT_KEY(s->ops->claim_outcome(s, "o-1", T0, &dup, &st), "t/o-1");
+    EXPECT_KEY(s->ops->turn_append(s, "turn-1", NULL, 0, T0, &started, &st), "t/turn-1");
+    EXPECT_KEY(s->ops->turn_touch(s, "turn-1", T0, &started, &st), "t/turn-1");
+    EXPECT_KEY(s->ops->turn_read(s, "turn-1", T0, &events, &n, &started, &st), "t/turn-1");
+    assert_int_equal(s->ops->get(s, "", T0, &b, &found, &st), RD_ERR_INVALID);
+    assert_string_equal(st.msg, "tool_id: required");
+
+    n_listed = 0;
+    assert_int_equal(s->ops->list(s, T0, visit_listed, NULL, &st), RD_OK);
+    assert_int_equal(n_listed, 2); /* "u/y", "tx/w" and "x" are not t's */
+    assert_string_equal(listed[0], "x");
+    assert_string_equal(listed[1], "z|p=1");
+}
+
 static void test_split(void **state)
 {
     (void)state;
@@ -289,6 +484,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ids_keep_to_the_store_bound_with_the_prefix, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_limits_per_tenant, setup, teardown),
+        cmocka_unit_test(test_every_operation_keys_by_the_tenant),
         cmocka_unit_test(test_split),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
