@@ -29,9 +29,20 @@ static const rd_key TENANT_KEYS[] = {
              "live turn traces it may keep; past it a new turn is refused with "
              "`RESOURCE_EXHAUSTED`; 0 = only the store's limit"),
 };
+/* A secret row reads whichever of its two keys is there: that one of them
+ * is, is checked here. */
+static int check_tenant(const rd_yctx *c, const rd_ynode *map, const char *path, void *base)
+{
+    const rd_tenant_config *t = base;
+    char p[RD_YPATH_MAX];
+    if (!t->token)
+        return rd_yerr(c, map->line, rd_ypath(p, path, "token_file"),
+                       "missing (required: token_file or token_env)");
+    return RD_OK;
+}
 const rd_key_table rd_keys_tenant = RD_KEY_TABLE(
     "server.tenants[]", "Limits are counted by each replica over the keys it saw within the "
-                        "store's idle times (docs/TENANTS.md).", TENANT_KEYS, NULL);
+                        "store's idle times (docs/TENANTS.md).", TENANT_KEYS, check_tenant);
 
 void rd_config_free_tenants(void *base)
 {

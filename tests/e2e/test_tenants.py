@@ -285,6 +285,7 @@ def test_tenant_config_errors_name_file_and_line(recoveryd_binary, tmp_path):
         ([{"id": "a", "token_file": str(token)}, {"id": "b", "token_file": str(token)}],
          "has the token of tenant 'a'"),
         ([{"token_file": str(token)}], "id"),
+        ([{"id": "a"}], "token_file: missing (required: token_file or token_env)"),
     ]
     for tenants, message in bad:
         cfg = write_config(tmp_path / unique("cfg"), server={"tenants": tenants})
