@@ -12,7 +12,8 @@
  * Per-tenant limits (max_tools, max_turns) are counted here, by this
  * process, over the keys it saw within the store's idle times
  * (tool_idle_ttl_ms, turn_ttl_ms): past the limit a new key is refused
- * with RD_ERR_EXHAUSTED naming it. */
+ * with RD_ERR_EXHAUSTED naming it, before the call changes anything
+ * (the store's precheck). */
 #ifndef RD_ENGINE_TENANT_H
 #define RD_ENGINE_TENANT_H
 

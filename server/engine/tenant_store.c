@@ -317,6 +317,23 @@ static int t_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
     return t->inner->ops->turn_read(t->inner, key, now_ms, events, n, started_at_ms, st);
 }
 
+/* A call's tool and turn, before it changes anything: a call refused for
+ * a limit leaves no trace (no breaker counted, no outcome id claimed). */
+static int t_precheck(rd_store *s, const char *tool_id, const char *turn_id, int64_t now_ms,
+                      rd_status *st)
+{
+    rd_tenant_store *t = as_tenant(s);
+    char key[KEY_CAP];
+    int rc = RD_OK;
+    if (t->max_tools && tool_id && tool_id[0] &&
+        (rc = ns_key(t, "tool_id", tool_id, key, st)) == RD_OK)
+        rc = quota_admit(t, false, key, now_ms, st);
+    if (rc == RD_OK && t->max_turns && turn_id && turn_id[0] &&
+        (rc = ns_key(t, "turn_id", turn_id, key, st)) == RD_OK)
+        rc = quota_admit(t, true, key, now_ms, st);
+    return rc;
+}
+
 /* Eviction, change listening and reports belong to the shared store, not
  * to one tenant's view of it for one call. */
 static size_t t_evict(rd_store *s, int64_t now_ms)
@@ -353,6 +370,7 @@ static const rd_store_ops TENANT_OPS = {
     .turn_append = t_turn_append,
     .turn_touch = t_turn_touch,
     .turn_read = t_turn_read,
+    .precheck = t_precheck,
     .evict = t_evict,
     .set_change_listener = NULL,
     .destroy = t_destroy,

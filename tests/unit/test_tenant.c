@@ -259,6 +259,34 @@ static void test_limits_per_tenant(void **state)
     assert_non_null(strstr(f->st.msg, "max_turns"));
     assert_int_equal(decide(f, &f->a, "t1", 0, "turn-1", NULL, 0, &d), RD_OK);
 
+    /* a RecordOutcome for a new turn past the limit changes nothing: no
+     * failure counted, its outcome id not taken */
+    rd_outcome_input o = {.tool_id = "t1", .success = false, .attempt = 1,
+                          .turn_id = "turn-3", .outcome_id = "o-late", .permit_id = "",
+                          .executor_id = ""};
+    rd_outcome_result r;
+    assert_int_equal(rd_engine_record_outcome(&f->a, &o, &f->ctx, &r, &f->st),
+                     RD_ERR_EXHAUSTED);
+    assert_non_null(strstr(f->st.msg, "max_turns"));
+    rd_breaker_view *views;
+    size_t n;
+    const char *ids[] = {"t1"};
+    assert_int_equal(rd_engine_breakers(&f->a, ids, 1, &f->ctx, &views, &n, &f->st), RD_OK);
+    assert_int_equal(views[0].consecutive_failures, 0);
+    o.turn_id = "turn-1";
+    assert_int_equal(rd_engine_record_outcome(&f->a, &o, &f->ctx, &r, &f->st), RD_OK);
+    assert_false(r.duplicate);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    /* a Decide that tells the turn's remaining time is refused up front too */
+    rd_tool_error err = {.message = "x", .message_len = 1, .code = "", .exception_type = "",
+                         .http_status = 503};
+    rd_decide_input in = input("t1", &err, "turn-3", NULL, 0);
+    in.has_turn_remaining = true;
+    in.turn_remaining_ms = 1000;
+    assert_int_equal(rd_engine_decide(&f->a, &in, &f->ctx, &d, &f->st), RD_ERR_EXHAUSTED);
+    assert_int_equal(rd_engine_breakers(&f->a, ids, 1, &f->ctx, &views, &n, &f->st), RD_OK);
+    assert_int_equal(views[0].consecutive_failures, 1);
+
     /* keys unseen for the store's idle time stop counting */
     f->ctx.now_ms += IDLE_MS + 1;
     assert_int_equal(decide(f, &f->a, "t3", 0, "turn-2", NULL, 0, &d), RD_OK);
