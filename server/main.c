@@ -444,7 +444,7 @@ static void keep_heap_pages(void)
  * port it was given. Returns the address to listen on (malloc'd). */
 static char *protected_listen(const rd_config *cfg, const char *wanted)
 {
-    if (cfg->server.auth_token || cfg->server.allow_unauthenticated ||
+    if (cfg->server.auth_token || cfg->server.n_tenants || cfg->server.allow_unauthenticated ||
         rd_config_listen_is_local(wanted))
         return strdup(wanted);
     const char *colon = strrchr(wanted, ':');

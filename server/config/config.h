@@ -30,6 +30,15 @@ typedef struct rd_tls_config {
     char *client_ca_file;
 } rd_tls_config;
 
+/* server.tenants[]: one team's namespace (docs/TENANTS.md). */
+#define RD_TENANTS_MAX 256
+typedef struct rd_tenant_config {
+    char *id;                    /* [A-Za-z0-9_.-], at most RD_TENANT_ID_MAX bytes */
+    char *token;                 /* its bearer token. Secret. */
+    size_t max_tools;            /* breakers it may track (scoped keys count); 0 = unlimited */
+    size_t max_turns;            /* live turn traces; 0 = unlimited */
+} rd_tenant_config;
+
 typedef struct rd_server_config {
     char *listen;                /* host:port, default 0.0.0.0:50051 */
     unsigned workers;            /* completion-queue threads, default = cores */
@@ -55,7 +64,24 @@ typedef struct rd_server_config {
      * NULL = none configured. Secrets: never logged or printed. */
     char *auth_token;            /* required on every RecoveryService call */
     char *admin_token;           /* required on AdminService; NULL = admin refused */
+    /* n_tenants > 0: every RecoveryService call names its tenant by its
+     * token (or the admin token and x-recoveryd-tenant); auth_token unset. */
+    rd_tenant_config *tenants;
+    size_t n_tenants;
 } rd_server_config;
+
+/* Whether the presented secret (given_len bytes) equals expected, without
+ * revealing through timing where the first difference is: the loop always
+ * runs over the whole presented value. */
+bool rd_secret_equal(const char *expected, const unsigned char *given, size_t given_len);
+
+/* The configured tenant whose token `token` (len bytes) is, compared in
+ * constant time against every tenant's; NULL when none. */
+const rd_tenant_config *rd_config_tenant_by_token(const rd_server_config *s,
+                                                  const unsigned char *token, size_t len);
+/* The configured tenant named id (len bytes); NULL when none. */
+const rd_tenant_config *rd_config_tenant_by_id(const rd_server_config *s, const char *id,
+                                               size_t len);
 
 /* Whether a listen address ("host:port", "unix:/path") is reachable from
  * this host only: loopback addresses, localhost and Unix sockets. */

@@ -111,8 +111,28 @@ static const rd_key SERVER_KEYS[] = {
                  "bearer token required on every RecoveryService call (reloadable)"),
     RD_K_SECTION(rd_server_config, "admin", admin_token, &rd_keys_token,
                  "bearer token for AdminService; unset = AdminService refused (reloadable)"),
+    {.name = "tenants", .type = RD_KEY_CUSTOM, .offset = RD_KEY_NO_FIELD,
+     .parse = rd_config_parse_tenants, .release = rd_config_free_tenants, .sub = &rd_keys_tenant,
+     .type_doc = "list", .default_doc = "none",
+     .range_doc = "up to 256 entries: `server.tenants[]`",
+     .doc = "teams that cannot see each other's state, each with its own token "
+            "(docs/TENANTS.md); not with `auth` (reloadable)"},
 };
-const rd_key_table rd_keys_server = RD_KEY_TABLE("server", NULL, SERVER_KEYS, NULL);
+
+static int check_server(const rd_yctx *c, const rd_ynode *map, const char *path, void *base)
+{
+    const rd_server_config *s = base;
+    char p[RD_YPATH_MAX];
+    if (s->n_tenants && s->auth_token)
+        return rd_yerr(c, rd_ymap_key_line(map, "auth"), rd_ypath(p, path, "auth"),
+                       "not with tenants: each team's calls carry its tenant's token");
+    for (size_t i = 0; s->admin_token && i < s->n_tenants; i++)
+        if (strcmp(s->tenants[i].token, s->admin_token) == 0)
+            return rd_yerr(c, rd_ymap_key_line(map, "tenants"), rd_ypath(p, path, "tenants"),
+                           "tenant '%s' has the admin token", s->tenants[i].id);
+    return RD_OK;
+}
+const rd_key_table rd_keys_server = RD_KEY_TABLE("server", NULL, SERVER_KEYS, check_server);
 
 bool rd_config_listen_is_local(const char *listen)
 {

@@ -13,6 +13,12 @@
 extern const rd_key_table rd_keys_server;
 /* config_server.c: {token_file | token_env}, over the char * of the token */
 extern const rd_key_table rd_keys_token;
+/* config_tenants.c: one entry of server.tenants, over rd_tenant_config;
+ * the list's reader and release, over rd_server_config */
+extern const rd_key_table rd_keys_tenant;
+int rd_config_parse_tenants(const rd_yctx *c, const rd_ynode *map, const rd_ynode *list,
+                            const char *path, void *base);
+void rd_config_free_tenants(void *base);
 /* config_store.c: `store` (with redis), over rd_store_config */
 extern const rd_key_table rd_keys_store;
 /* config_observability.c: `metrics` over rd_metrics_config; `log` and

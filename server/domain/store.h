@@ -203,6 +203,12 @@ typedef struct rd_store_ops {
     int (*turn_read)(rd_store *s, const char *turn_id, int64_t now_ms,
                      rd_trace_event **events, size_t *n, int64_t *started_at_ms,
                      rd_status *st);
+    /* Optional (NULL: nothing to check): before a call changes anything,
+     * whether the tool and the turn it names ("" = none) fit this view of
+     * the store's limits (engine/tenant.h), counting them when they do;
+     * RD_ERR_EXHAUSTED naming the limit when they do not. */
+    int (*precheck)(rd_store *s, const char *tool_id, const char *turn_id, int64_t now_ms,
+                    rd_status *st);
     /* Drops idle breakers, old turns and old outcome ids; returns how many
      * entries were dropped. */
     size_t (*evict)(rd_store *s, int64_t now_ms);

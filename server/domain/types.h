@@ -23,6 +23,7 @@ typedef struct rd_text {
 
 /* Limits on request fields. */
 #define RD_ID_MAX 256               /* tool_id, turn_id, outcome_id, executor_id */
+#define RD_TENANT_ID_MAX 64         /* server.tenants[].id; its keys are "<id>/<key>" */
 /* ToolError.message has no limit of its own: the gRPC receive limit
  * (server.max_receive_bytes) bounds it. What is read of a longer one: */
 #define RD_CLASSIFY_HEAD 8192       /* classification: the first bytes ... */

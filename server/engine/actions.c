@@ -120,6 +120,13 @@ static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
         if (rc != RD_OK)
             return rc;
         ranked[i].state_rank = state_rank(rd_breaker_status_at(&b, c->ctx->now_ms));
+        rd_breaker_status scoped;
+        if (eng_scoped(alt_cfg, c->in->n_scope)) {
+            if ((rc = eng_scope_worst_state(c, alt, alt_cfg, &scoped)) != RD_OK)
+                return rc;
+            if (state_rank(scoped) > ranked[i].state_rank)
+                ranked[i].state_rank = state_rank(scoped);
+        }
         if (ev.calls > 0)
             ranked[i].success_rate = (double)(ev.calls - ev.failures) / (double)ev.calls;
     }
@@ -131,8 +138,10 @@ static int alternatives_in_order(decide_call *c, size_t *order, size_t *n_order)
     return RD_OK;
 }
 
-/* Offers `alt` if its own breaker admits a call: USE_ALTERNATIVE, counted
- * against its retry budget, with a probe permit when it is half-open. */
+/* Offers `alt` if its own breaker (and, for a scoped alternative, each of
+ * its keys at the call's scope) admits a call: USE_ALTERNATIVE, counted
+ * against its retry budget, with a probe permit when the key that
+ * answered is half-open. */
 int eng_offer_alternative(decide_call *c, const char *why, const char *alt, bool *found)
 {
     *found = false;
@@ -140,7 +149,11 @@ int eng_offer_alternative(decide_call *c, const char *why, const char *alt, bool
         return RD_OK;
     const rd_tool_config *alt_cfg = rd_policy_tool_or_defaults(c->e->policy, alt);
     rd_store_result res;
-    int rc = eng_admit(c, alt, alt_cfg, &res);
+    const char *key = alt;
+    /* an alternative keyed by the same scope is admitted through its keys:
+     * its provider's open breaker stops it as it would stop a call to it */
+    int rc = eng_scoped(alt_cfg, c->in->n_scope) ? eng_scope_admit_tool(c, alt, alt_cfg, &res, &key)
+                                                 : eng_admit(c, alt, alt_cfg, &res);
     if (rc != RD_OK || res.admission == RD_ADMIT_NO)
         return rc;
     if (!c->out->duplicate && (rc = eng_count_request(c, alt, alt_cfg)) != RD_OK)

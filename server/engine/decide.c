@@ -97,6 +97,9 @@ int rd_engine_decide(const rd_engine *e, const rd_decide_input *in, const rd_cal
         rc = eng_parse_permit(in->permit_id, &c.permit_token, st);
     if (rc != RD_OK)
         return rc;
+    if (e->store->ops->precheck &&
+        (rc = e->store->ops->precheck(e->store, in->tool_id, in->turn_id, ctx->now_ms, st)))
+        return rc;
     c.cfg = rd_policy_tool_or_defaults(e->policy, in->tool_id);
     rd_breaker_init(&c.breaker, ctx->now_ms);
     out->timeout_ms = c.cfg->timeout_ms;

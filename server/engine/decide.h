@@ -40,6 +40,10 @@ typedef struct rd_call_ctx {
     /* The caller's W3C trace context (traceparent / tracestate), recorded
      * in every trace event of the call; NULL or !valid: none. Borrowed. */
     const rd_trace_ctx *trace;
+    /* The tenant the call acts for (engine/tenant.h), "" = none. The
+     * engine's store is already that tenant's; this names it in what the
+     * call publishes and logs. Borrowed. */
+    const char *tenant;
 } rd_call_ctx;
 
 /* A breaker as the API reports it. */

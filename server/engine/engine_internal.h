@@ -221,6 +221,16 @@ int eng_scope_failure_key(decide_call *c);
  * then each level down to the narrowest the scope reaches: the first that
  * refuses (or grants its probe) answers, and c->breaker_key names it. */
 int eng_scope_admit(decide_call *c, rd_store_result *res);
+/* The same through another tool's keys at the call's scope (an
+ * alternative whose manifest has a breaker_scope); *key receives the key
+ * that answered (arena). */
+int eng_scope_admit_tool(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                         rd_store_result *res, const char **key);
+/* The worst state among a tool's scoped keys at the call's scope (its own
+ * breaker not included): how the live ranking of alternatives sees a
+ * scoped alternative. */
+int eng_scope_worst_state(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                          rd_breaker_status *worst);
 /* Before a scoped failure is retried: whether a parent of its key (the
  * tool's own breaker, then each broader level) is open; the first open
  * one becomes c->breaker_key and c->breaker, so the answer names it. */

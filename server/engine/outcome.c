@@ -144,6 +144,8 @@ int rd_engine_record_outcome(const rd_engine *e, const rd_outcome_input *in,
     rd_store *s = e->store;
     int64_t now = ctx->now_ms;
 
+    if (s->ops->precheck && (rc = s->ops->precheck(s, in->tool_id, in->turn_id, now, st)))
+        return rc;
     if (in->outcome_id && in->outcome_id[0] &&
         (rc = s->ops->claim_outcome(s, in->outcome_id, now, &out->duplicate, st)) != RD_OK)
         return rc;

@@ -79,23 +79,55 @@ int eng_scope_parent_open(decide_call *c, bool *open)
     return RD_OK;
 }
 
-int eng_scope_admit(decide_call *c, rd_store_result *res)
+int eng_scope_admit_tool(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                         rd_store_result *res, const char **key_out)
 {
     const rd_decide_input *in = c->in;
-    int depth = (int)rd_scope_depth(&c->cfg->scope, in->scope, in->n_scope);
+    int depth = (int)rd_scope_depth(&cfg->scope, in->scope, in->n_scope);
     for (int level = RD_SCOPE_LEVEL_TOOL; level < depth; level++) {
         const char *key = level == RD_SCOPE_LEVEL_TOOL
-                              ? in->tool_id
-                              : key_of(c->ctx->arena, in->tool_id, &c->cfg->scope, in->scope,
+                              ? tool_id
+                              : key_of(c->ctx->arena, tool_id, &cfg->scope, in->scope,
                                        in->n_scope, level, c->st);
         if (!key)
             return c->st->code;
-        int rc = eng_admit(c, key, c->cfg, res);
+        int rc = eng_admit(c, key, cfg, res);
         if (rc != RD_OK)
             return rc;
-        c->breaker_key = key;
+        *key_out = key;
         if (res->admission != RD_ADMIT_YES)
             return RD_OK;
+    }
+    return RD_OK;
+}
+
+int eng_scope_admit(decide_call *c, rd_store_result *res)
+{
+    return eng_scope_admit_tool(c, c->in->tool_id, c->cfg, res, &c->breaker_key);
+}
+
+int eng_scope_worst_state(decide_call *c, const char *tool_id, const rd_tool_config *cfg,
+                          rd_breaker_status *worst)
+{
+    const rd_decide_input *in = c->in;
+    int depth = (int)rd_scope_depth(&cfg->scope, in->scope, in->n_scope);
+    *worst = RD_BREAKER_CLOSED;
+    for (int level = 0; level < depth; level++) { /* the tool's own: the caller read it */
+        const char *key = key_of(c->ctx->arena, tool_id, &cfg->scope, in->scope, in->n_scope,
+                                 level, c->st);
+        if (!key)
+            return c->st->code;
+        rd_breaker b;
+        bool found;
+        int rc = c->e->store->ops->get(c->e->store, key, c->ctx->now_ms, &b, &found, c->st);
+        if (rc != RD_OK)
+            return rc;
+        rd_breaker_status status = found ? rd_breaker_status_at(&b, c->ctx->now_ms)
+                                         : RD_BREAKER_CLOSED;
+        if (status == RD_BREAKER_OPEN)
+            *worst = RD_BREAKER_OPEN;
+        else if (status == RD_BREAKER_HALF_OPEN && *worst == RD_BREAKER_CLOSED)
+            *worst = RD_BREAKER_HALF_OPEN;
     }
     return RD_OK;
 }

@@ -31,39 +31,49 @@ static void log_trace_events(const rd_trace_event *events, size_t n, const char 
     }
 }
 
-static void publish(const rd_services *svc, int64_t now_ms, const rd_breaker_view *v,
-                    const char *cause)
+/* The bus carries namespaced keys ("<tenant>/<tool>", engine/tenant.h),
+ * so that a tenant's watchers see its changes only. */
+static void publish(const rd_services *svc, const char *tenant, int64_t now_ms,
+                    const rd_breaker_view *v, const char *cause)
 {
-    rd_watch_publish(svc->watch, v, cause, now_ms);
+    if (!tenant || !tenant[0]) {
+        rd_watch_publish(svc->watch, v, cause, now_ms);
+        return;
+    }
+    char key[RD_TENANT_ID_MAX + 1 + RD_ID_MAX + 1];
+    snprintf(key, sizeof key, "%s/%s", tenant, v->tool_id ? v->tool_id : "");
+    rd_breaker_view namespaced = *v;
+    namespaced.tool_id = key;
+    rd_watch_publish(svc->watch, &namespaced, cause, now_ms);
 }
 
 /* State changes of a shared store reach the bus through the store follower
  * (ops/store_follow.c), for every replica's changes alike; publishing them
  * here too would deliver this replica's twice. Probe grants are not stored
  * events, so they are always published here. */
-static void publish_state_change(const rd_services *svc, int64_t now_ms, const rd_breaker_view *v,
-                                 const char *cause)
+static void publish_state_change(const rd_services *svc, const char *tenant, int64_t now_ms,
+                                 const rd_breaker_view *v, const char *cause)
 {
     if (!svc->follows_store_changes)
-        publish(svc, now_ms, v, cause);
+        publish(svc, tenant, now_ms, v, cause);
 }
 
 /* Breaker changes a Decide caused, as its trace events tell them. A probe
  * that failed again re-opens the breaker (the caller held a permit). */
-static void publish_decision_changes(const rd_services *svc, int64_t now_ms,
+static void publish_decision_changes(const rd_services *svc, const char *tenant, int64_t now_ms,
                                      const rd_decide_input *in, const rd_decision *d)
 {
     for (size_t i = 0; i < d->n_trace; i++) {
         switch (d->trace[i].type) {
         case RD_EV_CIRCUIT_OPENED:
-            publish_state_change(svc, now_ms, &d->breaker,
+            publish_state_change(svc, tenant, now_ms, &d->breaker,
                                  in->permit_id && in->permit_id[0] ? "reopened" : "opened");
             break;
         case RD_EV_CIRCUIT_HALF_OPENED:
-            publish(svc, now_ms, &d->breaker, "half_opened");
+            publish(svc, tenant, now_ms, &d->breaker, "half_opened");
             break;
         case RD_EV_CIRCUIT_CLOSED:
-            publish_state_change(svc, now_ms, &d->breaker, "closed");
+            publish_state_change(svc, tenant, now_ms, &d->breaker, "closed");
             break;
         default:
             break;
@@ -71,13 +81,13 @@ static void publish_decision_changes(const rd_services *svc, int64_t now_ms,
     }
 }
 
-void rd_observe_decision(const rd_services *svc, int64_t now_ms, const rd_decide_input *in,
-                         const rd_decision *d)
+void rd_observe_decision(const rd_services *svc, const char *tenant, int64_t now_ms,
+                         const rd_decide_input *in, const rd_decision *d)
 {
     rd_metrics_decision(svc->metrics, in->tool_id, d);
     if (d->duplicate)
         return;
-    publish_decision_changes(svc, now_ms, in, d);
+    publish_decision_changes(svc, tenant, now_ms, in, d);
     log_trace_events(d->trace, d->n_trace, in->turn_id);
 }
 
@@ -93,8 +103,8 @@ static const char *transition_cause(rd_breaker_transition t)
     return NULL;
 }
 
-void rd_observe_outcome(const rd_services *svc, int64_t now_ms, const rd_outcome_input *in,
-                        const rd_outcome_result *r)
+void rd_observe_outcome(const rd_services *svc, const char *tenant, int64_t now_ms,
+                        const rd_outcome_input *in, const rd_outcome_result *r)
 {
     bool opened = r->transition == RD_TRANSITION_OPENED ||
                   r->transition == RD_TRANSITION_REOPENED;
@@ -104,7 +114,7 @@ void rd_observe_outcome(const rd_services *svc, int64_t now_ms, const rd_outcome
                        r->has_classification ? &r->classification : NULL, opened);
     const char *cause = transition_cause(r->transition);
     if (cause)
-        publish_state_change(svc, now_ms, &r->breaker, cause);
+        publish_state_change(svc, tenant, now_ms, &r->breaker, cause);
     log_trace_events(r->trace, r->n_trace, in->turn_id);
 }
 
@@ -119,14 +129,17 @@ const char *rd_force_cause(rd_force_mode mode)
     return "forced";
 }
 
-void rd_observe_force(const rd_services *svc, int64_t now_ms, const char *tool_id,
+void rd_observe_force(const rd_services *svc, const char *tenant, int64_t now_ms,
+                      const char *tool_id,
                       rd_force_mode mode, int64_t ttl_ms, const rd_breaker_view *v,
                       const char *reason,
                       const char *operator_name)
 {
-    publish_state_change(svc, now_ms, v, rd_force_cause(mode));
+    publish_state_change(svc, tenant, now_ms, v, rd_force_cause(mode));
     char fields[2048] = "", ttl[32];
     snprintf(ttl, sizeof ttl, "%" PRId64, ttl_ms);
+    if (tenant && tenant[0])
+        rd_log_kv(fields, sizeof fields, "tenant", tenant);
     rd_log_kv(fields, sizeof fields, "tool_id", tool_id);
     rd_log_kv(fields, sizeof fields, "action", rd_force_cause(mode));
     rd_log_kv(fields, sizeof fields, "ttl_ms", ttl);

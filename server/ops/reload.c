@@ -43,9 +43,13 @@ static void protection_dropped(const char *key, const char *what)
  * reloaded": whoever can reach the port may now do more. */
 static void report_protections_dropped(const rd_config *old, const rd_config *next)
 {
-    if (old->server.auth_token && !next->server.auth_token)
+    if ((old->server.auth_token || old->server.n_tenants) && !next->server.auth_token &&
+        !next->server.n_tenants)
         protection_dropped("server.auth",
                            "RecoveryService calls are served without a token from now on");
+    if (old->server.n_tenants && !next->server.n_tenants)
+        protection_dropped("server.tenants",
+                           "every caller shares one namespace from now on");
     if (old->server.admin_token && !next->server.admin_token)
         protection_dropped("server.admin",
                            "AdminService is refused from now on (no admin token configured)");

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "domain/scope.h"
+#include "engine/tenant.h"
 #include "ops/live_config.h"
 #include "ops/watch.h"
 #include "platform/clock.h"
@@ -76,9 +78,24 @@ static void on_store_change(void *ctx, const char *tool_id)
     rd_breaker_view *views = NULL;
     size_t n = 0;
     rd_status st;
-    const char *ids[] = {tool_id};
-    if (rd_engine_breakers(&engine, ids, 1, &call, &views, &n, &st) == RD_OK && n == 1)
+    /* A tenant's key is read through its namespace, so the view finds the
+     * tool's settings, and published under the whole key (the bus's). */
+    char tenant[RD_TENANT_ID_MAX + 1];
+    const char *id = tool_id;
+    rd_tenant_store tenant_store;
+    if (snap->cfg->server.n_tenants && rd_tenant_split(tool_id, tenant, &id) &&
+        rd_config_tenant_by_id(&snap->cfg->server, tenant, strlen(tenant))) {
+        (void)rd_tenant_store_init(&tenant_store, f->svc->store, tenant, 0, 0, &st);
+        engine.store = &tenant_store.base;
+    } else {
+        id = tool_id;
+    }
+    const char *ids[] = {id};
+    if (rd_engine_breakers(&engine, ids, 1, &call, &views, &n, &st) == RD_OK && n == 1) {
+        views[0].tool_id = tool_id;
+        views[0].scope_level = rd_scope_level_name(tool_id, &views[0].scope_level_len);
         publish_change(f, &views[0], call.now_ms);
+    }
     rd_arena_reset(&f->arena);
     rd_config_snap_release(snap);
 }

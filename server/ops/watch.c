@@ -4,6 +4,8 @@
  * overflow and unsubscribe rules simple. */
 #include "ops/watch.h"
 
+#include "domain/scope.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,10 @@ struct rd_watch_sub {
     rd_watch_sub *prev, *next;
     char **tools;                /* owned; n_tools == 0: all */
     size_t n_tools;
+    /* "<tenant>/": the subscriber sees only keys with it, without it; ""
+     * (no tenant): every key as published */
+    char prefix[RD_TENANT_ID_MAX + 2];
+    size_t prefix_len;
     rd_breaker_change *ring;     /* queue_cap entries */
     size_t head, len;
     bool resync;
@@ -73,9 +79,24 @@ static bool copy_tools(rd_watch_sub *sub, const char *const *tool_ids, size_t n)
 rd_watch_sub *rd_watch_subscribe(rd_watch_bus *bus, const char *const *tool_ids, size_t n,
                                  rd_watch_wake_fn wake, void *wake_arg)
 {
+    return rd_watch_subscribe_tenant(bus, "", tool_ids, n, wake, wake_arg);
+}
+
+rd_watch_sub *rd_watch_subscribe_tenant(rd_watch_bus *bus, const char *tenant,
+                                        const char *const *tool_ids, size_t n,
+                                        rd_watch_wake_fn wake, void *wake_arg)
+{
+    size_t tenant_len = tenant ? strlen(tenant) : 0;
+    if (tenant_len > RD_TENANT_ID_MAX)
+        return NULL;
     rd_watch_sub *sub = calloc(1, sizeof *sub);
     if (!sub)
         return NULL;
+    if (tenant_len) {
+        memcpy(sub->prefix, tenant, tenant_len);
+        sub->prefix[tenant_len] = '/';
+        sub->prefix_len = tenant_len + 1;
+    }
     sub->bus = bus;
     sub->wake = wake;
     sub->wake_arg = wake_arg;
@@ -109,8 +130,11 @@ void rd_watch_unsubscribe(rd_watch_sub *sub)
     sub_free(sub);
 }
 
-static bool sub_watches(const rd_watch_sub *sub, const char *tool_id)
+static bool sub_watches(const rd_watch_sub *sub, const char *key)
 {
+    if (strncmp(key, sub->prefix, sub->prefix_len) != 0)
+        return false;
+    const char *tool_id = key + sub->prefix_len;
     if (sub->n_tools == 0)
         return true;
     for (size_t i = 0; i < sub->n_tools; i++)
@@ -125,6 +149,8 @@ static void change_fill(rd_breaker_change *c, const rd_breaker_view *view, const
     snprintf(c->tool_id, sizeof c->tool_id, "%s", view->tool_id ? view->tool_id : "");
     c->view = *view;
     c->view.tool_id = c->tool_id;
+    /* the level names a part of the key: point it into this copy */
+    c->view.scope_level = rd_scope_level_name(c->tool_id, &c->view.scope_level_len);
     snprintf(c->cause, sizeof c->cause, "%s", cause);
     c->at_ms = at_ms;
 }
@@ -154,10 +180,14 @@ void rd_watch_publish(rd_watch_bus *bus, const rd_breaker_view *view, const char
 {
     if (!bus || !view || !view->tool_id)
         return;
+    rd_breaker_view own = *view;
     pthread_mutex_lock(&bus->lock);
-    for (rd_watch_sub *s = bus->subs; s; s = s->next)
-        if (sub_watches(s, view->tool_id))
-            enqueue_locked(s, view, cause, at_ms);
+    for (rd_watch_sub *s = bus->subs; s; s = s->next) {
+        if (!sub_watches(s, view->tool_id))
+            continue;
+        own.tool_id = view->tool_id + s->prefix_len;
+        enqueue_locked(s, &own, cause, at_ms);
+    }
     pthread_mutex_unlock(&bus->lock);
 }
 
@@ -179,6 +209,7 @@ bool rd_watch_next(rd_watch_sub *sub, rd_breaker_change *out, bool *resync)
     if (have) {
         *out = sub->ring[sub->head];
         out->view.tool_id = out->tool_id;
+        out->view.scope_level = rd_scope_level_name(out->tool_id, &out->view.scope_level_len);
         sub->head = (sub->head + 1) % bus->queue_cap;
         sub->len--;
     }

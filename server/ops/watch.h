@@ -50,6 +50,12 @@ void rd_watch_bus_free(rd_watch_bus *bus);
  * NULL when out of memory. */
 rd_watch_sub *rd_watch_subscribe(rd_watch_bus *bus, const char *const *tool_ids, size_t n,
                                  rd_watch_wake_fn wake, void *wake_arg);
+/* The same for one tenant's breakers (engine/tenant.h): the subscriber
+ * receives only changes published under "<tenant>/<tool>", named by the
+ * tool alone. tenant "" = rd_watch_subscribe. */
+rd_watch_sub *rd_watch_subscribe_tenant(rd_watch_bus *bus, const char *tenant,
+                                        const char *const *tool_ids, size_t n,
+                                        rd_watch_wake_fn wake, void *wake_arg);
 void rd_watch_unsubscribe(rd_watch_sub *sub);
 
 /* Delivers one change to every subscriber watching view->tool_id. This is

@@ -26,7 +26,7 @@ int rd_admin_force_handler(const rd_rpc *rpc, const ProtobufCMessage *req,
     rc = rd_engine_force(rpc->engine, r->tool_id, mode, r->ttl_ms, &rpc->ctx, &view, st);
     if (rc != RD_OK)
         return rc;
-    rd_observe_force(rpc->svc, rpc->ctx.now_ms, r->tool_id, mode, r->ttl_ms, &view, r->reason,
+    rd_observe_force(rpc->svc, rpc->ctx.tenant, rpc->ctx.now_ms, r->tool_id, mode, r->ttl_ms, &view, r->reason,
                      r->operator_);
     Recovery__V1__ForceBreakerResponse *out = rd_arena_alloc(rpc->ctx.arena, sizeof *out);
     if (!out)

@@ -11,17 +11,6 @@
 
 #define BEARER "Bearer "
 
-/* Equal without revealing, through timing, where the first difference is
- * (the loop always runs over the whole presented value). */
-static bool same_secret(const char *expected, const unsigned char *given, size_t given_len)
-{
-    size_t expected_len = strlen(expected);
-    unsigned char diff = expected_len != given_len;
-    for (size_t i = 0; i < given_len; i++)
-        diff |= given[i] ^ (unsigned char)expected[i < expected_len ? i : 0];
-    return diff == 0;
-}
-
 /* The token of the authorization header, or NULL when there is none. */
 static const unsigned char *bearer_token(const grpc_metadata_array *md, size_t *len)
 {
@@ -40,10 +29,76 @@ static const unsigned char *bearer_token(const grpc_metadata_array *md, size_t *
     return NULL;
 }
 
+/* The value of the x-recoveryd-tenant header, or NULL. */
+static const char *tenant_header(const grpc_metadata_array *md, size_t *len)
+{
+    for (size_t i = 0; i < md->count; i++) {
+        const grpc_metadata *m = &md->metadata[i];
+        if (!grpc_slice_str_cmp(m->key, RD_TENANT_HEADER)) {
+            *len = GRPC_SLICE_LENGTH(m->value);
+            return (const char *)GRPC_SLICE_START_PTR(m->value);
+        }
+    }
+    return NULL;
+}
+
+/* The admin token acts for the tenant its call names. */
+static grpc_status_code admin_tenant(const rd_config *cfg, const grpc_metadata_array *md,
+                                     char *tenant, const char **why)
+{
+    size_t len = 0;
+    const char *id = tenant_header(md, &len);
+    if (!id) {
+        *why = RD_TENANT_HEADER ": required with the admin token (server.tenants is set)";
+        return GRPC_STATUS_INVALID_ARGUMENT;
+    }
+    const rd_tenant_config *t = rd_config_tenant_by_id(&cfg->server, id, len);
+    if (!t) {
+        *why = RD_TENANT_HEADER ": not a configured tenant";
+        return GRPC_STATUS_NOT_FOUND;
+    }
+    memcpy(tenant, t->id, strlen(t->id) + 1);
+    return GRPC_STATUS_OK;
+}
+
+/* With server.tenants: a tenant's token is its tenant; the admin token
+ * names one. */
+static grpc_status_code tenant_check(rd_auth_kind kind, const rd_config *cfg,
+                                     const grpc_metadata_array *md, char *tenant,
+                                     const char **why)
+{
+    size_t len = 0;
+    const unsigned char *token = bearer_token(md, &len);
+    if (!token) {
+        *why = "missing bearer token (authorization: Bearer <token>)";
+        return GRPC_STATUS_UNAUTHENTICATED;
+    }
+    const rd_tenant_config *t = rd_config_tenant_by_token(&cfg->server, token, len);
+    const char *admin = cfg->server.admin_token;
+    bool is_admin = admin && rd_secret_equal(admin, token, len);
+    if (kind == RD_AUTH_ADMIN && t) {
+        *why = "a tenant's token may not act on AdminService (it takes the admin token)";
+        return GRPC_STATUS_PERMISSION_DENIED;
+    }
+    if (is_admin)
+        return admin_tenant(cfg, md, tenant, why);
+    if (kind == RD_AUTH_ADMIN && !admin) {
+        *why = "admin token not configured";
+        return GRPC_STATUS_PERMISSION_DENIED;
+    }
+    if (!t) {
+        *why = "invalid bearer token";
+        return GRPC_STATUS_UNAUTHENTICATED;
+    }
+    memcpy(tenant, t->id, strlen(t->id) + 1);
+    return GRPC_STATUS_OK;
+}
+
 grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
-                               const grpc_metadata_array *md, const char **why)
+                               const grpc_metadata_array *md, char *tenant, const char **why)
 {
     const char *expected = NULL;
+    tenant[0] = '\0';
     if (kind == RD_AUTH_NONE)
         return GRPC_STATUS_OK;
     if (kind == RD_AUTH_REFLECTION) {
@@ -52,6 +107,8 @@ grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
         *why = "reflection is switched off (server.reflection: false)";
         return GRPC_STATUS_UNIMPLEMENTED;
     }
+    if (cfg->server.n_tenants)
+        return tenant_check(kind, cfg, md, tenant, why);
     if (kind == RD_AUTH_ADMIN) {
         expected = cfg->server.admin_token;
         if (!expected) {
@@ -69,7 +126,7 @@ grpc_status_code rd_auth_check(rd_auth_kind kind, const rd_config *cfg,
         *why = "missing bearer token (authorization: Bearer <token>)";
         return GRPC_STATUS_UNAUTHENTICATED;
     }
-    if (!same_secret(expected, token, len)) {
+    if (!rd_secret_equal(expected, token, len)) {
         *why = "invalid bearer token";
         return GRPC_STATUS_UNAUTHENTICATED;
     }

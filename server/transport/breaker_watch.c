@@ -58,8 +58,9 @@ static int watch_open(const rd_rpc *rpc, const ProtobufCMessage *req, rd_wake_fn
     }
     /* Subscribe before the snapshot: a change racing with it is sent twice
      * rather than lost. */
-    bs->sub = rd_watch_subscribe(rpc->svc->watch, (const char *const *)r->tool_ids,
-                                 r->n_tool_ids, wake, wake_arg);
+    bs->sub = rd_watch_subscribe_tenant(rpc->svc->watch, rpc->ctx.tenant,
+                                        (const char *const *)r->tool_ids, r->n_tool_ids, wake,
+                                        wake_arg);
     rc = bs->sub ? push_snapshot(bs, rpc, "snapshot", st)
                  : rd_status_set(st, RD_ERR_NOMEM, "watch: out of memory");
     if (rc != RD_OK) {

@@ -23,6 +23,7 @@
 
 #include "domain/log.h"
 #include "transport/auth.h"
+#include "engine/tenant.h"
 #include "transport/call_bytes.h"
 #include "transport/call_internal.h"
 #include "transport/server_internal.h"
@@ -311,6 +312,7 @@ static bool stream_begin(rd_call *c)
 
 typedef struct rpc_scope {
     rd_engine engine;
+    rd_tenant_store tenant_store; /* the engine's store when the call has a tenant */
     rd_rpc rpc;
     rd_config_snap *snap;        /* owned by the scope unless borrowed */
     bool borrowed;
@@ -320,7 +322,7 @@ typedef struct rpc_scope {
 /* A handler's view of this call with the snapshot `held` (the worker's,
  * borrowed, for a unary call; the call's own for bidi), or, when NULL, a
  * fresh one for one message of a server stream. */
-static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
+static int scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held, rd_status *st)
 {
     rd_worker *w = c->worker;
     const rd_services *svc = w->server->svc;
@@ -329,8 +331,18 @@ static void scope_open(rpc_scope *s, rd_call *c, rd_config_snap *held)
     s->engine = (rd_engine){.policy = &s->snap->cfg->policy, .store = svc->store};
     s->rpc = (rd_rpc){.svc = svc, .engine = &s->engine, .config = s->snap->cfg,
                       .ctx = {.now_ms = w->deferring ? w->cohort_unix_ms : rd_clock_unix_ms(),
-                              .arena = &w->arena, .rng = &w->rng, .trace = &s->trace}};
+                              .arena = &w->arena, .rng = &w->rng, .trace = &s->trace,
+                              .tenant = c->tenant}};
     rd_trace_ctx_from_metadata(&c->metadata, svc->otlp != NULL, &s->trace);
+    if (!c->tenant[0])
+        return RD_OK;
+    /* A tenant a reload removed keeps its namespace, without limits, until
+     * the call ends. */
+    const rd_tenant_config *t =
+        rd_config_tenant_by_id(&s->snap->cfg->server, c->tenant, strlen(c->tenant));
+    s->engine.store = &s->tenant_store.base;
+    return rd_tenant_store_init(&s->tenant_store, svc->store, c->tenant, t ? t->max_tools : 0,
+                                t ? t->max_turns : 0, st);
 }
 
 static void scope_close(rpc_scope *s, rd_call *c)
@@ -365,10 +377,11 @@ static void run_unary(rd_call *c, const rd_method *m, rd_config_snap *snap)
     rd_status st;
     rd_status_clear(&st);
     rpc_scope s;
-    scope_open(&s, c, snap);
+    int rc = scope_open(&s, c, snap, &st);
     rd_worker_open_answer_room(c->worker, &s.rpc);
     rd_reply reply = {NULL, NULL, 0};
-    int rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
+    if (rc == RD_OK)
+        rc = deadline_passed(c) ? rd_status_set(&st, RD_ERR_DEADLINE,
                                                 "deadline passed before the call was handled")
                                 : handle_unary(c, &s.rpc, m, c->request, &reply, &st);
     c->store_degraded = st.store_degraded;
@@ -387,9 +400,10 @@ static void run_server_stream(rd_call *c, const rd_method *m)
     rd_status st;
     rd_status_clear(&st);
     rpc_scope s;
-    scope_open(&s, c, NULL);
-    ProtobufCMessage *req = decode(c, m, c->request, &st);
-    int rc = req ? m->stream->open(&s.rpc, req, rd_call_wake, c, &c->source, &st) : st.code;
+    int rc = scope_open(&s, c, NULL, &st);
+    ProtobufCMessage *req = rc == RD_OK ? decode(c, m, c->request, &st) : NULL;
+    if (rc == RD_OK)
+        rc = req ? m->stream->open(&s.rpc, req, rd_call_wake, c, &c->source, &st) : st.code;
     c->store_degraded = st.store_degraded;
     scope_close(&s, c);
     if (rc != RD_OK) {
@@ -435,7 +449,7 @@ static void on_arrival(rd_call *c)
      * next arrival can renew it. */
     rd_config_snap *snap = worker_snapshot(w);
     const char *why = "";
-    grpc_status_code auth = rd_auth_check(m->auth, snap->cfg, &c->metadata, &why);
+    grpc_status_code auth = rd_auth_check(m->auth, snap->cfg, &c->metadata, c->tenant, &why);
     if (auth == GRPC_STATUS_UNAUTHENTICATED || auth == GRPC_STATUS_PERMISSION_DENIED)
         rd_auth_log_failure(c->call, m->path, auth, why);
     if (auth != GRPC_STATUS_OK) {
@@ -467,10 +481,11 @@ static void on_received(rd_call *c, bool success)
     rd_status st;
     rd_status_clear(&st);
     rpc_scope s;
-    scope_open(&s, c, c->snap);
-    ProtobufCMessage *req = decode(c, m, bb, &st);
+    int rc = scope_open(&s, c, c->snap, &st);
+    ProtobufCMessage *req = rc == RD_OK ? decode(c, m, bb, &st) : NULL;
     rd_reply reply = {NULL, NULL, 0};
-    int rc = req ? m->handle(&s.rpc, req, &reply, &st) : st.code;
+    if (rc == RD_OK)
+        rc = req ? m->handle(&s.rpc, req, &reply, &st) : st.code;
     if (rc == RD_OK)
         c->pending = rd_worker_encode_reply(c->worker, &reply);
     scope_close(&s, c);
@@ -487,7 +502,9 @@ static bool server_closing(const rd_call *c)
 static void pump_server_stream(rd_call *c, const rd_method *m)
 {
     rpc_scope s;
-    scope_open(&s, c, NULL);
+    rd_status st;
+    rd_status_clear(&st);
+    (void)scope_open(&s, c, NULL, &st); /* its store keeps to the tenant even when this fails */
     ProtobufCMessage *msg = m->stream->next(c->source, &s.rpc);
     grpc_byte_buffer *bb = msg ? rd_encode_message(msg) : NULL;
     scope_close(&s, c);

@@ -24,6 +24,7 @@ struct rd_call {
     grpc_call *call;
     gpr_timespec deadline;
     grpc_metadata_array metadata;
+    char tenant[RD_TENANT_ID_MAX + 1]; /* the tenant the call acts for; "" = none */
     grpc_call_details details;   /* RD_GENERIC_METHOD only */
     grpc_byte_buffer *request;   /* the unary/first message, then bidi receives */
     grpc_byte_buffer *sending;   /* the message of the send in flight */

@@ -143,7 +143,7 @@ static int decide_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd
     int rc = rd_engine_decide(rpc->engine, in, ctx, &d, st);
     if (rc)
         return rc;
-    rd_observe_decision(rpc->svc, rpc->ctx.now_ms, in, &d);
+    rd_observe_decision(rpc->svc, rpc->ctx.tenant, rpc->ctx.now_ms, in, &d);
     rd_otlp_decision(rpc->svc->otlp, ctx, in, &d);
     decide_subject subject = {in->turn_id, &d};
     return pack_answer(rpc, decide_answer, &subject, 0, reply, st);
@@ -179,7 +179,7 @@ static int record_and_answer(const rd_rpc *rpc, const rd_call_ctx *ctx, const rd
     int rc = rd_engine_record_outcome(rpc->engine, in, ctx, &res, st);
     if (rc)
         return rc;
-    rd_observe_outcome(rpc->svc, rpc->ctx.now_ms, in, &res);
+    rd_observe_outcome(rpc->svc, rpc->ctx.tenant, rpc->ctx.now_ms, in, &res);
     return pack_answer(rpc, outcome_answer, &res, 0, reply, st);
 }
 

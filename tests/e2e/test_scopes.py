@@ -4,7 +4,8 @@ provider's 503 the provider's breaker that every credential of it shares,
 an auth error counts against nothing shared; admission checks the key and
 its parents and says which is open; GetBreakerState lists the scoped keys;
 bad scopes are INVALID_ARGUMENT naming the field. On the memory store, and
-on three replicas sharing Redis (exactly one probe per scoped key)."""
+on three replicas sharing Redis (exactly one probe per scoped key). An
+alternative with a breaker_scope of its own is admitted at the call's scope."""
 import time
 
 import grpc
@@ -94,6 +95,25 @@ def test_an_auth_error_counts_against_nothing_shared(stub):
         assert d.breaker.consecutive_failures == 0
     expect_action(admit(stub, "chat_c", labels("openai", "k1")), pb.ACTION_PROCEED)
     expect_action(admit(stub, "chat_c", labels("openai", "k2")), pb.ACTION_PROCEED)
+
+
+def test_an_alternative_is_admitted_at_the_calls_scope(launcher):
+    backup = {"id": "sum_backup", "breaker_scope": {"dimensions": ["provider"]},
+              "circuit_breaker": {"failure_threshold": 1, "success_threshold": 1,
+                                  "timeout_ms": 30000}}
+    spare = dict(backup, id="sum_spare")
+    primary = dict(chat_tool("sum"), alternatives=["sum_backup", "sum_spare"],
+                   alternatives_ranking="live")
+    stub = launcher.start(tools=[primary, backup, spare]).stub
+    fail(stub, "sum_backup", 503, labels("openai", "k1"))  # the backup's openai key opens
+    for _ in range(2):
+        d = fail(stub, "sum", 429, labels("openai", "k1"))
+    expect_action(d, pb.ACTION_USE_ALTERNATIVE)
+    assert d.alternative_tool_id == "sum_spare", d
+    for _ in range(2):
+        d = fail(stub, "sum", 429, labels("azure", "k1"))
+    expect_action(d, pb.ACTION_USE_ALTERNATIVE)
+    assert d.alternative_tool_id == "sum_backup", d
 
 
 @pytest.mark.parametrize("scope, message", [

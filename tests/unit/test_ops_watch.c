@@ -1,5 +1,5 @@
-/* The breaker change bus behind WatchBreakers: filtering by tool, order,
- * overflow into a resync, and no wake after unsubscribe. */
+/* The breaker change bus behind WatchBreakers: filtering by tool and by
+ * tenant, order, overflow into a resync, and no wake after unsubscribe. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,6 +105,38 @@ static void test_watched_tools_are_copied(void **state)
     rd_watch_bus_free(bus);
 }
 
+static void test_a_tenant_sees_only_its_own_changes(void **state)
+{
+    (void)state;
+    rd_watch_bus *bus = rd_watch_bus_new(8);
+    const char *tools[] = {"search"};
+    rd_watch_sub *a_all = rd_watch_subscribe_tenant(bus, "team-a", NULL, 0, NULL, NULL);
+    rd_watch_sub *b_search = rd_watch_subscribe_tenant(bus, "team-b", tools, 1, NULL, NULL);
+    rd_breaker_view a = view_of("team-a/search|provider=x", RD_BREAKER_OPEN);
+    rd_breaker_view b = view_of("team-b/search", RD_BREAKER_OPEN);
+    rd_breaker_view b_other = view_of("team-b/other", RD_BREAKER_OPEN);
+    rd_breaker_view forged = view_of("team-b/team-a/search", RD_BREAKER_OPEN);
+    rd_watch_publish(bus, &a, "opened", 1);
+    rd_watch_publish(bus, &b, "opened", 2);
+    rd_watch_publish(bus, &b_other, "opened", 3);
+    rd_watch_publish(bus, &forged, "opened", 4);
+
+    rd_breaker_change c;
+    bool resync;
+    assert_true(rd_watch_next(a_all, &c, &resync));
+    assert_string_equal(c.view.tool_id, "search|provider=x"); /* the prefix taken off */
+    assert_int_equal(c.view.scope_level_len, strlen("provider"));
+    assert_int_equal(strncmp(c.view.scope_level, "provider", c.view.scope_level_len), 0);
+    assert_false(rd_watch_next(a_all, &c, &resync)); /* team-b's "team-a/search" is not a's */
+    assert_true(rd_watch_next(b_search, &c, &resync));
+    assert_string_equal(c.view.tool_id, "search");
+    assert_int_equal(c.at_ms, 2);
+    assert_false(rd_watch_next(b_search, &c, &resync));
+    rd_watch_unsubscribe(a_all);
+    rd_watch_unsubscribe(b_search);
+    rd_watch_bus_free(bus);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,6 +144,7 @@ int main(void)
         cmocka_unit_test(test_overflow_asks_for_a_resync),
         cmocka_unit_test(test_no_wake_after_unsubscribe),
         cmocka_unit_test(test_watched_tools_are_copied),
+        cmocka_unit_test(test_a_tenant_sees_only_its_own_changes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,6 +335,48 @@ static void test_bad_scopes_are_refused(void **state)
     assert_int_equal(d.action, RD_ACTION_RETRY);
 }
 
+/* ---- alternatives at the call's scope ---- */
+
+static rd_decision decide_tool(fixture *f, const char *tool, int status,
+                               const rd_scope_label *scope, size_t n)
+{
+    rd_tool_error e = {.message = "upstream error", .message_len = 14, .code = "",
+                       .exception_type = "", .http_status = status};
+    rd_decide_input in = input(status ? &e : NULL, scope, n);
+    in.tool_id = tool;
+    in.attempt = status ? 1 : 0;
+    return decide_ok(f, &in);
+}
+
+static void test_alternatives_are_admitted_through_their_scoped_keys(void **state)
+{
+    fixture *f = *state;
+    /* the backup's openai breaker opens; its azure one stays closed */
+    decide_tool(f, "summarize_backup", 503, K1, 2);
+    rd_decision d = decide_tool(f, "summarize_backup", 0, K1, 2);
+    assert_string_equal(d.breaker.tool_id, "summarize_backup|provider=openai");
+    assert_int_equal(d.breaker.status, RD_BREAKER_OPEN); /* (its primary's next: the spare) */
+    assert_int_equal(decide_tool(f, "summarize_backup", 0, OTHER, 2).action, RD_ACTION_PROCEED);
+    /* summarize's k1 credential opens: the backup is passed over at
+     * openai (its provider key is open) for the spare */
+    decide_tool(f, "summarize", 429, K1, 2);
+    d = decide_tool(f, "summarize", 429, K1, 2);
+    assert_int_equal(d.action, RD_ACTION_USE_ALTERNATIVE);
+    assert_string_equal(d.alternative_tool_id, "summarize_spare");
+    /* at azure the backup's key is closed, and it comes first */
+    decide_tool(f, "summarize", 429, OTHER, 2);
+    d = decide_tool(f, "summarize", 429, OTHER, 2);
+    assert_int_equal(d.action, RD_ACTION_USE_ALTERNATIVE);
+    assert_string_equal(d.alternative_tool_id, "summarize_backup");
+    /* the spare's openai key opens too: nothing left at openai */
+    decide_tool(f, "summarize_spare", 503, K1, 2);
+    d = decide_tool(f, "summarize", 0, K1, 2);
+    assert_int_equal(d.action, RD_ACTION_FAIL_FAST);
+    /* without a scope, the backups' own (tool) breakers are closed */
+    d = decide_tool(f, "summarize", 0, NULL, 0);
+    assert_int_equal(d.action, RD_ACTION_PROCEED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +392,8 @@ int main(void)
             test_a_failure_reported_by_record_outcome_counts_at_its_level, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_breaker_state_lists_scoped_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_scopes_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alternatives_are_admitted_through_their_scoped_keys,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

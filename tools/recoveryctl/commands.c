@@ -33,6 +33,7 @@ static int call(const ctl_opts *o, const char *path, const char *token,
     const char *rpc = strrchr(path, '/') + 1;
     if (ctl_connect(&conn, o->addr, &o->tls, o->timeout_ms, &st) != 0)
         return report_failure(o, rpc, &st);
+    conn.tenant = o->tenant;
     int rc = ctl_unary(&conn, path, token, req, resp_type, resp, &st);
     ctl_disconnect(&conn);
     return rc == 0 ? CTL_EXIT_OK : report_failure(o, rpc, &st);
@@ -135,6 +136,7 @@ int ctl_cmd_watch(const ctl_opts *o)
     ctl_rpc_status st = {0};
     if (ctl_connect(&conn, o->addr, &o->tls, o->timeout_ms, &st) != 0)
         return report_failure(o, "WatchBreakers", &st);
+    conn.tenant = o->tenant;
     install_stop_handlers();
     ctl_stream *s = ctl_stream_open(&conn, RECOVERY_SERVICE "WatchBreakers", o->token,
                                     &req.base, o->duration_ms, &st);

@@ -35,6 +35,7 @@ typedef struct ctl_opts {
     const char *addr;
     const char *token;           /* resolved from --token, --token-file or the environment */
     const char *admin_token;
+    const char *tenant;          /* --tenant or RECOVERYCTL_TENANT; NULL = none */
     ctl_tls tls;
     bool json;
     int timeout_ms;

@@ -56,12 +56,13 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: recoveryctl [--addr HOST:PORT] [--token T | --token-file F]\n"
-            "                   [--admin-token T | --admin-token-file F] [--tls-ca F]\n"
-            "                   [--tls-cert F --tls-key F] [--tls-server-name NAME]\n"
+            "                   [--admin-token T | --admin-token-file F] [--tenant ID]\n"
+            "                   [--tls-ca F] [--tls-cert F --tls-key F] [--tls-server-name NAME]\n"
             "                   [--json] [--timeout-ms N] COMMAND [ARGS]\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %s\n", COMMANDS[i].synopsis);
-    fprintf(out, "\nenvironment: RECOVERYCTL_ADDR, RECOVERYCTL_TOKEN, RECOVERYCTL_ADMIN_TOKEN\n"
+    fprintf(out, "\nenvironment: RECOVERYCTL_ADDR, RECOVERYCTL_TOKEN, RECOVERYCTL_ADMIN_TOKEN,\n"
+                 "             RECOVERYCTL_TENANT\n"
                  "exit status: 0 ok, 1 the call or check failed, 2 usage error\n");
 }
 
@@ -129,7 +130,7 @@ enum {
     O_ADDR = 1000, O_TOKEN, O_TOKEN_FILE, O_ADMIN_TOKEN, O_ADMIN_TOKEN_FILE, O_TLS_CA,
     O_TLS_CERT, O_TLS_KEY, O_TLS_NAME, O_JSON, O_TIMEOUT, O_TTL, O_REASON, O_OPERATOR,
     O_TOOL, O_HTTP_STATUS, O_GRPC_CODE, O_CODE, O_EXCEPTION, O_KIND, O_SOURCE,
-    O_RETRY_AFTER, O_DURATION, O_COUNT, O_HELP, O_CONFIG,
+    O_RETRY_AFTER, O_DURATION, O_COUNT, O_HELP, O_CONFIG, O_TENANT,
 };
 
 static const struct option LONG_OPTIONS[] = {
@@ -138,6 +139,7 @@ static const struct option LONG_OPTIONS[] = {
     {"token-file", required_argument, NULL, O_TOKEN_FILE},
     {"admin-token", required_argument, NULL, O_ADMIN_TOKEN},
     {"admin-token-file", required_argument, NULL, O_ADMIN_TOKEN_FILE},
+    {"tenant", required_argument, NULL, O_TENANT},
     {"tls-ca", required_argument, NULL, O_TLS_CA},
     {"tls-cert", required_argument, NULL, O_TLS_CERT},
     {"tls-key", required_argument, NULL, O_TLS_KEY},
@@ -246,6 +248,7 @@ static int apply_option(int id, const char *arg, ctl_opts *o, raw_opts *raw)
     case O_TOKEN_FILE: raw->token_file = arg; return 0;
     case O_ADMIN_TOKEN: raw->admin_token = arg; return 0;
     case O_ADMIN_TOKEN_FILE: raw->admin_token_file = arg; return 0;
+    case O_TENANT: o->tenant = arg; return 0;
     case O_TLS_CA: o->tls.ca_file = arg; return 0;
     case O_TLS_CERT: o->tls.cert_file = arg; return 0;
     case O_TLS_KEY: o->tls.key_file = arg; return 0;
@@ -340,6 +343,7 @@ int main(int argc, char **argv)
     o.addr = getenv("RECOVERYCTL_ADDR") && getenv("RECOVERYCTL_ADDR")[0]
                  ? getenv("RECOVERYCTL_ADDR") : DEFAULT_ADDR;
     o.operator_ = getenv("USER");
+    o.tenant = getenv("RECOVERYCTL_TENANT");
     int rc = parse_options(argc, argv, &o, &raw);
     if (rc)
         return rc;

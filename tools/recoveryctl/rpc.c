@@ -167,30 +167,34 @@ static ProtobufCMessage *unpack(grpc_byte_buffer *bb, const ProtobufCMessageDesc
 /* ---- calls ---- */
 
 typedef struct auth_md {
-    grpc_metadata md;
-    size_t count;                /* 0 or 1 */
+    grpc_metadata md[2];         /* authorization, then x-recoveryd-tenant */
+    size_t count;
 } auth_md;
 
-static void auth_init(auth_md *a, const char *token)
+static void auth_init(auth_md *a, const char *token, const char *tenant)
 {
     a->count = 0;
-    if (!token || !token[0])
-        return;
-    size_t len = strlen(token) + sizeof "Bearer ";
-    char *value = malloc(len);
-    if (!value)
-        return;
-    snprintf(value, len, "Bearer %s", token);
-    a->md = (grpc_metadata){.key = grpc_slice_from_static_string("authorization"),
-                            .value = grpc_slice_from_copied_string(value)};
-    free(value);
-    a->count = 1;
+    if (token && token[0]) {
+        size_t len = strlen(token) + sizeof "Bearer ";
+        char *value = malloc(len);
+        if (value) {
+            snprintf(value, len, "Bearer %s", token);
+            a->md[a->count++] = (grpc_metadata){
+                .key = grpc_slice_from_static_string("authorization"),
+                .value = grpc_slice_from_copied_string(value)};
+            free(value);
+        }
+    }
+    if (tenant && tenant[0])
+        a->md[a->count++] = (grpc_metadata){
+            .key = grpc_slice_from_static_string("x-recoveryd-tenant"),
+            .value = grpc_slice_from_copied_string(tenant)};
 }
 
 static void auth_destroy(auth_md *a)
 {
-    if (a->count)
-        grpc_slice_unref(a->md.value);
+    for (size_t i = 0; i < a->count; i++)
+        grpc_slice_unref(a->md[i].value);
 }
 
 static gpr_timespec deadline_after(int64_t ms)
@@ -226,7 +230,7 @@ int ctl_unary(ctl_conn *c, const char *method, const char *token, const Protobuf
     if (!call)
         return fail(st, CTL_LOCAL_ERROR, "cannot start %s", method);
     auth_md auth;
-    auth_init(&auth, token);
+    auth_init(&auth, token, c->tenant);
     grpc_byte_buffer *request = pack(req), *response = NULL;
     grpc_metadata_array initial_md, trailing_md;
     grpc_metadata_array_init(&initial_md);
@@ -237,7 +241,7 @@ int ctl_unary(ctl_conn *c, const char *method, const char *token, const Protobuf
     grpc_op ops[6] = {0};
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[0].data.send_initial_metadata.count = auth.count;
-    ops[0].data.send_initial_metadata.metadata = auth.count ? &auth.md : NULL;
+    ops[0].data.send_initial_metadata.metadata = auth.count ? auth.md : NULL;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = request;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -325,7 +329,7 @@ static int stream_start(ctl_stream *s, const char *method, ctl_rpc_status *st)
     grpc_op send[3] = {0};
     send[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     send[0].data.send_initial_metadata.count = s->auth.count;
-    send[0].data.send_initial_metadata.metadata = s->auth.count ? &s->auth.md : NULL;
+    send[0].data.send_initial_metadata.metadata = s->auth.count ? s->auth.md : NULL;
     send[1].op = GRPC_OP_SEND_MESSAGE;
     send[1].data.send_message.send_message = s->request;
     send[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
@@ -359,7 +363,7 @@ ctl_stream *ctl_stream_open(ctl_conn *c, const char *method, const char *token,
     s->details = grpc_empty_slice();
     grpc_metadata_array_init(&s->initial_md);
     grpc_metadata_array_init(&s->trailing_md);
-    auth_init(&s->auth, token);
+    auth_init(&s->auth, token, c->tenant);
     s->request = pack(req);
     s->call = new_call(c, method, deadline_after(duration_ms));
     if (!s->call) {

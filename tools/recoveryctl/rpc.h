@@ -32,6 +32,9 @@ typedef struct ctl_conn {
     grpc_channel *channel;
     grpc_completion_queue *cq;
     int timeout_ms;              /* deadline of every unary call */
+    /* Sent as x-recoveryd-tenant on every call (the tenant an admin token
+     * acts for, docs/TENANTS.md); NULL = none. Set after ctl_connect. */
+    const char *tenant;
 } ctl_conn;
 
 /* Opens a channel to addr (host:port). Nothing is sent yet. */
