@@ -103,6 +103,13 @@ class Container:
                               capture_output=True, text=True, timeout=10)
 
 
+# How deploy/k8s runs the container: read-only root, a small tmpfs on /tmp
+# (the Deployment's emptyDir), no capabilities, no privilege escalation.
+DEPLOYED_FLAGS = ("--read-only", "--read-only-tmpfs=false",
+                  "--tmpfs", "/tmp:rw,size=16m,mode=1777",
+                  "--cap-drop", "ALL", "--security-opt", "no-new-privileges")
+
+
 @pytest.fixture(scope="module")
 def container(image, tmp_path_factory):
     """The image run as deploy/k8s runs it: uid 10001 (the image's USER),
@@ -119,9 +126,7 @@ def container(image, tmp_path_factory):
     (dropin / "50-test.yaml").chmod(0o644)
     name = f"recoveryd-test-{os.getpid()}"
     podman("rm", "-f", name, check=False)
-    podman("run", "-d", "--name", name, "--network", "host", *it.ulimits(),
-           "--read-only", "--read-only-tmpfs=false", "--tmpfs", "/tmp:rw,size=16m,mode=1777",
-           "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+    podman("run", "-d", "--name", name, "--network", "host", *it.ulimits(), *DEPLOYED_FLAGS,
            "--stop-timeout", str(GRACE_S),
            "-e", f"RECOVERYD_HEALTH_PORT={metrics_port}",
            "-v", f"{dropin}:/etc/recoveryd/recovery.d:ro", TAG)
@@ -166,8 +171,13 @@ def test_runs_as_the_unprivileged_user(container):
     assert int(cap_eff, 16) == 0, f"effective capabilities {cap_eff}"
 
 
-def test_root_filesystem_is_read_only(container):
-    proc = podman("exec", container.name, "/bin/sh", "-c",
+# The two checks below run the image's own commands in a sibling container
+# with the same flags (DEPLOYED_FLAGS) rather than through `podman exec`:
+# exec does not enter the container's root filesystem when podman itself
+# runs in a chroot, as it does in .ci/run.
+def test_root_filesystem_is_read_only(image):
+    proc = podman("run", "--rm", "--network", "none", *it.ulimits(), *DEPLOYED_FLAGS,
+                  "--entrypoint", "/bin/sh", TAG, "-c",
                   "echo x > /etc/recoveryd/x; echo x > /usr/local/bin/x; echo x > /tmp/ok && "
                   "echo tmp-writable", check=False)
     assert proc.stdout.strip() == "tmp-writable", proc.stdout + proc.stderr
@@ -199,9 +209,20 @@ def test_decide_with_grpcurl(container):
     assert int(answer["delayMs"]) > 0, answer
 
 
-def test_docker_healthcheck_script(container):
-    proc = podman("healthcheck", "run", container.name, check=False)
+def test_docker_healthcheck_script(image, container):
+    """The image's HEALTHCHECK command, as the runtime runs it, answers
+    healthy against the running service and unhealthy where nothing
+    listens."""
+    command = image["Healthcheck"]["Test"][1]
+
+    def health(port):
+        return podman("run", "--rm", "--network", "host", *it.ulimits(), *DEPLOYED_FLAGS,
+                      "-e", f"RECOVERYD_HEALTH_PORT={port}", "--entrypoint", command, TAG,
+                      check=False)
+    proc = health(container.metrics_port)
     assert proc.returncode == 0 and "unhealthy" not in proc.stdout, proc.stdout + proc.stderr
+    proc = health(free_port())
+    assert proc.returncode == 1 and "unhealthy" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_sigterm_drains_then_exits_cleanly(container):
