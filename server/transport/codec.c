@@ -419,6 +419,12 @@ static Recovery__V1__TraceEvent **events_out(rd_arena *a, const char *turn_id,
     return out;
 }
 
+Recovery__V1__TraceEvent **rd_codec_events_out(rd_arena *a, const char *turn_id,
+                                              const rd_trace_event *ev, size_t n)
+{
+    return events_out(a, turn_id, ev, n);
+}
+
 static char **names_out(rd_arena *a, const char **names, size_t n)
 {
     char **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);

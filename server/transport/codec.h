@@ -170,6 +170,10 @@ int rd_codec_turn_trace_in(const Recovery__V1__GetTurnTraceRequest *pb, rd_statu
  * built here and packed by pbpack.c. One breaker (forced / forced_until_ms
  * included): */
 Recovery__V1__BreakerState *rd_codec_breaker_state_out(rd_arena *a, const rd_breaker_view *v);
+/* A turn's trace events as protobuf-c messages (strings borrowed from ev
+ * and a, the array from a); NULL when out of memory. */
+Recovery__V1__TraceEvent **rd_codec_events_out(rd_arena *a, const char *turn_id,
+                                              const rd_trace_event *ev, size_t n);
 Recovery__V1__GetTurnTraceResponse *rd_codec_turn_trace_out(rd_arena *a, const char *turn_id,
                                                             const rd_turn_trace *t);
 

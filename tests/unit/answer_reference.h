@@ -42,58 +42,6 @@ static Recovery__V1__Classification *classification_out(rd_arena *a, const rd_cl
     return c;
 }
 
-/* The timestamp text of e, reusing the previous event's when the instant is
- * the same (every event of one Decide answer shares it). */
-static char *timestamp_out(rd_arena *a, const rd_trace_event *e, const rd_trace_event *prev,
-                           char *prev_ts)
-{
-    if (prev && prev_ts && prev->timestamp_ms == e->timestamp_ms)
-        return prev_ts;
-    char *ts = rd_arena_alloc(a, 40);
-    if (ts)
-        rd_format_rfc3339(ts, 40, e->timestamp_ms);
-    return ts;
-}
-
-static Recovery__V1__TraceEvent *event_out(rd_arena *a, const char *turn_id, const rd_trace_event *e,
-                                           char *ts)
-{
-    Recovery__V1__TraceEvent *t = ARENA_NEW(a, Recovery__V1__TraceEvent,
-                                           RECOVERY__V1__TRACE_EVENT__INIT);
-    if (!t || !ts)
-        return NULL;
-    t->event_type = wire_str(rd_event_type_name(e->type));
-    t->tool_id = (char *)e->tool_id;
-    t->turn_id = wire_str(turn_id);
-    t->error = (char *)e->error;
-    t->classification = wire_str(e->retryability ? rd_retryability_name(e->retryability) : "");
-    t->circuit_breaker_state = wire_str(e->breaker ? rd_breaker_status_name(e->breaker) : "");
-    t->retry_count = e->retry_count;
-    t->decision = wire_str(e->decision ? rd_action_name(e->decision) : "");
-    t->timestamp = ts;
-    t->detail = (char *)e->detail;
-    t->timeout_ms = e->timeout_ms;
-    t->sequence = e->sequence;
-    t->trace_id = (char *)e->trace_id;
-    t->span_id = (char *)e->span_id;
-    return t;
-}
-
-static Recovery__V1__TraceEvent **events_out(rd_arena *a, const char *turn_id,
-                                             const rd_trace_event *ev, size_t n)
-{
-    Recovery__V1__TraceEvent **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        const rd_trace_event *prev = i ? &ev[i - 1] : NULL;
-        char *ts = timestamp_out(a, &ev[i], prev, prev ? out[i - 1]->timestamp : NULL);
-        if (!(out[i] = event_out(a, turn_id, &ev[i], ts)))
-            return NULL;
-    }
-    return out;
-}
-
 static Recovery__V1__CascadeStep **cascade_out(rd_arena *a, const rd_cascade_step *s, size_t n)
 {
     Recovery__V1__CascadeStep **out = rd_arena_alloc(a, (n ? n : 1) * sizeof *out);
@@ -146,7 +94,7 @@ static Recovery__V1__DecideResponse *ref_decide_out(rd_arena *a, const char *tur
     r->n_cascade = d->n_cascade;
     r->n_trace = d->n_trace;
     if (!(r->cascade = cascade_out(a, d->cascade, d->n_cascade)) ||
-        !(r->trace = events_out(a, turn_id, d->trace, d->n_trace)))
+        !(r->trace = rd_codec_events_out(a, turn_id, d->trace, d->n_trace)))
         return NULL;
     return r;
 }
