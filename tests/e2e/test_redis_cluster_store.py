@@ -237,7 +237,9 @@ def test_primary_killed_under_load_only_its_slots_degrade(cluster_env, redis_clu
     failed = [s for s in samples if s.code != "OK"]
     assert not failed, f"{len(failed)} of {len(samples)} RPCs failed, e.g. {failed[:3]}"
     assert degraded, "no call was answered degraded while a primary was down"
-    assert all(t_kill <= s.start for s in degraded), "degraded before the kill"
+    # a call in flight when the node died may be answered degraded; none
+    # that finished before it
+    assert all(t_kill <= s.end for s in degraded), "degraded before the kill"
     assert not kept_degraded, (f"{len(kept_degraded)} calls on tools of the other primaries "
                                f"were answered degraded, e.g. {kept_degraded[:3]}")
     assert t_followed - t_kill < 15.0
