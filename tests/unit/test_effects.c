@@ -25,66 +25,8 @@
 #include "domain/store.h"
 #include "engine/decide.h"
 
-#define FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/effects/recovery.yaml"
-#define T0 1762338645000 /* 2025-11-05T10:30:45Z */
+#include "engine_fixture.h"
 
-static rd_config *g_config;
-
-typedef struct fixture {
-    rd_store *store;
-    rd_engine engine;
-    rd_arena arena;
-    rd_rng rng;
-    rd_call_ctx ctx;
-    rd_status st;
-} fixture;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    char err[RD_CONFIG_ERR_MAX];
-    g_config = rd_config_load(FIXTURE, err, sizeof err);
-    if (!g_config) {
-        fprintf(stderr, "fixture config: %s\n", err);
-        return -1;
-    }
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    rd_config_free(g_config);
-    return 0;
-}
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    rd_store_limits limits = {
-        .max_tools = 1000, .tool_idle_ttl_ms = 3600000, .turn_ttl_ms = 3600000,
-        .max_turns = 1000, .max_events_per_turn = 1000, .outcome_ttl_ms = 3600000,
-        .max_outcomes = 1000,
-    };
-    f.store = rd_store_memory_new(&limits);
-    if (!f.store)
-        return -1;
-    f.engine = (rd_engine){.policy = &g_config->policy, .store = f.store};
-    rd_arena_init(&f.arena, 16384);
-    rd_rng_seed(&f.rng, 42);
-    f.ctx = (rd_call_ctx){.now_ms = T0, .arena = &f.arena, .rng = &f.rng};
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    rd_store_destroy(f->store);
-    rd_arena_free(&f->arena);
-    return 0;
-}
 
 /* ---- helpers ---- */
 
@@ -141,12 +83,6 @@ static const rd_classification *cls(const rd_decision *d)
 {
     assert_true(d->has_classification);
     return &d->classification.classification;
-}
-
-static void assert_contains(const char *haystack, const char *needle)
-{
-    if (!haystack || !strstr(haystack, needle))
-        fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)", needle);
 }
 
 /* ---- the verdict (domain) ---- */
