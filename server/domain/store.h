@@ -209,6 +209,14 @@ typedef struct rd_store_ops {
      * RD_ERR_EXHAUSTED naming the limit when they do not. */
     int (*precheck)(rd_store *s, const char *tool_id, const char *turn_id, int64_t now_ms,
                     rd_status *st);
+    /* Optional (NULL: the backend belongs to one process, and the caller
+     * counts its limits itself): one atomic step across every replica
+     * sharing the store over the capped set `set` (a tenant's tools or
+     * turns): a known `member` has its time refreshed; a new one joins when
+     * fewer than `max` members were used within ttl_ms (0 = they never age
+     * out), and RD_ERR_EXHAUSTED answers otherwise. */
+    int (*quota)(rd_store *s, const char *set, const char *member, size_t max, int64_t now_ms,
+                 int64_t ttl_ms, rd_status *st);
     /* Drops idle breakers, old turns and old outcome ids; returns how many
      * entries were dropped. */
     size_t (*evict)(rd_store *s, int64_t now_ms);

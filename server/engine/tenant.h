@@ -9,11 +9,13 @@
  * key's hash tag) keeps tenants apart with no code of its own. A tenant
  * cannot name another's key: whatever its id, its own prefix comes first.
  *
- * Per-tenant limits (max_tools, max_turns) are counted here, by this
- * process, over the keys it saw within the store's idle times
- * (tool_idle_ttl_ms, turn_ttl_ms): past the limit a new key is refused
- * with RD_ERR_EXHAUSTED naming it, before the call changes anything
- * (the store's precheck). */
+ * Per-tenant limits (max_tools, max_turns) count the keys used within the
+ * store's idle times (tool_idle_ttl_ms, turn_ttl_ms): past the limit a new
+ * key is refused with RD_ERR_EXHAUSTED naming it, before the call changes
+ * anything (the store's precheck). A shared store counts them for every
+ * replica at once (its quota operation), asked again for a key only after
+ * an eighth of its idle time; a store of one process, or a shared one in
+ * an outage, is counted by this process. */
 #ifndef RD_ENGINE_TENANT_H
 #define RD_ENGINE_TENANT_H
 
@@ -39,6 +41,13 @@ typedef struct rd_tenant_store {
  * tenant's counts cannot be allocated. */
 int rd_tenant_store_init(rd_tenant_store *t, rd_store *inner, const char *tenant,
                          size_t max_tools, size_t max_turns, rd_status *st);
+
+/* Calls fn with each tenant's count of calls refused at its limits
+ * (max_tools, max_turns) since the process started, for the tenants with
+ * a limit that were seen. */
+typedef void (*rd_tenant_refusals_fn)(void *ctx, const char *tenant, uint64_t tools_refused,
+                                      uint64_t turns_refused);
+void rd_tenant_refusals_visit(rd_tenant_refusals_fn fn, void *ctx);
 
 /* Splits a namespaced key: *rest points after "<tenant>/" and the tenant
  * is copied to tenant (RD_TENANT_ID_MAX + 1 bytes). False when key has no

@@ -3,28 +3,21 @@
 #include "engine/tenant.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "domain/hash.h"
+#include "domain/recent_set.h"
 
-/* ---- the counts of one tenant: the keys seen lately, at most its limit ---- */
-
-typedef struct seen_key {
-    char *key;                   /* NULL = free slot */
-    int64_t seen_ms;
-} seen_key;
-
-/* An open-addressing set, rebuilt without its expired keys when full. */
-typedef struct key_set {
-    seen_key *slots;
-    size_t cap, n;               /* cap: a power of two, at least twice n */
-} key_set;
+/* ---- the counts of one tenant ---- */
 
 struct rd_tenant_quota {
     char tenant[RD_TENANT_ID_MAX + 1];
     pthread_mutex_t lock;
-    key_set tools, turns;
+    rd_recent_set tools, turns;  /* the count itself when the store cannot count; else
+                                  * the keys the store counted lately */
+    _Atomic uint64_t refused_tools, refused_turns;
     rd_tenant_quota *next;
 };
 
@@ -45,64 +38,6 @@ static rd_tenant_quota *quota_of(const char *tenant)
     }
     pthread_mutex_unlock(&quotas_lock);
     return q;
-}
-
-static seen_key *set_slot(const key_set *s, const char *key)
-{
-    size_t i = (size_t)rd_hash_text(key, 0) & (s->cap - 1);
-    while (s->slots[i].key && strcmp(s->slots[i].key, key) != 0)
-        i = (i + 1) & (s->cap - 1);
-    return &s->slots[i];
-}
-
-/* Rebuilds the set with room for `want` keys, keeping the ones seen since
- * `since` (all of them when since is INT64_MIN). */
-static bool set_rebuild(key_set *s, size_t want, int64_t since)
-{
-    size_t cap = 16;
-    while (cap < 2 * want)
-        cap *= 2;
-    key_set fresh = {calloc(cap, sizeof *fresh.slots), cap, 0};
-    if (!fresh.slots)
-        return false;
-    for (size_t i = 0; i < s->cap; i++) {
-        seen_key *k = &s->slots[i];
-        if (!k->key)
-            continue;
-        if (k->seen_ms < since) {
-            free(k->key);
-            continue;
-        }
-        *set_slot(&fresh, k->key) = *k;
-        fresh.n++;
-    }
-    free(s->slots);
-    *s = fresh;
-    return true;
-}
-
-/* Whether `key` may be used: known already, or room for it under `max`. */
-static int set_admit(key_set *s, const char *key, size_t max, int64_t now_ms, int64_t ttl_ms)
-{
-    if (s->cap) {
-        seen_key *k = set_slot(s, key);
-        if (k->key) {
-            k->seen_ms = now_ms;
-            return RD_OK;
-        }
-    }
-    if (s->n >= max && !set_rebuild(s, max, ttl_ms > 0 ? now_ms - ttl_ms : INT64_MIN))
-        return RD_ERR_NOMEM;
-    if (s->n >= max)
-        return RD_ERR_EXHAUSTED;
-    if (2 * (s->n + 1) > s->cap && !set_rebuild(s, s->n + 1, INT64_MIN))
-        return RD_ERR_NOMEM;
-    char *copy = strdup(key);
-    if (!copy)
-        return RD_ERR_NOMEM;
-    *set_slot(s, key) = (seen_key){copy, now_ms};
-    s->n++;
-    return RD_OK;
 }
 
 /* ---- keys ---- */
@@ -130,7 +65,25 @@ static int ns_key(const rd_tenant_store *t, const char *field, const char *id, c
     return RD_OK;
 }
 
-/* A new key of the tenant within its limit. */
+/* Notes a key the store counted. The set only spares round trips, so
+ * when it is full of keys still in use it starts again. */
+static int note_counted(rd_recent_set *s, const char *key, size_t max, int64_t now_ms,
+                        int64_t ttl_ms)
+{
+    int rc = rd_recent_set_use(s, key, max, now_ms, ttl_ms);
+    if (rc == RD_ERR_EXHAUSTED) {
+        rd_recent_set_clear(s);
+        rc = rd_recent_set_use(s, key, max, now_ms, ttl_ms);
+    }
+    return rc;
+}
+
+/* A new key of the tenant within its limit: counted by the store (shared:
+ * every replica sees the same count), and asked again for a key only after
+ * an eighth of its idle time, so the store still sees each key used often
+ * enough never to age out one in use (when keys never age out: asked once).
+ * Counted by this process when the store cannot (a shared one in an
+ * outage). */
 static int quota_admit(rd_tenant_store *t, bool turn, const char *key, int64_t now_ms,
                        rd_status *st)
 {
@@ -144,18 +97,49 @@ static int quota_admit(rd_tenant_store *t, bool turn, const char *key, int64_t n
         if (!(t->quota = quota_of(tenant)))
             return rd_status_set(st, RD_ERR_NOMEM, "tenant '%s': out of memory", tenant);
     }
+    rd_tenant_quota *q = t->quota;
+    rd_recent_set *seen = turn ? &q->turns : &q->tools;
     int64_t ttl = turn ? t->inner->limits.turn_ttl_ms : t->inner->limits.tool_idle_ttl_ms;
-    pthread_mutex_lock(&t->quota->lock);
-    int rc = set_admit(turn ? &t->quota->turns : &t->quota->tools, key, max, now_ms, ttl);
-    pthread_mutex_unlock(&t->quota->lock);
-    if (rc == RD_ERR_EXHAUSTED)
-        return rd_status_set(st, rc, "tenant '%s': %s (server.tenants[].%s) reached",
-                             t->quota->tenant,
+    int rc = RD_ERR_UNAVAILABLE;
+    if (t->inner->ops->quota) {
+        pthread_mutex_lock(&q->lock);
+        bool known = rd_recent_set_used_within(seen, key, now_ms, ttl > 0 ? (ttl + 7) / 8 : 0);
+        pthread_mutex_unlock(&q->lock);
+        if (known)
+            return RD_OK;
+        char set[RD_TENANT_ID_MAX + 8];
+        snprintf(set, sizeof set, "%s/%s", q->tenant, turn ? "turns" : "tools");
+        rc = t->inner->ops->quota(t->inner, set, key, max, now_ms, ttl, st);
+        if (rc == RD_OK) {
+            pthread_mutex_lock(&q->lock);
+            rc = note_counted(seen, key, max, now_ms, ttl);
+            pthread_mutex_unlock(&q->lock);
+        }
+    }
+    if (rc == RD_ERR_UNAVAILABLE || rc == RD_ERR_DEADLINE) {
+        pthread_mutex_lock(&q->lock);
+        rc = rd_recent_set_use(seen, key, max, now_ms, ttl);
+        pthread_mutex_unlock(&q->lock);
+    }
+    if (rc == RD_ERR_EXHAUSTED) {
+        atomic_fetch_add_explicit(turn ? &q->refused_turns : &q->refused_tools, 1,
+                                  memory_order_relaxed);
+        return rd_status_set(st, rc, "tenant '%s': %s (server.tenants[].%s) reached", q->tenant,
                              turn ? "live turns at max_turns" : "tracked breakers at max_tools",
                              turn ? "max_turns" : "max_tools");
-    if (rc != RD_OK)
-        return rd_status_set(st, rc, "tenant '%s': out of memory", t->quota->tenant);
-    return RD_OK;
+    }
+    if (rc == RD_ERR_NOMEM)
+        return rd_status_set(st, rc, "tenant '%s': out of memory", q->tenant);
+    return rc;
+}
+
+void rd_tenant_refusals_visit(rd_tenant_refusals_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&quotas_lock);
+    for (rd_tenant_quota *q = quotas; q; q = q->next)
+        fn(ctx, q->tenant, atomic_load_explicit(&q->refused_tools, memory_order_relaxed),
+           atomic_load_explicit(&q->refused_turns, memory_order_relaxed));
+    pthread_mutex_unlock(&quotas_lock);
 }
 
 /* Declares key (namespaced `id`) and, for an operation that may create

@@ -11,6 +11,7 @@
 
 #include "domain/breaker.h"
 #include "domain/store.h"
+#include "engine/tenant.h"
 #include "ops/metrics_internal.h"
 #include "ops/metrics_process.h"
 #include "ops/metrics_text.h"
@@ -292,6 +293,35 @@ static void render_counter(strbuf *sb, const char *name, const char *help,
     sb_printf(sb, "%s %" PRIu64 "\n", name, read_count(value));
 }
 
+typedef struct tenant_lines {
+    strbuf *sb;
+    bool started;
+} tenant_lines;
+
+static void tenant_refusal_lines(void *ctx, const char *tenant, uint64_t tools, uint64_t turns)
+{
+    tenant_lines *t = ctx;
+    if (!t->started)
+        sb_family(t->sb, "recoveryd_tenant_limit_refusals_total", "counter",
+                  "Calls refused because the tenant reached a limit "
+                  "(server.tenants[].max_tools, max_turns), by tenant and limit.");
+    t->started = true;
+    const char *limit[2] = {"max_tools", "max_turns"};
+    uint64_t value[2] = {tools, turns};
+    for (int i = 0; i < 2; i++) {
+        sb_printf(t->sb, "recoveryd_tenant_limit_refusals_total{tenant=\"");
+        sb_label_value(t->sb, tenant);
+        sb_printf(t->sb, "\",limit=\"%s\"} %" PRIu64 "\n", limit[i], value[i]);
+    }
+}
+
+/* One series per configured tenant with a limit, once it was seen. */
+static void render_tenant_refusals(strbuf *sb)
+{
+    tenant_lines t = {sb, false};
+    rd_tenant_refusals_visit(tenant_refusal_lines, &t);
+}
+
 static void render_shared_store(strbuf *sb, rd_metrics *m)
 {
     if (!atomic_load_explicit(&m->shared_store, memory_order_acquire))
@@ -328,6 +358,7 @@ static void render_process(strbuf *sb, rd_metrics *m)
     sb_printf(sb, "recoveryd_store_degraded %d\n",
               atomic_load_explicit(&m->degraded, memory_order_relaxed) ? 1 : 0);
     render_shared_store(sb, m);
+    render_tenant_refusals(sb);
     int64_t not_after = atomic_load_explicit(&m->tls_not_after, memory_order_relaxed);
     if (not_after > 0) {
         sb_family(sb, "recoveryd_tls_certificate_expiry_timestamp_seconds", "gauge",

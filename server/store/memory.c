@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "domain/hash.h"
+#include "domain/recent_set.h"
 #include "domain/retry.h"
 #include "domain/window.h"
 
@@ -258,6 +259,45 @@ static size_t mem_evict(rd_store *s, int64_t now_ms)
            rd_mem_drop_where(m, &m->links, rd_mem_link_expired, now_ms, 0);
 }
 
+/* ---- capped sets (a tenant's limits) ---- */
+
+typedef struct quota_set {
+    char *name;
+    rd_recent_set keys;
+    struct quota_set *next;
+} quota_set;
+
+static int mem_quota(rd_store *s, const char *set, const char *member, size_t max,
+                     int64_t now_ms, int64_t ttl_ms, rd_status *st)
+{
+    int rc = rd_store_check_id("member", member, st);
+    if (rc == RD_OK && (!set || !set[0] || strlen(set) > RD_ID_MAX))
+        rc = rd_status_set(st, RD_ERR_INVALID, "set: 1..%d bytes", RD_ID_MAX);
+    if (rc != RD_OK)
+        return rc;
+    memory_store *m = rd_mem_as_memory(s);
+    pthread_mutex_lock(&m->quota_lock);
+    quota_set *q = m->quotas;
+    while (q && strcmp(q->name, set) != 0)
+        q = q->next;
+    if (!q && (q = calloc(1, sizeof *q))) {
+        if ((q->name = strdup(set))) {
+            q->next = m->quotas;
+            m->quotas = q;
+        } else {
+            free(q);
+            q = NULL;
+        }
+    }
+    rc = q ? rd_recent_set_use(&q->keys, member, max, now_ms, ttl_ms) : RD_ERR_NOMEM;
+    pthread_mutex_unlock(&m->quota_lock);
+    if (rc == RD_ERR_EXHAUSTED)
+        return rd_status_set(st, rc, "set %s: %zu members in use", set, max);
+    if (rc == RD_ERR_NOMEM)
+        return rd_status_set(st, rc, "set %s: out of memory", set);
+    return rc;
+}
+
 static void mem_destroy(rd_store *s)
 {
     memory_store *m = rd_mem_as_memory(s);
@@ -268,6 +308,13 @@ static void mem_destroy(rd_store *s)
     rd_mem_sharded_free(&m->latencies);
     rd_mem_sharded_free(&m->signatures);
     rd_mem_sharded_free(&m->links);
+    for (quota_set *q = m->quotas, *next; q; q = next) {
+        next = q->next;
+        rd_recent_set_clear(&q->keys);
+        free(q->name);
+        free(q);
+    }
+    pthread_mutex_destroy(&m->quota_lock);
     free(m);
 }
 
@@ -288,6 +335,7 @@ static const rd_store_ops memory_ops = {
     .turn_append = mem_turn_append,
     .turn_touch = mem_turn_touch,
     .turn_read = mem_turn_read,
+    .quota = mem_quota,
     .evict = mem_evict,
     .destroy = mem_destroy,
 };
@@ -302,6 +350,7 @@ rd_store *rd_store_memory_new(const rd_store_limits *limits)
         return NULL;
     m->base.ops = &memory_ops;
     m->base.limits = *limits;
+    pthread_mutex_init(&m->quota_lock, NULL);
     rd_rng seeder;
     rd_rng_seed_os(&seeder);
     m->hash_seed = rd_rng_next(&seeder);

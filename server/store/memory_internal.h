@@ -78,6 +78,8 @@ struct memory_store {
     sharded latencies;               /* latency distributions by tool_id (memory_latency.c) */
     sharded signatures;              /* learning records by "tool\x1fsignature" */
     sharded links;                   /* pending retry links by "tool\x1flink" */
+    pthread_mutex_t quota_lock;      /* guards quotas */
+    struct quota_set *quotas;        /* the capped sets of quota(), by name (a few) */
 };
 
 /* Executors with a transient failure in the quorum window, most recent

@@ -80,6 +80,7 @@ static const rd_store_ops redis_ops = {
     .turn_append = rd_redis_op_turn_append,
     .turn_touch = rd_redis_op_turn_touch,
     .turn_read = rd_redis_op_turn_read,
+    .quota = rd_redis_op_quota,
     .evict = rd_redis_op_evict,
     .destroy = rs_destroy,
     .set_change_listener = rs_set_change_listener,

@@ -2,7 +2,7 @@
  * budgets and learning. */
 #include "store/redis_ops.h"
 
-/* ---- fleet features: call windows, budgets, learning ---- */
+/* ---- fleet features: call windows, budgets, learning, tenants' limits ---- */
 
 /* Runs a script over one key and reads an array of up to n integers. */
 static int eval_ints(redis_store *r, rd_script_id id, const char **argv, int nargs,
@@ -16,6 +16,22 @@ static int eval_ints(redis_store *r, rd_script_id id, const char **argv, int nar
     bool ok = reply->type == REDIS_REPLY_ARRAY && reply->elements == n;
     for (size_t i = 0; ok && i < n; i++)
         out[i] = int_at(reply, i);
+    freeReplyObject(reply);
+    return ok ? RD_OK : rd_status_set(st, RD_ERR_INTERNAL, "store: redis script: bad reply");
+}
+
+/* Runs a script over one key and reads its integer reply. */
+static int eval_ints_scalar(redis_store *r, rd_script_id id, const char **argv, int nargs,
+                            int64_t *out, rd_status *st)
+{
+    conn_slot *slot = rd_redis_slot_take(r);
+    redisReply *reply = rd_redis_eval(r, slot, id, 1, nargs, argv, NULL, st);
+    rd_redis_slot_give(slot);
+    if (!reply)
+        return st ? st->code : RD_ERR_UNAVAILABLE;
+    bool ok = reply->type == REDIS_REPLY_INTEGER;
+    if (ok)
+        *out = reply->integer;
     freeReplyObject(reply);
     return ok ? RD_OK : rd_status_set(st, RD_ERR_INTERNAL, "store: redis script: bad reply");
 }
@@ -169,4 +185,27 @@ int rd_redis_op_learn_stats(rd_store *s, const char *tool_id, const char *signat
     if (rc != RD_OK)
         return rc;
     return learn_settle(rd_redis_as_store(s), tool_id, signature_id, 0, now_ms, out, st);
+}
+
+/* P{quota:<set>}: one sorted set per tenant and kind, on one slot. */
+int rd_redis_op_quota(rd_store *s, const char *set, const char *member, size_t max,
+                      int64_t now_ms, int64_t ttl_ms, rd_status *st)
+{
+    int rc = rd_store_check_id("member", member, st);
+    if (rc == RD_OK && (!set || !set[0] || strlen(set) > RD_ID_MAX || strpbrk(set, "{}")))
+        rc = rd_status_set(st, RD_ERR_INVALID, "set: 1..%d bytes without '{' or '}'", RD_ID_MAX);
+    if (rc != RD_OK)
+        return rc;
+    redis_store *r = rd_redis_as_store(s);
+    char key[RD_KEY_MAX], now[24], cap[24], ttl[24];
+    snprintf(key, sizeof key, "%s{quota:%s}", r->prefix, set);
+    time_arg(r, now_ms, now);
+    fmt_i64(cap, (int64_t)(max > (size_t)RD_TIME_MAX ? (size_t)RD_TIME_MAX : max));
+    fmt_i64(ttl, clamp_time(ttl_ms));
+    const char *argv[] = {key, now, member, cap, ttl};
+    int64_t counted;
+    rc = eval_ints_scalar(r, RD_SCRIPT_QUOTA, argv, 5, &counted, st);
+    if (rc == RD_OK && !counted)
+        return rd_status_set(st, RD_ERR_EXHAUSTED, "set %s: %zu members in use", set, max);
+    return rc;
 }

@@ -154,6 +154,8 @@ int rd_redis_op_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
                           rd_status *st);
 
 /* redis_fleet.c */
+int rd_redis_op_quota(rd_store *s, const char *set, const char *member, size_t max,
+                      int64_t now_ms, int64_t ttl_ms, rd_status *st);
 int rd_redis_op_stats(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
                       int64_t now_ms, rd_breaker *breaker, rd_breaker_evidence *ev, bool *found,
                       rd_status *st);

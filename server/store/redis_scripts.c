@@ -26,7 +26,8 @@
     X(BUDGET, budget)                                                                    \
     X(LATENCY, latency)                                                                  \
     X(LEARN_SWAP, learn_swap)                                                            \
-    X(LEARN_SETTLE, learn_settle)
+    X(LEARN_SETTLE, learn_settle)                                                        \
+    X(QUOTA, quota)
 
 /* The embedded texts (NUL-terminated) and their lengths. */
 #define DECLARE_LUA(id, name)                                                            \

@@ -42,6 +42,7 @@ typedef enum {
     RD_SCRIPT_LATENCY,       /* a tool's latency distribution: add a sample, read it */
     RD_SCRIPT_LEARN_SWAP,    /* learning: replace a link's pending signature */
     RD_SCRIPT_LEARN_SETTLE,  /* learning: credit / debit / read a signature */
+    RD_SCRIPT_QUOTA,         /* a tenant's limit: count a tool or turn if there is room */
     RD_SCRIPT_COUNT
 } rd_script_id;
 

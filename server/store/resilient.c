@@ -255,6 +255,31 @@ static int rz_turn_read(rd_store *s, const char *turn_id, int64_t now_ms,
 }
 
 /* Both: the fallback's memory must stay bounded whatever the primary does. */
+/* A limit counted in the primary is shared by every replica. During an
+ * outage only the caller can count (engine/tenant.h): the fallback's own
+ * count if it has one, else RD_ERR_UNAVAILABLE says so. */
+static int rz_quota(rd_store *s, const char *set, const char *member, size_t max,
+                    int64_t now_ms, int64_t ttl_ms, rd_status *st)
+{
+    resilient_store *z = as_resilient(s);
+    if (!z->primary->ops->quota)
+        return rd_status_set(st, RD_ERR_UNAVAILABLE, "store: limits counted by each replica");
+    if (use_primary(z)) {
+        before_primary(st);
+        int rc = z->primary->ops->quota(z->primary, set, member, max, now_ms, ttl_ms, st);
+        if (!is_outage(rc)) {
+            primary_answered(z, st);
+            return rc;
+        }
+        primary_failed(z, st);
+    } else {
+        from_fallback(st);
+    }
+    if (z->fallback->ops->quota)
+        return z->fallback->ops->quota(z->fallback, set, member, max, now_ms, ttl_ms, st);
+    return rd_status_set(st, RD_ERR_UNAVAILABLE, "store: degraded: limits counted by this replica");
+}
+
 static size_t rz_evict(rd_store *s, int64_t now_ms)
 {
     resilient_store *z = as_resilient(s);
@@ -378,6 +403,7 @@ static const rd_store_ops resilient_ops = {
     .turn_append = rz_turn_append,
     .turn_touch = rz_turn_touch,
     .turn_read = rz_turn_read,
+    .quota = rz_quota,
     .evict = rz_evict,
     .destroy = rz_destroy,
     .report = rz_report,

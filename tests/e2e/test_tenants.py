@@ -7,9 +7,11 @@ limits answer RESOURCE_EXHAUSTED naming the limit; a reload adds and removes
 tenants; a bad tenants section is a file:line error. On the memory store,
 on three replicas sharing Redis, and on a Redis Cluster (the tenant's prefix
 inside the key's hash tag)."""
+import json
 import queue
 import subprocess
 import threading
+import urllib.request
 
 import grpc
 import pytest
@@ -232,6 +234,41 @@ def test_per_tenant_limits(server):
     expect_code(grpc.StatusCode.NOT_FOUND, small.trace, "t3")  # the refused one was not kept
 
 
+def refusal_counts(metrics_text, tenant):
+    """{limit: count} of recoveryd_tenant_limit_refusals_total for tenant."""
+    counts = {}
+    for line in metrics_text.splitlines():
+        if line.startswith("recoveryd_tenant_limit_refusals_total{") and \
+                f'tenant="{tenant}"' in line:
+            limit = line.split('limit="')[1].split('"')[0]
+            counts[limit] = float(line.split()[-1])
+    return counts
+
+
+def metrics_of(server):
+    port = next(int(e["metrics_port"]) for e in map(json.loads, filter(
+        lambda l: l.startswith("{"), server.log_text().splitlines()))
+        if e.get("msg") == "serving")
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+
+
+def test_limit_refusals_are_counted_per_tenant(server):
+    srv, c = server
+    small = c["small"]
+    small.decide("one")
+    small.decide("two")
+    for _ in range(3):
+        expect_code(grpc.StatusCode.RESOURCE_EXHAUSTED, small.decide, "three",
+                    contains="max_tools")
+    small.decide("one", turn_id="t1")
+    small.decide("one", turn_id="t2")
+    expect_code(grpc.StatusCode.RESOURCE_EXHAUSTED, lambda: small.decide("one", turn_id="t3"),
+                contains="max_turns")
+    text = metrics_of(srv)
+    assert refusal_counts(text, "small") == {"max_tools": 3.0, "max_turns": 1.0}, text
+    assert refusal_counts(text, "team-a") == {}  # no limit: no series
+
+
 def test_recoveryctl_names_the_tenant(server, recoveryd_binary):
     srv, c = server
     ctl = recoveryd_binary.parent / "tools" / "recoveryctl"
@@ -309,7 +346,7 @@ def cluster(module_cluster_env, tmp_path_factory):  # noqa: F811
     return module_cluster_env.recoveryd(
         topo.store_config(key_prefix="tenants:", command_timeout_ms=1000),
         tools=[flaky("search", threshold=1)],
-        server=tenants_server(tmp_path_factory.mktemp("tenants")))
+        server=tenants_server(tmp_path_factory.mktemp("tenants"), max_tools=2, max_turns=2))
 
 
 def test_replicas_keep_tenants_apart(cluster):
@@ -337,6 +374,32 @@ def test_replicas_keep_tenants_apart(cluster):
         assert wait_until(lambda: a[1].decide("search").action == pb.ACTION_PROCEED, 5.0)
     finally:
         for c in a + b:
+            c.close()
+
+
+def test_tenant_limits_are_shared_by_the_replicas(cluster):
+    """max_tools counts the tenant's tools in the shared store: two tools
+    used through two replicas fill it for the third, which refuses a third
+    tool and still serves the two; the refusal is counted where it happened."""
+    small = [Client(r.address, "token-of-small") for r in cluster.replicas]
+    try:
+        expect_action(small[0].decide("one"), pb.ACTION_PROCEED)
+        expect_action(small[1].decide("two"), pb.ACTION_PROCEED)
+        expect_code(grpc.StatusCode.RESOURCE_EXHAUSTED, small[2].decide, "three",
+                    contains="max_tools")
+        for i in range(3):
+            expect_action(small[i].decide("one"), pb.ACTION_PROCEED)
+            expect_action(small[i].decide("two"), pb.ACTION_PROCEED)
+        small[0].decide("one", turn_id="limit-t1")
+        small[1].decide("one", turn_id="limit-t2")
+        expect_code(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    lambda: small[2].decide("one", turn_id="limit-t3"), contains="max_turns")
+        assert refusal_counts(cluster.metrics_text(2), "small") == \
+            {"max_tools": 1.0, "max_turns": 1.0}
+        assert refusal_counts(cluster.metrics_text(0), "small") == \
+            {"max_tools": 0.0, "max_turns": 0.0}
+    finally:
+        for c in small:
             c.close()
 
 

@@ -992,6 +992,7 @@ static void conf_learning_links_and_records(void **state)
 
 #include "store_conformance_probe.h"
 #include "store_conformance_scope.h"
+#include "store_conformance_quota.h"
 
 #define RD_STORE_CONFORMANCE_TESTS(ctx)                                  \
     cmocka_unit_test_prestate(conf_budget_counts_and_slides, ctx),      \
@@ -1024,6 +1025,7 @@ static void conf_learning_links_and_records(void **state)
     cmocka_unit_test_prestate(conf_force_release_keeps_the_probe, ctx), \
     cmocka_unit_test_prestate(conf_force_rejects_bad_input, ctx),       \
     cmocka_unit_test_prestate(conf_forced_breaker_is_not_evicted, ctx), \
-    cmocka_unit_test_prestate(conf_scoped_keys_are_separate_breakers, ctx)
+    cmocka_unit_test_prestate(conf_scoped_keys_are_separate_breakers, ctx), \
+    cmocka_unit_test_prestate(conf_quota_counts_members_used_lately, ctx)
 
 #endif
