@@ -47,7 +47,8 @@ YAML
 }
 
 mkdir effects-tools tenants-tools
-printf 'tool:\n  id: send_email\n  effects: non_idempotent\n  verify_tool: find_sent_email\n' > effects-tools/send_email.yaml
+# a high breaker threshold: several checks end on an unverified failure
+printf 'tool:\n  id: send_email\n  effects: non_idempotent\n  verify_tool: find_sent_email\n  circuit_breaker: {failure_threshold: 100}\n' > effects-tools/send_email.yaml
 printf 'tool:\n  id: find_sent_email\n  effects: none\n  timeout_ms: 700\n' > effects-tools/find_sent_email.yaml
 printf 'tool:\n  id: charge_card\n  effects: non_idempotent\n  idempotency: key\n' > effects-tools/charge_card.yaml
 printf 'tool:\n  id: search\n' > tenants-tools/search.yaml

@@ -24,7 +24,9 @@ import (
 )
 
 var effectManifests = map[string]string{
-	"send_email":      "tool:\n  id: send_email\n  effects: non_idempotent\n  verify_tool: find_sent_email\n",
+	// a high breaker threshold: several tests end on an unverified failure
+	"send_email": "tool:\n  id: send_email\n  effects: non_idempotent\n  verify_tool: find_sent_email\n" +
+		"  circuit_breaker: {failure_threshold: 100}\n",
 	"find_sent_email": "tool:\n  id: find_sent_email\n  effects: none\n  timeout_ms: 700\n",
 	"charge_card":     "tool:\n  id: charge_card\n  effects: non_idempotent\n  idempotency: key\n",
 }

@@ -341,7 +341,9 @@ class Run {
     };
     const r = await this.invoke((ctx) => verifier({ ...ctx, ...request }), resp.timeout_ms,
       { toolId: resp.verify_tool_id, attempt: 1, idempotencyKey: '' }, false);
-    return r.ok ? Boolean(r.value) : null;
+    // Anything but a boolean (a verifier that forgot to return) says nothing:
+    // repeating the effect on it would be a blind retry.
+    return r.ok && typeof r.value === 'boolean' ? r.value : null;
   }
 
   verificationRequired(tool, resp) {

@@ -35,8 +35,9 @@ MANIFESTS = {
     "flight_search_backup": "tool:\n  id: flight_search_backup\n",
     # send_email's effect may have happened after a reset: verify with
     # find_sent_email; charge_card honours an idempotency key.
+    # (its breaker threshold is high: several tests end on an unverified failure)
     "send_email": ("tool:\n  id: send_email\n  effects: non_idempotent\n"
-                   "  verify_tool: find_sent_email\n"),
+                   "  verify_tool: find_sent_email\n  circuit_breaker: {failure_threshold: 100}\n"),
     "find_sent_email": "tool:\n  id: find_sent_email\n  effects: none\n  timeout_ms: 700\n",
     "charge_card": "tool:\n  id: charge_card\n  effects: non_idempotent\n  idempotency: key\n",
 }

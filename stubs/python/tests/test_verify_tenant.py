@@ -76,8 +76,8 @@ def test_verifier_says_it_did_not_happen_calls_the_tool_again(recoveryd_addr):
         assert res.outcome_recorded and failures(client, "send_email") == 0
 
 
-@pytest.mark.parametrize("verifiers", [None, {"another_tool": lambda req: True}],
-                         ids=["none", "not-for-this-tool"])
+@pytest.mark.parametrize("verifiers", [None, {"another_tool": lambda req: True}, lambda req: None],
+                         ids=["none", "not-for-this-tool", "returns-no-bool"])
 def test_without_a_verifier_the_run_stops_verification_required(recoveryd_addr, verifiers):
     with RecoveryClient(recoveryd_addr, rpc_timeout=2) as client:
         tool, calls = reset_then("sent")

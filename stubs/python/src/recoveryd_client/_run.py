@@ -6,6 +6,7 @@ so both follow the service identically."""
 from __future__ import annotations
 
 import contextvars
+import inspect
 import re
 import time
 import uuid
@@ -68,7 +69,7 @@ class VerifyRequest:
     """What a verifier is asked: did the failed call of ``tool_id`` have
     its effect? Answer True (it happened: the run succeeds without calling
     the tool again) or False (it did not: the tool may be called again);
-    raise when it cannot tell."""
+    raise when it cannot tell (anything but a bool counts as that)."""
     tool_id: str                     # the tool whose effect is unknown
     verify_tool_id: str              # the read-only tool the manifest names
     attempt: int                     # the failed attempt
@@ -335,7 +336,14 @@ class Run:
             if self.propagate and isinstance(value, self.propagate):
                 raise value
             return None
-        return bool(value)
+        if not isinstance(value, bool):
+            # A verifier that forgot to return (None), or a coroutine given
+            # to the blocking client, said nothing: repeating the effect on
+            # that would be a blind retry.
+            if inspect.iscoroutine(value):
+                value.close()
+            return None
+        return value
 
     def _succeed_verified(self, tool: str, attempt: int, permit: str):
         """The failed call did have its effect: a success of the tool, so
