@@ -60,7 +60,7 @@ def test_verifier_says_it_happened_records_a_success(recoveryd_addr):
         # The success reached the breaker (the failure before it no longer counts).
         assert failures(client, "send_email") == 0
         events = [e.event_type for e in client.get_turn_trace(t).events]
-        assert "EffectChecked" in events
+        assert events == ["ToolError", "EffectChecked", "ToolSucceeded"]
 
 
 def test_verifier_says_it_did_not_happen_calls_the_tool_again(recoveryd_addr):
