@@ -2,8 +2,9 @@
 packages, a scripted model from langchain_core's own fakes, and a live
 recoveryd (conftest.py): a tool that fails twice then succeeds, a permanent
 error escalated with the service's text for the model, an open breaker
-routed to the alternative with the same arguments, a dependent skipped; the
-same on the async path, and cancellation of an async graph."""
+routed to the alternative with the same arguments, a dependent skipped, a
+call whose effect is unknown verified instead of repeated; the same on the
+async path, and cancellation of an async graph."""
 import asyncio
 import uuid
 
