@@ -4,7 +4,8 @@
 # the committed stubs are fresh and every package states the VERSION file's
 # version, runs each language's tests (pytest, with the Python integrations
 # against a live recoveryd; go test, node --test + tsc type check, Maven
-# Surefire, the C client against TLS and server.auth; the Go, Node and C ones
+# Surefire, the C client against TLS and server.auth and its VERIFY and
+# tenant handling; the Go, Node and C ones
 # start recoveryd themselves), installs the built Python package into a fresh
 # venv and runs its examples, installs each package into a fresh project and
 # calls it (test_install_as_user.sh), then the cross-language conformance run
@@ -39,5 +40,6 @@ tests/stubs/test_python_package.sh
 cmake -S stubs/c -B "$tools/c-build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$tools/c-build" -j2 >/dev/null
 tests/stubs/test_c_tls_auth.sh "$RECOVERYD" "$tools/c-build/rdc_executor"
+tests/stubs/test_c_verify_tenant.sh "$RECOVERYD" "$tools/c-build/rdc_verify_tenant_test"
 tests/stubs/test_install_as_user.sh "$RECOVERYD"
 RD_STUBS_SKIP_INSTALL=1 tests/stubs/run_conformance.sh

@@ -59,7 +59,19 @@ typedef struct {
     /* Further channel arguments, passed as given (GRPC_ARG_* of grpc_types.h). */
     const grpc_arg *channel_args;
     size_t n_channel_args;
+    /* server.tenants: sent as "x-recoveryd-tenant: <tenant>" on every call,
+     * the tenant the admin token (bearer_token) acts for. Letters, digits,
+     * '_', '.', '-', at most RDC_TENANT_ID_MAX bytes (rdc_client_open refuses
+     * anything else). NULL or "" = none. Copied. */
+    const char *tenant;
 } rdc_options;
+
+#define RDC_TENANT_HEADER "x-recoveryd-tenant"
+#define RDC_TENANT_ID_MAX 64
+
+/* 0 when the server would accept tenant as a tenant id (NULL and "" are no
+ * tenant); -1 otherwise, with err (if given) saying why. */
+int rdc_check_tenant(const char *tenant, char *err, size_t err_len);
 
 /* Connects (lazily) to target ("host:port", or any gRPC target URI such as
  * "dns:///name:port" or "ipv4:10.0.0.1:50051,10.0.0.2:50051"). opts may be
@@ -108,11 +120,52 @@ typedef struct {
  * filled in (it arrives zeroed). */
 typedef int (*rdc_tool_fn)(void *user, int64_t timeout_ms, rdc_tool_error *err);
 
+/* The call an rdc_tool_attempt_fn is running. Valid during the call. */
+typedef struct {
+    const char *tool_id;
+    int number;                  /* 1 for the first call of this tool in the run */
+    /* The key to send with the call (an Idempotency-Key header, a client
+     * reference): rdc_run_options.idempotency_key, or on a retry the key the
+     * service repeated; "" without one. */
+    const char *idempotency_key;
+    int64_t timeout_ms;
+} rdc_attempt;
+
+/* rdc_tool_fn with the attempt: for a tool that sends an idempotency key. */
+typedef int (*rdc_tool_attempt_fn)(void *user, const rdc_attempt *attempt, rdc_tool_error *err);
+
 typedef struct {
     const char *tool_id;
     rdc_tool_fn fn;
     void *user;
+    rdc_tool_attempt_fn fn_attempt; /* called instead of fn when set */
 } rdc_tool;
+
+/* What a verifier is asked: did the failed call of tool_id have its effect?
+ * Valid during the call. */
+typedef struct {
+    const char *tool_id;         /* the tool whose effect is unknown */
+    void *tool_user;             /* its rdc_tool.user: the call's arguments */
+    const char *verify_tool_id;  /* the read-only tool the manifest names */
+    int attempt;                 /* the failed attempt */
+    const rdc_tool_error *error; /* what it failed with */
+    const char *reason;          /* the service's reason */
+    const Recovery__V1__Classification *classification; /* may be NULL */
+    const char *idempotency_key; /* the key the failed call was sent with, "" for none */
+    const char *turn_id;
+    int64_t timeout_ms;          /* the verify tool's timeout: return within it */
+} rdc_verify_request;
+
+/* Answers VERIFY: 1 the effect happened (the run succeeds without calling
+ * the tool again), 0 it did not (the tool may be called again), -1 cannot
+ * tell (the run ends RDC_VERIFICATION_REQUIRED). */
+typedef int (*rdc_verify_fn)(void *user, const rdc_verify_request *req);
+
+typedef struct {
+    const char *verify_tool_id;  /* the verify tool it answers for; NULL = any */
+    rdc_verify_fn fn;
+    void *user;
+} rdc_verifier;
 
 typedef struct {
     const char *turn_id;                 /* NULL = "" */
@@ -120,6 +173,14 @@ typedef struct {
     int64_t turn_remaining_ms;
     Recovery__V1__PlanStep **plan;       /* NULL: the manifests' graph; borrowed */
     size_t n_plan;
+    /* VERIFY (the effect of a non-idempotent call is unknown): the first
+     * verifier for the verify tool the service names, else the first with
+     * verify_tool_id NULL; with none the run ends RDC_VERIFICATION_REQUIRED. */
+    const rdc_verifier *verifiers;
+    size_t n_verifiers;
+    /* Sent with Decide, and to an rdc_tool_attempt_fn; NULL = none. At most
+     * 256 bytes. */
+    const char *idempotency_key;
 } rdc_run_options;
 
 typedef enum {
@@ -128,7 +189,10 @@ typedef enum {
     RDC_ESCALATE,       /* permanent error: a person or the model must act */
     RDC_GIVE_UP,        /* attempts or time used up (also: local fallback exhausted) */
     RDC_PARTIAL,        /* turn deadline reached */
-    RDC_NO_ALTERNATIVE  /* the service named a tool the caller gave no function for */
+    RDC_NO_ALTERNATIVE, /* the service named a tool the caller gave no function for */
+    /* the effect of a non-idempotent call is unknown (VERIFY) and no verifier
+     * could tell whether it happened; the tool was not called again */
+    RDC_VERIFICATION_REQUIRED
 } rdc_status;
 
 typedef struct {
@@ -146,6 +210,9 @@ typedef struct {
     /* The answer that stopped the run (cascade, classification, trace), or
      * NULL. Owned by the result: release with rdc_result_clear. */
     Recovery__V1__DecideResponse *last_decision;
+    bool verified;              /* succeeded: a verifier said the failed call's effect happened */
+    char verify_tool_id[257];   /* the verify tool the service named (VERIFY) */
+    char idempotency_key[257];  /* the key the last call was sent with */
 } rdc_result;
 
 /* Runs tool_id (and any alternative named by the service, looked up in

@@ -105,6 +105,24 @@ static grpc_arg string_arg(const char *key, const char *value)
     return a;
 }
 
+int rdc_check_tenant(const char *tenant, char *err, size_t err_len)
+{
+    if (tenant == NULL || tenant[0] == '\0')
+        return 0;
+    size_t n = strlen(tenant);
+    if (n > RDC_TENANT_ID_MAX) {
+        if (err != NULL && err_len > 0)
+            snprintf(err, err_len, "tenant: longer than %d bytes", RDC_TENANT_ID_MAX);
+        return -1;
+    }
+    if (strspn(tenant, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") != n) {
+        if (err != NULL && err_len > 0)
+            snprintf(err, err_len, "tenant: \"%s\": only letters, digits, '_', '.' and '-'", tenant);
+        return -1;
+    }
+    return 0;
+}
+
 rdc_client *rdc_client_open(const char *target, const rdc_options *opts, char *err, size_t err_len)
 {
     if (err != NULL && err_len > 0)
@@ -113,6 +131,9 @@ rdc_client *rdc_client_open(const char *target, const rdc_options *opts, char *e
         set_err(err, err_len, "%s: %s", "target", "missing");
         return NULL;
     }
+    const char *tenant = opts != NULL ? opts->tenant : NULL;
+    if (rdc_check_tenant(tenant, err, err_len) != 0)
+        return NULL;
     rdc_client *c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
@@ -128,14 +149,19 @@ rdc_client *rdc_client_open(const char *target, const rdc_options *opts, char *e
         if (c->authorization != NULL)
             snprintf(c->authorization, n, "Bearer %s", token);
     }
-    if (c->executor_id == NULL || (token != NULL && token[0] != '\0' && c->authorization == NULL)) {
+    if (tenant != NULL && tenant[0] != '\0')
+        c->tenant = strdup(tenant);
+    if (c->executor_id == NULL || (token != NULL && token[0] != '\0' && c->authorization == NULL) ||
+        (tenant != NULL && tenant[0] != '\0' && c->tenant == NULL)) {
         free(c->executor_id);
         free(c->authorization);
+        free(c->tenant);
         free(c);
         return NULL;
     }
     c->opts.executor_id = c->executor_id;
     c->opts.bearer_token = NULL;
+    c->opts.tenant = NULL;
     c->opts.tls_ca_file = c->opts.tls_cert_file = c->opts.tls_key_file = NULL;
     c->opts.tls_server_name = c->opts.lb_policy = NULL;
     c->opts.channel_args = NULL;
@@ -182,6 +208,7 @@ void rdc_client_free(rdc_client *client)
         grpc_channel_destroy(client->channel);
     free(client->executor_id);
     free(client->authorization);
+    free(client->tenant);
     free(client);
     grpc_shutdown();
 }
@@ -247,16 +274,21 @@ grpc_status_code rdc_call(rdc_client *client, const char *method, const Protobuf
 
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
-    grpc_metadata auth;
-    memset(&auth, 0, sizeof auth);
+    grpc_metadata md[2];
+    memset(md, 0, sizeof md);
+    size_t n_md = 0;
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    /* static slices: the client outlives every call it makes */
     if (client->authorization != NULL) {
-        /* static slices: the client outlives every call it makes */
-        auth.key = grpc_slice_from_static_string("authorization");
-        auth.value = grpc_slice_from_static_string(client->authorization);
-        ops[0].data.send_initial_metadata.count = 1;
-        ops[0].data.send_initial_metadata.metadata = &auth;
+        md[n_md].key = grpc_slice_from_static_string("authorization");
+        md[n_md++].value = grpc_slice_from_static_string(client->authorization);
     }
+    if (client->tenant != NULL) {
+        md[n_md].key = grpc_slice_from_static_string(RDC_TENANT_HEADER);
+        md[n_md++].value = grpc_slice_from_static_string(client->tenant);
+    }
+    ops[0].data.send_initial_metadata.count = n_md;
+    ops[0].data.send_initial_metadata.metadata = n_md > 0 ? md : NULL;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = send;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

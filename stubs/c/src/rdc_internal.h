@@ -11,6 +11,7 @@ struct rdc_client {
     rdc_options opts;      /* defaults applied; executor_id points at the copy below */
     char *executor_id;     /* owned copy */
     char *authorization;   /* owned "Bearer <token>", NULL = no token */
+    char *tenant;          /* owned x-recoveryd-tenant value, NULL = none */
 };
 
 #endif

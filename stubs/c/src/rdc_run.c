@@ -16,6 +16,7 @@ typedef struct {
     size_t n_tools;
     const rdc_run_options *opts;
     rdc_result *res;
+    char key[257]; /* the idempotency key to send: the run's, or the one a RETRY repeated */
 } run_ctx;
 
 /* Why a service call failed, for the fallback report. */
@@ -32,6 +33,7 @@ const char *rdc_status_name(rdc_status status)
     case RDC_GIVE_UP: return "give_up";
     case RDC_PARTIAL: return "partial";
     case RDC_NO_ALTERNATIVE: return "no_alternative";
+    case RDC_VERIFICATION_REQUIRED: return "verification_required";
     }
     return "unknown";
 }
@@ -110,15 +112,21 @@ static void note_action(run_ctx *r, Recovery__V1__Action action)
         r->res->actions[r->res->n_actions++] = action;
 }
 
-/* Calls the tool once; 0 on success. The error lands in res->last_error. */
-static int invoke(run_ctx *r, const rdc_tool *t, int64_t timeout_ms)
+/* Calls the tool once (attempt `number` of it); 0 on success. The error
+ * lands in res->last_error. */
+static int invoke(run_ctx *r, const rdc_tool *t, int number, int64_t timeout_ms)
 {
     if (timeout_ms <= 0)
         timeout_ms = r->c->opts.fallback_timeout_ms;
     r->res->attempts++;
+    copy_str(r->res->idempotency_key, sizeof r->res->idempotency_key, r->key);
     rdc_tool_error err;
     memset(&err, 0, sizeof err);
-    int rc = t->fn(t->user, timeout_ms, &err);
+    rdc_attempt a = {.tool_id = t->tool_id, .number = number, .idempotency_key = r->key,
+                     .timeout_ms = timeout_ms};
+    int rc = t->fn_attempt != NULL ? t->fn_attempt(t->user, &a, &err)
+             : t->fn != NULL       ? t->fn(t->user, timeout_ms, &err)
+                                   : -1;
     if (rc != 0) {
         err.message[sizeof err.message - 1] = '\0';
         err.code[sizeof err.code - 1] = '\0';
@@ -168,6 +176,7 @@ static int decide(run_ctx *r, const char *tool, const rdc_tool_error *err, int a
     req.executor_id = r->c->executor_id;
     req.outcome_id = (char *)outcome_id;
     req.permit_id = (char *)permit;
+    req.idempotency_key = r->key;
     req.plan = r->opts->plan;
     req.n_plan = r->opts->plan != NULL ? r->opts->n_plan : 0;
     if (r->opts->has_turn_remaining) {
@@ -243,6 +252,58 @@ static void succeed(run_ctx *r, const char *tool, int attempt, int64_t latency_m
         recovery__v1__record_outcome_response__free_unpacked(resp, NULL);
 }
 
+static const rdc_verifier *find_verifier(const run_ctx *r, const char *verify_tool)
+{
+    const rdc_verifier *any = NULL;
+    for (size_t i = 0; r->opts->verifiers != NULL && i < r->opts->n_verifiers; i++) {
+        const rdc_verifier *v = &r->opts->verifiers[i];
+        if (v->fn == NULL)
+            continue;
+        if (v->verify_tool_id != NULL && strcmp(v->verify_tool_id, verify_tool) == 0)
+            return v;
+        if (v->verify_tool_id == NULL && any == NULL)
+            any = v;
+    }
+    return any;
+}
+
+/* Asks the caller's verifier whether the failed call had its effect: 1, 0,
+ * or -1 when there is no verifier or it could not tell (the run then stops:
+ * never a blind retry). */
+static int verify(run_ctx *r, const rdc_tool *t, const Recovery__V1__DecideResponse *resp,
+                  int attempt)
+{
+    const char *verify_tool = resp->verify_tool_id != NULL ? resp->verify_tool_id : "";
+    copy_str(r->res->verify_tool_id, sizeof r->res->verify_tool_id, verify_tool);
+    const rdc_verifier *v = find_verifier(r, verify_tool);
+    if (v == NULL)
+        return -1;
+    rdc_verify_request req = {
+        .tool_id = t->tool_id, .tool_user = t->user, .verify_tool_id = verify_tool,
+        .attempt = attempt, .error = &r->res->last_error,
+        .reason = resp->reason != NULL ? resp->reason : "", .classification = resp->classification,
+        .idempotency_key = r->key,
+        .turn_id = r->opts->turn_id != NULL ? r->opts->turn_id : "",
+        .timeout_ms = resp->timeout_ms > 0 ? resp->timeout_ms : r->c->opts.fallback_timeout_ms};
+    int happened = v->fn(v->user, &req);
+    return happened == 0 || happened == 1 ? happened : -1;
+}
+
+/* The failed call did have its effect: a success of the tool, so the
+ * breaker and the trace count it as one. The failure stays in last_error. */
+static void succeed_verified(run_ctx *r, const char *tool, int attempt, const char *permit)
+{
+    rdc_tool_error failed = r->res->last_error;
+    char outcome_id[33];
+    new_outcome_id(outcome_id);
+    succeed(r, tool, attempt, 0, outcome_id, permit);
+    r->res->last_error = failed;
+    r->res->verified = true;
+    char reason[512];
+    snprintf(reason, sizeof reason, "verified by %.256s: the effect happened", r->res->verify_tool_id);
+    copy_str(r->res->reason, sizeof r->res->reason, reason);
+}
+
 /* Finishes on the local policy after attempts_made attempts of tool: every
  * failure is retried until fallback_max_attempts. */
 static void fallback(run_ctx *r, const char *tool, int attempts_made, int64_t timeout_ms,
@@ -263,7 +324,7 @@ static void fallback(run_ctx *r, const char *tool, int attempts_made, int64_t ti
             note_action(r, RECOVERY__V1__ACTION__ACTION_RETRY);
             sleep_us(ms_to_us(p->fallback_delays_ms[i]));
         }
-        if (invoke(r, t, timeout_ms) == 0) {
+        if (invoke(r, t, attempt + 1, timeout_ms) == 0) {
             end(r, RDC_SUCCEEDED, tool, "local fallback");
             memset(&r->res->last_error, 0, sizeof r->res->last_error);
             return;
@@ -314,7 +375,37 @@ static void run(run_ctx *r, const char *first_tool)
             tool_start = now_ms();
             clock = (retry_clock){0};
         } else if (action == RECOVERY__V1__ACTION__ACTION_RETRY) {
+            if (resp->idempotency_key != NULL && resp->idempotency_key[0] != '\0')
+                copy_str(r->key, sizeof r->key, resp->idempotency_key);
             sleep_us(retry_wait_us(resp));
+        } else if (action == RECOVERY__V1__ACTION__ACTION_VERIFY) {
+            const rdc_tool *t = find_tool(r, tool);
+            int happened = t != NULL ? verify(r, t, resp, attempt) : -1;
+            if (happened < 0) {
+                end(r, RDC_VERIFICATION_REQUIRED, tool, resp->reason);
+                keep_decision(r, resp);
+                return;
+            }
+            keep_decision(r, resp);
+            resp = NULL;
+            if (happened) {
+                succeed_verified(r, tool, attempt, permit);
+                return;
+            }
+            /* It did not happen: calling the tool again is safe, once
+             * admission allows it (the breaker may have opened meanwhile). */
+            if (decide(r, tool, NULL, attempt, 0, "", "", &resp, &why) != 0) {
+                fallback(r, tool, attempt, timeout_ms, &why);
+                return;
+            }
+            timeout_ms = resp->timeout_ms;
+            copy_str(permit, sizeof permit, resp->permit_id);
+            if (resp->action == RECOVERY__V1__ACTION__ACTION_VERIFY) {
+                /* Admission never answers VERIFY; stop rather than loop. */
+                stop(r, tool, resp);
+                return;
+            }
+            continue;
         } else if (action != RECOVERY__V1__ACTION__ACTION_PROCEED) {
             stop(r, tool, resp);
             return;
@@ -331,7 +422,7 @@ static void run(run_ctx *r, const char *first_tool)
         char outcome_id[33];
         new_outcome_id(outcome_id);
         int64_t attempt_start = now_ms();
-        if (invoke(r, t, timeout_ms) == 0) {
+        if (invoke(r, t, attempt, timeout_ms) == 0) {
             succeed(r, tool, attempt, now_ms() - tool_start, outcome_id, permit);
             return;
         }
@@ -361,6 +452,7 @@ int rdc_run_tool(rdc_client *client, const char *tool_id, const rdc_tool *tools,
     static const rdc_run_options no_opts;
     run_ctx r = {.c = client, .tools = tools, .n_tools = tools != NULL ? n_tools : 0,
                  .opts = opts != NULL ? opts : &no_opts, .res = out};
+    copy_str(r.key, sizeof r.key, r.opts->idempotency_key);
     copy_str(out->tool_id, sizeof out->tool_id, tool_id);
     run(&r, tool_id);
     return 0;

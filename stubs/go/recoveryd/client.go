@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/recoveryd/recoveryd/stubs/go/recoveryv1"
 )
@@ -41,6 +44,10 @@ type Options struct {
 	// ExecutorID is sent with every Decide and RecordOutcome.
 	ExecutorID string
 	Fallback   FallbackPolicy
+	// Tenant is sent on every call as "x-recoveryd-tenant: <tenant>": the
+	// tenant the admin token acts for (server.tenants). Letters, digits,
+	// '_', '.', '-', at most 64 bytes (CheckTenant); "" sends none.
+	Tenant string
 
 	// Read by Dial only (New takes a connection the caller made).
 
@@ -48,8 +55,9 @@ type Options struct {
 	// builds one from PEM files.
 	TLS *tls.Config
 	// Token is sent on every call as "authorization: Bearer <token>"
-	// (server.auth). It is sent over plaintext too: recoveryd accepts a
-	// token there on loopback.
+	// (server.auth, or a tenant's or the admin token of server.tenants). It
+	// is sent over plaintext too: recoveryd accepts a token there on
+	// loopback.
 	Token string
 	// DialOptions go to grpc.NewClient after the ones above, e.g.
 	// grpc.WithDefaultServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`)
@@ -82,12 +90,17 @@ type Client struct {
 	RPC  recoveryv1.RecoveryServiceClient
 	conn *grpc.ClientConn // nil when the caller supplied the connection
 	opts Options
+	// tenantErr is why opts.Tenant is not a tenant id (New), or nil.
+	tenantErr error
 }
 
 // Dial connects to target ("host:port" or a gRPC target URI such as
 // "dns:///recoveryd.ns.svc:50051") with opts.TLS, opts.Token and
 // opts.DialOptions. The connection is made lazily; Dial does not block on it.
 func Dial(target string, opts Options) (*Client, error) {
+	if err := CheckTenant(opts.Tenant); err != nil {
+		return nil, err
+	}
 	creds := insecure.NewCredentials()
 	if opts.TLS != nil {
 		creds = credentials.NewTLS(opts.TLS)
@@ -147,9 +160,67 @@ func LoadTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) 
 	return cfg, nil
 }
 
-// New wraps a connection the caller owns (and closes).
+// New wraps a connection the caller owns (and closes). With an invalid
+// opts.Tenant (check it first with CheckTenant) every call fails with
+// codes.InvalidArgument and Run ends StatusGiveUp, naming the problem.
 func New(conn grpc.ClientConnInterface, opts Options) *Client {
-	return &Client{RPC: recoveryv1.NewRecoveryServiceClient(conn), opts: opts.withDefaults()}
+	c := &Client{opts: opts.withDefaults(), tenantErr: CheckTenant(opts.Tenant)}
+	if c.tenantErr != nil {
+		conn = refused{c.tenantErr}
+	} else if opts.Tenant != "" {
+		conn = tenantConn{conn, opts.Tenant}
+	}
+	c.RPC = recoveryv1.NewRecoveryServiceClient(conn)
+	return c
+}
+
+// TenantHeader is the metadata key naming the tenant the admin token acts for.
+const TenantHeader = "x-recoveryd-tenant"
+
+// TenantIDMax is the longest tenant id the server accepts.
+const TenantIDMax = 64
+
+// CheckTenant reports whether the server would accept tenant as a tenant
+// id: letters, digits, '_', '.' and '-', at most TenantIDMax bytes ("" is
+// no tenant).
+func CheckTenant(tenant string) error {
+	if len(tenant) > TenantIDMax {
+		return fmt.Errorf("tenant: longer than %d bytes", TenantIDMax)
+	}
+	for i := 0; i < len(tenant); i++ {
+		ch := tenant[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' ||
+			ch == '_' || ch == '.' || ch == '-') {
+			return fmt.Errorf("tenant: %q: only letters, digits, '_', '.' and '-'", tenant)
+		}
+	}
+	return nil
+}
+
+// tenantConn adds the tenant header to every call on conn.
+type tenantConn struct {
+	conn   grpc.ClientConnInterface
+	tenant string
+}
+
+func (t tenantConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return t.conn.Invoke(metadata.AppendToOutgoingContext(ctx, TenantHeader, t.tenant), method, args, reply, opts...)
+}
+
+func (t tenantConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string,
+	opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return t.conn.NewStream(metadata.AppendToOutgoingContext(ctx, TenantHeader, t.tenant), desc, method, opts...)
+}
+
+// refused fails every call: the client was made with an invalid tenant.
+type refused struct{ err error }
+
+func (r refused) Invoke(context.Context, string, any, any, ...grpc.CallOption) error {
+	return status.Error(codes.InvalidArgument, r.err.Error())
+}
+
+func (r refused) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.InvalidArgument, r.err.Error())
 }
 
 // Close closes the connection when Dial made it.

@@ -47,6 +47,53 @@ type Call struct {
 	// Plan lists the turn's tools for cascade decisions; nil: the service
 	// uses its manifests' dependency graph.
 	Plan []*recoveryv1.PlanStep
+	// Verifiers answer VERIFY (the effect of a non-idempotent call is
+	// unknown), by the verify tool id the service names; Verify answers for
+	// any verify tool without an entry. With neither, the run ends
+	// StatusVerificationRequired.
+	Verifiers map[string]Verifier
+	Verify    Verifier
+	// IdempotencyKey is sent with Decide, and to the tool through
+	// AttemptFrom(ctx).IdempotencyKey: a tool that honours a key sends it
+	// with every call, so the service may retry a call that may have run.
+	IdempotencyKey string
+}
+
+// Verifier tells whether the failed call of req.ToolID had its effect: true
+// (it happened: the run succeeds without calling the tool again), false (it
+// did not: the tool may be called again). An error means it cannot tell:
+// the run ends StatusVerificationRequired. ctx carries the verify tool's
+// timeout.
+type Verifier func(ctx context.Context, req VerifyRequest) (happened bool, err error)
+
+// VerifyRequest is what a Verifier is asked.
+type VerifyRequest struct {
+	ToolID         string // the tool whose effect is unknown
+	VerifyToolID   string // the read-only tool the manifest names
+	Attempt        int    // the failed attempt
+	Err            error  // what the failed attempt returned
+	Reason         string // the service's reason
+	Classification *recoveryv1.Classification
+	IdempotencyKey string // the key the failed call was sent with
+	TurnID         string
+}
+
+// Attempt is the call a ToolFunc is running (AttemptFrom).
+type Attempt struct {
+	ToolID string
+	Number int // 1 for the first call of this tool in the run
+	// IdempotencyKey is the key to send with the call: Call.IdempotencyKey,
+	// or on a retry the key the service repeated; "" without one.
+	IdempotencyKey string
+}
+
+type attemptKey struct{}
+
+// AttemptFrom returns the attempt a ToolFunc's ctx belongs to (false
+// outside a call made by Run).
+func AttemptFrom(ctx context.Context) (Attempt, bool) {
+	a, ok := ctx.Value(attemptKey{}).(Attempt)
+	return a, ok
 }
 
 // Status is how Run ended.
@@ -60,6 +107,10 @@ const (
 	StatusPartial       Status = "partial"        // turn deadline reached
 	StatusNoAlternative Status = "no_alternative" // the service named a tool Call.Tools lacks
 	StatusCanceled      Status = "canceled"       // ctx ended first
+	// StatusVerificationRequired: the effect of a non-idempotent call is
+	// unknown (VERIFY) and no verifier could tell whether it happened; the
+	// tool was not called again.
+	StatusVerificationRequired Status = "verification_required"
 )
 
 // Decision is one answer that steered the run (or a local fallback step).
@@ -91,6 +142,13 @@ type Result struct {
 	// policy decided; FallbackReason says which call failed and why.
 	Fallback       bool
 	FallbackReason string
+	// Verified is set with StatusSucceeded when a verifier said the failed
+	// call's effect happened (Value is nil).
+	Verified bool
+	// VerifyToolID is the verify tool the service named (VERIFY).
+	VerifyToolID string
+	// IdempotencyKey is the key the last call was sent with.
+	IdempotencyKey string
 }
 
 // errServiceUnusable marks a failed service RPC (unreachable, deadline,
@@ -111,6 +169,10 @@ type runner struct {
 // Run performs call under the service's decisions. See the package comment.
 func (c *Client) Run(ctx context.Context, call Call) Result {
 	r := &runner{c: c, call: call}
+	if c.tenantErr != nil {
+		r.end(StatusGiveUp, call.ToolID, c.tenantErr.Error())
+		return r.res
+	}
 	r.run(ctx)
 	return r.res
 }
@@ -118,7 +180,8 @@ func (c *Client) Run(ctx context.Context, call Call) Result {
 func (r *runner) run(ctx context.Context) {
 	tool := r.call.ToolID
 	visited := map[string]bool{tool: true}
-	resp, err := r.decide(ctx, tool, nil, 0, 0, "", "")
+	key := r.call.IdempotencyKey
+	resp, err := r.decide(ctx, tool, nil, 0, 0, "", "", key)
 	if err != nil {
 		r.fallback(ctx, tool, 0, 0, err)
 		return
@@ -145,7 +208,8 @@ func (r *runner) run(ctx context.Context) {
 		attempt++
 		outcomeID := newOutcomeID()
 		attemptStart := time.Now()
-		value, callErr := r.invoke(ctx, fn, tool, timeout)
+		r.res.IdempotencyKey = key
+		value, callErr := r.invoke(ctx, fn, Attempt{tool, attempt, key}, timeout)
 		if callErr == nil {
 			r.succeed(ctx, tool, value, attempt, time.Since(toolStart), outcomeID, permit)
 			return
@@ -157,7 +221,7 @@ func (r *runner) run(ctx context.Context) {
 		}
 		var timedOut *errToolTimeout
 		elapsed := clock.failed(attemptStart, errors.As(callErr, &timedOut))
-		resp, err := r.decide(ctx, tool, toProto(callErr), attempt, elapsed, outcomeID, permit)
+		resp, err := r.decide(ctx, tool, toProto(callErr), attempt, elapsed, outcomeID, permit, key)
 		if err != nil {
 			r.fallback(ctx, tool, attempt, timeout, err)
 			return
@@ -166,8 +230,44 @@ func (r *runner) run(ctx context.Context) {
 		permit, timeout = resp.GetPermitId(), resp.GetTimeoutMs()
 		switch resp.GetAction() {
 		case recoveryv1.Action_ACTION_RETRY:
+			if k := resp.GetIdempotencyKey(); k != "" {
+				key = k
+			}
 			if !sleep(ctx, retryWait(resp)) {
 				r.end(StatusCanceled, tool, ctx.Err().Error())
+				return
+			}
+		case recoveryv1.Action_ACTION_VERIFY:
+			happened, ok := r.verify(ctx, tool, resp, attempt, key)
+			if ctx.Err() != nil {
+				r.end(StatusCanceled, tool, ctx.Err().Error())
+				return
+			}
+			if !ok {
+				r.verificationRequired(tool, resp)
+				return
+			}
+			if happened {
+				r.succeedVerified(ctx, tool, attempt, permit)
+				return
+			}
+			// It did not happen: calling the tool again is safe, once
+			// admission allows it (the breaker may have opened meanwhile).
+			resp, err := r.decide(ctx, tool, nil, attempt, 0, "", "", key)
+			if err != nil {
+				r.fallback(ctx, tool, attempt, timeout, err)
+				return
+			}
+			permit, timeout = resp.GetPermitId(), resp.GetTimeoutMs()
+			switch resp.GetAction() {
+			case recoveryv1.Action_ACTION_PROCEED:
+			case recoveryv1.Action_ACTION_USE_ALTERNATIVE:
+				if tool = resp.GetAlternativeToolId(); !r.switchTo(tool, visited) {
+					return
+				}
+				attempt, toolStart, clock = 0, time.Now(), retryClock{}
+			default:
+				r.stop(tool, resp)
 				return
 			}
 		case recoveryv1.Action_ACTION_USE_ALTERNATIVE:
@@ -214,6 +314,55 @@ func (r *runner) stop(tool string, resp *recoveryv1.DecideResponse) {
 	r.end(status, tool, resp.GetReason())
 }
 
+// verify asks the caller's verifier whether the failed call had its effect;
+// ok is false when there is no verifier or it could not tell (the run then
+// stops: never a blind retry).
+func (r *runner) verify(ctx context.Context, tool string, resp *recoveryv1.DecideResponse,
+	attempt int, key string) (happened, ok bool) {
+	verifyTool := resp.GetVerifyToolId()
+	r.res.VerifyToolID = verifyTool
+	v := r.call.Verifiers[verifyTool]
+	if v == nil {
+		v = r.call.Verify
+	}
+	if v == nil {
+		return false, false
+	}
+	req := VerifyRequest{ToolID: tool, VerifyToolID: verifyTool, Attempt: attempt, Err: r.res.Err,
+		Reason: resp.GetReason(), Classification: resp.GetClassification(), IdempotencyKey: key,
+		TurnID: r.call.TurnID}
+	fn := func(vctx context.Context) (any, error) { return v(vctx, req) }
+	value, err := r.call1(ctx, fn, Attempt{ToolID: verifyTool, Number: 1}, resp.GetTimeoutMs())
+	if err != nil {
+		return false, false
+	}
+	happened, _ = value.(bool)
+	return happened, true
+}
+
+func (r *runner) verificationRequired(tool string, resp *recoveryv1.DecideResponse) {
+	r.res.Cascade = resp.GetCascade()
+	if resp.GetClassification() != nil {
+		r.res.Classification = resp.GetClassification()
+	}
+	r.end(StatusVerificationRequired, tool, resp.GetReason())
+}
+
+// succeedVerified: the failed call did have its effect, a success of the
+// tool, so the breaker and the trace count it as one.
+func (r *runner) succeedVerified(ctx context.Context, tool string, attempt int, permit string) {
+	r.res.Value, r.res.PermitID, r.res.Verified = nil, permit, true
+	r.end(StatusSucceeded, tool, "verified by "+r.res.VerifyToolID+": the effect happened")
+	req := &recoveryv1.RecordOutcomeRequest{
+		ToolId: tool, Success: true, Attempt: int32(attempt), TurnId: r.call.TurnID,
+		OutcomeId: newOutcomeID(), PermitId: permit, ExecutorId: r.c.opts.ExecutorID,
+	}
+	rctx, cancel := context.WithTimeout(ctx, r.c.opts.RPCTimeout)
+	defer cancel()
+	_, err := r.c.RPC.RecordOutcome(rctx, req)
+	r.res.OutcomeRecorded = err == nil
+}
+
 func (r *runner) end(status Status, tool, reason string) {
 	r.res.Status, r.res.ToolID, r.res.Reason = status, tool, reason
 }
@@ -234,11 +383,11 @@ func (r *runner) succeed(ctx context.Context, tool string, value any, attempt in
 }
 
 func (r *runner) decide(ctx context.Context, tool string, toolErr *recoveryv1.ToolError,
-	attempt int, elapsedMs int64, outcomeID, permit string) (*recoveryv1.DecideResponse, error) {
+	attempt int, elapsedMs int64, outcomeID, permit, key string) (*recoveryv1.DecideResponse, error) {
 	req := &recoveryv1.DecideRequest{
 		ToolId: tool, Error: toolErr, Attempt: int32(attempt), ElapsedMs: elapsedMs,
 		TurnId: r.call.TurnID, Plan: r.call.Plan, ExecutorId: r.c.opts.ExecutorID,
-		OutcomeId: outcomeID, PermitId: permit,
+		OutcomeId: outcomeID, PermitId: permit, IdempotencyKey: key,
 	}
 	if !r.call.TurnDeadline.IsZero() {
 		req.TurnBudget = &recoveryv1.DecideRequest_TurnRemainingMs{
@@ -280,7 +429,9 @@ func (r *runner) fallback(ctx context.Context, tool string, attemptsMade int, ti
 				return
 			}
 		}
-		value, err := r.invoke(ctx, fn, tool, timeout.Milliseconds())
+		r.res.IdempotencyKey = r.call.IdempotencyKey
+		value, err := r.invoke(ctx, fn, Attempt{tool, attempt + 1, r.call.IdempotencyKey},
+			timeout.Milliseconds())
 		if err == nil {
 			r.res.Value, r.res.Err = value, nil
 			r.end(StatusSucceeded, tool, "local fallback")
@@ -329,15 +480,23 @@ func (e *errToolTimeout) Error() string {
 	return fmt.Sprintf("tool %s timed out after %d ms", e.tool, e.timeoutMs)
 }
 
-// invoke calls fn under a hard timeout. A tool that ignores its context is
+// invoke makes one attempt of a tool: it counts, and AttemptFrom(ctx) in
+// fn returns a.
+func (r *runner) invoke(ctx context.Context, fn ToolFunc, a Attempt, timeoutMs int64) (any, error) {
+	r.res.Attempts++
+	return r.call1(ctx, fn, a, timeoutMs)
+}
+
+// call1 calls fn under a hard timeout. A tool that ignores its context is
 // abandoned (its goroutine finishes on its own) so the run never hangs; a
 // panicking tool becomes an internal error.
-func (r *runner) invoke(ctx context.Context, fn ToolFunc, tool string, timeoutMs int64) (any, error) {
+func (r *runner) call1(ctx context.Context, fn ToolFunc, a Attempt, timeoutMs int64) (any, error) {
 	if timeoutMs <= 0 {
 		timeoutMs = r.c.opts.Fallback.Timeout.Milliseconds()
 	}
-	r.res.Attempts++
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(timeoutMs)*time.Millisecond)
+	tool := a.ToolID
+	cctx, cancel := context.WithTimeout(context.WithValue(ctx, attemptKey{}, a),
+		time.Duration(timeoutMs)*time.Millisecond)
 	defer cancel()
 	type outcome struct {
 		value any

@@ -59,6 +59,10 @@ function abortErrorOf(signal) {
  *   failureOutput: (result) => what the model gets when a run fails
  *     (default: the classification's llm_message)
  *   onResult: (result, {toolName, input, toolCallId}) => void, after each run
+ *   verifiers: {verifyToolId: (input, request) => boolean}, or one such
+ *     function: answers VERIFY (did the failed call with this input have its
+ *     effect?); without one the model gets the service's text, which names
+ *     the verify tool to call
  * @returns {{tools: object, turnId: string, results: object[], cascade: Map<string, object>,
  *   activeTools: () => string[]}}
  */
@@ -73,6 +77,15 @@ function withRecovery(client, tools, options = {}) {
     if (t && typeof t.execute === 'function') originals[name] = t.execute.bind(t);
   }
   const alternatives = options.alternatives || {};
+
+  function verifiersFor(input) {
+    const v = options.verifiers;
+    if (typeof v === 'function') return (req) => v(input, req);
+    if (!v) return undefined;
+    const out = {};
+    for (const [id, fn] of Object.entries(v)) out[id] = (req) => fn(input, req);
+    return out;
+  }
 
   function functionsFor(input, execOptions) {
     const fns = {};
@@ -92,11 +105,13 @@ function withRecovery(client, tools, options = {}) {
       }
       const res = await client.runTool(name, functionsFor(input, execOptions), {
         turnId, plan: options.plan, turnDeadline: options.turnDeadline, signal: execOptions.abortSignal,
+        verifiers: verifiersFor(input),
       });
       results.push(res);
       for (const s of res.cascade) cascade.set(s.tool_id, s);
       if (options.onResult) options.onResult(res, info);
       if (res.status === Status.CANCELED) throw abortErrorOf(execOptions.abortSignal);
+      if (res.status === Status.SUCCEEDED && res.verified) return `${res.toolId}: done (${res.reason})`;
       if (res.status === Status.SUCCEEDED) return res.value;
       return failureOutput(res);
     };

@@ -39,7 +39,27 @@ const Status = Object.freeze({
   PARTIAL: 'partial', // turn deadline reached
   NO_ALTERNATIVE: 'no_alternative', // the service named a tool the caller gave no function for
   CANCELED: 'canceled', // the caller's AbortSignal fired
+  // VERIFY: the effect of a non-idempotent call is unknown and no verifier
+  // could tell whether it happened; the tool was not called again.
+  VERIFICATION_REQUIRED: 'verification_required',
 });
+
+const TENANT_ID_MAX = 64;
+
+/**
+ * The tenant as the server accepts it in x-recoveryd-tenant (letters,
+ * digits, '_', '.', '-', at most 64 bytes); '' or undefined: none.
+ * Throws a TypeError naming what is wrong.
+ */
+function checkTenant(tenant) {
+  if (tenant === undefined || tenant === null || tenant === '') return '';
+  if (typeof tenant !== 'string') throw new TypeError(`tenant: must be a string, not ${typeof tenant}`);
+  if (Buffer.byteLength(tenant) > TENANT_ID_MAX) throw new TypeError(`tenant: longer than ${TENANT_ID_MAX} bytes`);
+  if (!/^[A-Za-z0-9_.-]+$/.test(tenant)) {
+    throw new TypeError(`tenant: ${JSON.stringify(tenant)}: only letters, digits, '_', '.' and '-'`);
+  }
+  return tenant;
+}
 
 const STOP_STATUS = {
   ACTION_FAIL_FAST: Status.FAIL_FAST,
@@ -99,10 +119,13 @@ class RecoveryClient {
    * @param {string} target host:port of recoveryd
    * @param {object} [options] rpcTimeoutMs (200), executorId, fallback
    *   {maxAttempts, delaysMs, timeoutMs}, credentials (grpc.credentials.createSsl
-   *   for server.tls), token (server.auth: sent as "authorization: Bearer
-   *   <token>" on every call, over plaintext too), channelOptions
+   *   for server.tls), token (server.auth, or a tenant's or the admin token
+   *   of server.tenants: sent as "authorization: Bearer <token>" on every
+   *   call, over plaintext too), tenant (sent as x-recoveryd-tenant: the
+   *   tenant the admin token acts for), channelOptions
    */
   constructor(target = '127.0.0.1:50051', options = {}) {
+    this.tenant = checkTenant(options.tenant);
     const Service = loadPackage().RecoveryService;
     this.rpc = new Service(target, options.credentials || grpc.credentials.createInsecure(),
       options.channelOptions || {});
@@ -111,6 +134,7 @@ class RecoveryClient {
     this.fallback = { ...DEFAULT_FALLBACK, ...(options.fallback || {}) };
     this.metadata = new grpc.Metadata();
     if (options.token) this.metadata.set('authorization', `Bearer ${options.token}`);
+    if (this.tenant) this.metadata.set('x-recoveryd-tenant', this.tenant);
   }
 
   close() {
@@ -141,11 +165,16 @@ class RecoveryClient {
    * Runs one logical tool call under the service's decisions. Never rejects:
    * tool and service trouble end up in the result.
    * @param {string} toolId
-   * @param {Record<string, (ctx: {signal: AbortSignal, timeoutMs: number}) => any>} tools
+   * @param {Record<string, (ctx: {signal: AbortSignal, timeoutMs: number, toolId: string,
+   *   attempt: number, idempotencyKey: string}) => any>} tools
    *   the tool and every alternative the service may name
    * @param {object} [options] turnId, turnDeadline (epoch ms), plan, signal
    *   (an AbortSignal: cancels the service call in flight, the retry sleep
-   *   and the tool's own signal; the run ends with status canceled)
+   *   and the tool's own signal; the run ends with status canceled),
+   *   verifiers (VERIFY: a function per verify tool id, or one function,
+   *   given the failed call and answering whether its effect happened;
+   *   without one the run ends verification_required), idempotencyKey
+   *   (sent with Decide, and to the tool as ctx.idempotencyKey)
    */
   async runTool(toolId, tools, options = {}) {
     const run = new Run(this, toolId, tools, options);
@@ -169,19 +198,23 @@ class Run {
     this.turnDeadline = options.turnDeadline;
     this.plan = options.plan || [];
     this.signal = options.signal;
+    this.verifiers = options.verifiers;
+    this.key = options.idempotencyKey || '';
     this.res = {
       status: Status.GIVE_UP, toolId, value: undefined, attempts: 0, reason: '', error: undefined,
       classification: null, cascade: [], trace: [], decisions: [], permitId: '',
       outcomeRecorded: false, fallback: false, fallbackReason: '',
+      verified: false, verifyToolId: '', idempotencyKey: '',
     };
   }
 
   async run() {
     let tool = this.res.toolId;
     const visited = new Set([tool]);
+    let key = this.key;
     let resp;
     try {
-      resp = await this.decide(tool, null, 0, 0, '', '');
+      resp = await this.decide(tool, null, 0, 0, '', '', key);
     } catch (e) {
       if (!(e instanceof ServiceUnusable)) throw e;
       return this.fallback(tool, 0, 0, e.message);
@@ -204,11 +237,12 @@ class Run {
       attempt += 1;
       const outcomeId = crypto.randomUUID();
       const attemptStart = Date.now();
-      const r = await this.invoke(fn, timeoutMs);
+      this.res.idempotencyKey = key;
+      const r = await this.invoke(fn, timeoutMs, { toolId: tool, attempt, idempotencyKey: key });
       if (r.ok) return this.succeed(tool, r.value, attempt, toolStart, outcomeId, permit);
       const elapsedMs = clock.failed(attemptStart, r.error instanceof ToolTimeout);
       try {
-        resp = await this.decide(tool, toProto(r.error), attempt, elapsedMs, outcomeId, permit);
+        resp = await this.decide(tool, toProto(r.error), attempt, elapsedMs, outcomeId, permit, key);
       } catch (e) {
         if (!(e instanceof ServiceUnusable)) throw e;
         return this.fallback(tool, attempt, timeoutMs, e.message);
@@ -217,8 +251,32 @@ class Run {
       permit = resp.permit_id;
       timeoutMs = resp.timeout_ms;
       if (resp.action === 'ACTION_RETRY') {
+        key = resp.idempotency_key || key;
         // setTimeout counts whole milliseconds, so delay_us would add nothing.
         await this.sleep(resp.delay_ms);
+      } else if (resp.action === 'ACTION_VERIFY') {
+        const happened = await this.verify(tool, resp, attempt, key);
+        if (happened === null) return this.verificationRequired(tool, resp);
+        if (happened) return this.succeedVerified(tool, attempt, permit);
+        // It did not happen: calling the tool again is safe, once admission
+        // allows it (the breaker may have opened meanwhile).
+        try {
+          resp = await this.decide(tool, null, attempt, 0, '', '', key);
+        } catch (e) {
+          if (!(e instanceof ServiceUnusable)) throw e;
+          return this.fallback(tool, attempt, timeoutMs, e.message);
+        }
+        permit = resp.permit_id;
+        timeoutMs = resp.timeout_ms;
+        if (resp.action === 'ACTION_USE_ALTERNATIVE') {
+          tool = resp.alternative_tool_id;
+          if (!this.switchTo(tool, visited)) return this.res;
+          attempt = 0;
+          toolStart = Date.now();
+          clock = new RetryClock();
+        } else if (resp.action !== 'ACTION_PROCEED') {
+          return this.stop(tool, resp);
+        }
       } else if (resp.action === 'ACTION_USE_ALTERNATIVE') {
         tool = resp.alternative_tool_id;
         if (!this.switchTo(tool, visited)) return this.res;
@@ -262,10 +320,60 @@ class Run {
     return this.end(status, tool, resp.reason);
   }
 
-  async decide(tool, error, attempt, elapsedMs, outcomeId, permit) {
+  verifierFor(verifyTool) {
+    const v = this.verifiers;
+    if (typeof v === 'function') return v;
+    if (v && typeof v === 'object' && typeof v[verifyTool] === 'function') return v[verifyTool];
+    return null;
+  }
+
+  // Asks the caller's verifier whether the failed call had its effect:
+  // true, false, or null when there is no verifier or it could not tell
+  // (the run then stops: never a blind retry).
+  async verify(tool, resp, attempt, key) {
+    this.res.verifyToolId = resp.verify_tool_id;
+    const verifier = this.verifierFor(resp.verify_tool_id);
+    if (!verifier) return null;
+    const request = {
+      toolId: tool, verifyToolId: resp.verify_tool_id, attempt, error: this.res.error,
+      reason: resp.reason, classification: resp.classification, idempotencyKey: key,
+      turnId: this.turnId,
+    };
+    const r = await this.invoke((ctx) => verifier({ ...ctx, ...request }), resp.timeout_ms,
+      { toolId: resp.verify_tool_id, attempt: 1, idempotencyKey: '' }, false);
+    // Anything but a boolean (a verifier that forgot to return) says nothing:
+    // repeating the effect on it would be a blind retry.
+    return r.ok && typeof r.value === 'boolean' ? r.value : null;
+  }
+
+  verificationRequired(tool, resp) {
+    this.res.cascade = resp.cascade || [];
+    if (resp.classification) this.res.classification = resp.classification;
+    return this.end(Status.VERIFICATION_REQUIRED, tool, resp.reason);
+  }
+
+  // The failed call did have its effect: a success of the tool, so the
+  // breaker and the trace count it as one.
+  async succeedVerified(tool, attempt, permit) {
+    Object.assign(this.res, { value: undefined, permitId: permit, verified: true });
+    this.end(Status.SUCCEEDED, tool, `verified by ${this.res.verifyToolId}: the effect happened`);
+    try {
+      await this.c.recordOutcome({
+        tool_id: tool, success: true, latency_ms: 0, attempt, turn_id: this.turnId,
+        outcome_id: crypto.randomUUID(), permit_id: permit, executor_id: this.c.executorId,
+      }, { signal: this.signal });
+      this.res.outcomeRecorded = true;
+    } catch (e) {
+      this.res.outcomeRecorded = false;
+    }
+    return this.res;
+  }
+
+  async decide(tool, error, attempt, elapsedMs, outcomeId, permit, key = '') {
     const req = {
       tool_id: tool, attempt, elapsed_ms: elapsedMs, turn_id: this.turnId, plan: this.plan,
       executor_id: this.c.executorId, outcome_id: outcomeId, permit_id: permit,
+      idempotency_key: key,
     };
     if (error) req.error = error;
     if (this.turnDeadline !== undefined && this.turnDeadline !== null) {
@@ -312,7 +420,8 @@ class Run {
         this.res.decisions.push({ toolId: tool, action: 'ACTION_RETRY', delayMs: delay, reason: 'local fallback' });
         await this.sleep(delay);
       }
-      const r = await this.invoke(fn, timeout);
+      this.res.idempotencyKey = this.key;
+      const r = await this.invoke(fn, timeout, { toolId: tool, attempt: attempt + 1, idempotencyKey: this.key });
       if (r.ok) {
         Object.assign(this.res, { value: r.value, error: undefined });
         return this.end(Status.SUCCEEDED, tool, 'local fallback');
@@ -324,10 +433,12 @@ class Run {
   // Calls fn under a hard timeout: the signal aborts, and a tool that ignores
   // it is no longer waited for, so the run never hangs. The caller's signal
   // reaches the tool through the same signal and ends the wait as well.
-  async invoke(fn, timeoutMs) {
+  // `attempt` joins the tool's context; a verifier (isTool false) is no
+  // attempt of the tool and leaves its error alone.
+  async invoke(fn, timeoutMs, attempt = {}, isTool = true) {
     if (this.signal && this.signal.aborted) throw new RunAborted();
     const timeout = timeoutMs > 0 ? timeoutMs : this.c.fallback.timeoutMs;
-    this.res.attempts += 1;
+    if (isTool) this.res.attempts += 1;
     const controller = new AbortController();
     let timer;
     const timedOut = new Promise((resolve) => {
@@ -338,7 +449,7 @@ class Run {
     });
     const onAbort = () => controller.abort(abortError(this.signal));
     if (this.signal) this.signal.addEventListener('abort', onAbort, { once: true });
-    const called = (async () => fn({ signal: controller.signal, timeoutMs: timeout }))().then(
+    const called = (async () => fn({ ...attempt, signal: controller.signal, timeoutMs: timeout }))().then(
       (value) => ({ ok: true, value }),
       (error) => ({ ok: false, error }),
     );
@@ -351,7 +462,7 @@ class Run {
       clearTimeout(timer);
       if (this.signal) this.signal.removeEventListener('abort', onAbort);
     }
-    if (!r.ok) this.res.error = r.error;
+    if (!r.ok && isTool) this.res.error = r.error;
     return r;
   }
 }
@@ -389,5 +500,5 @@ function describeRpcError(e) {
 
 module.exports = {
   RecoveryClient, ToolFailure, ToolTimeout, Status, loadPackage, grpc, DEFAULT_RPC_TIMEOUT_MS,
-  toProto, mcpToolError, checkMcpResult,
+  toProto, mcpToolError, checkMcpResult, checkTenant,
 };

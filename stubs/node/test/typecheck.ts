@@ -18,3 +18,17 @@ async function example(): Promise<string> {
   return res.status === Status.SUCCEEDED ? `${res.value} ${delay} ${res.cascade.length}` : res.reason;
 }
 void example;
+
+async function verifyAndTenant(): Promise<string> {
+  const client = new RecoveryClient('127.0.0.1:50051', { token: 'admin-token', tenant: 'team-b' });
+  const res = await client.runTool('send_email', {
+    send_email: async ({ idempotencyKey, attempt }) => `sent ${idempotencyKey} ${attempt}`,
+  }, {
+    idempotencyKey: 'order-7731',
+    verifiers: { find_sent_email: async (req) => req.toolId === 'send_email' && req.timeoutMs > 0 },
+  });
+  client.close();
+  if (res.status === Status.VERIFICATION_REQUIRED) return `${res.verifyToolId}: ${res.reason}`;
+  return res.verified ? `done ${client.tenant}` : `${res.value} ${res.idempotencyKey}`;
+}
+void verifyAndTenant;

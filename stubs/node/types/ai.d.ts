@@ -1,7 +1,7 @@
 // Types of recoveryd-client/ai, the Vercel AI SDK integration. Tools are
 // typed structurally (an object with an optional execute), so the module
 // works with the `tool()` objects of ai v5 and v6 without importing them.
-import type { RecoveryClient, RunResult, PlanStep, CascadeStep__Output } from './index';
+import type { RecoveryClient, RunResult, PlanStep, CascadeStep__Output, VerifyRequest } from './index';
 
 /** What the SDK passes to execute (ToolExecutionOptions), as far as it is read here. */
 export interface ExecuteOptions {
@@ -33,7 +33,15 @@ export interface WithRecoveryOptions {
   /** what the model gets when a run fails; default: failureText */
   failureOutput?: (result: RunResult) => unknown;
   onResult?: (result: RunResult, info: { toolName: string; input: unknown; toolCallId?: string }) => void;
+  /**
+   * answers VERIFY for the call with this input: did its effect happen? One
+   * function per verify tool id, or one for all. Without one the model gets
+   * the service's text, which names the verify tool to call.
+   */
+  verifiers?: Record<string, AiVerifier> | AiVerifier;
 }
+
+export type AiVerifier = (input: any, request: VerifyRequest) => boolean | Promise<boolean>;
 
 export interface RecoveryTools<T extends Record<string, ExecutableTool>> {
   /** the same tools, each execute running under recoveryd's decisions */

@@ -48,6 +48,7 @@ export declare const Status: {
   readonly PARTIAL: 'partial';
   readonly NO_ALTERNATIVE: 'no_alternative';
   readonly CANCELED: 'canceled';
+  readonly VERIFICATION_REQUIRED: 'verification_required';
 };
 export type RunStatus = typeof Status[keyof typeof Status];
 
@@ -72,6 +73,12 @@ export interface ClientOptions {
   credentials?: grpc.ChannelCredentials;
   /** server.auth: sent as "authorization: Bearer <token>" on every call (over plaintext too) */
   token?: string;
+  /**
+   * sent as x-recoveryd-tenant on every call: the tenant the admin token acts
+   * for (server.tenants). Letters, digits, '_', '.', '-', at most 64 bytes;
+   * anything else throws a TypeError.
+   */
+  tenant?: string;
   /** e.g. {'grpc.service_config': '{"loadBalancingConfig":[{"round_robin":{}}]}'} */
   channelOptions?: grpc.ChannelOptions;
 }
@@ -85,7 +92,46 @@ export interface ToolContext {
   /** aborted when the hard timeout passes or the run's signal fires */
   signal: AbortSignal;
   timeoutMs: number;
+  /** the tool this call runs (the run's tool or an alternative) */
+  toolId: string;
+  /** 1 for the first call of this tool in the run */
+  attempt: number;
+  /**
+   * the key to send with the call (an Idempotency-Key header, a client
+   * reference): the run's idempotencyKey, or on a retry the key the service
+   * repeated; '' without one
+   */
+  idempotencyKey: string;
 }
+
+/** What a verifier is asked: did the failed call of toolId have its effect? */
+export interface VerifyRequest {
+  /** the tool whose effect is unknown */
+  toolId: string;
+  /** the read-only tool the manifest names */
+  verifyToolId: string;
+  /** the failed attempt of the tool */
+  attempt: number;
+  /** what the failed attempt threw */
+  error: unknown;
+  /** the service's reason */
+  reason: string;
+  classification: Classification__Output | null;
+  /** the key the failed call was sent with */
+  idempotencyKey: string;
+  turnId: string;
+  /** aborted when the verify tool's timeout passes or the run's signal fires */
+  signal: AbortSignal;
+  /** the verify tool's timeout */
+  timeoutMs: number;
+}
+
+/**
+ * Answers VERIFY: true (the effect happened: the run succeeds without calling
+ * the tool again), false (it did not: the tool may be called again); throw
+ * when it cannot tell (the run ends 'verification_required').
+ */
+export type Verifier = (request: VerifyRequest) => boolean | Promise<boolean>;
 
 export type ToolFunction<T = unknown> = (ctx: ToolContext) => T | Promise<T>;
 
@@ -100,6 +146,10 @@ export interface RunOptions {
    * its signal); the run ends with status 'canceled'
    */
   signal?: AbortSignal;
+  /** VERIFY: one verifier per verify tool id, or one for all */
+  verifiers?: Record<string, Verifier> | Verifier;
+  /** sent with Decide, and to the tool as ctx.idempotencyKey */
+  idempotencyKey?: string;
 }
 
 export interface Decision {
@@ -130,6 +180,12 @@ export interface RunResult<T = unknown> {
   /** the local policy decided because the service was unreachable */
   fallback: boolean;
   fallbackReason: string;
+  /** succeeded because a verifier said the failed call's effect happened (value is undefined) */
+  verified: boolean;
+  /** the verify tool the service named (VERIFY) */
+  verifyToolId: string;
+  /** the key the last call was sent with */
+  idempotencyKey: string;
 }
 
 export declare class ToolFailure extends Error {
@@ -158,6 +214,8 @@ export declare class RecoveryClient {
   readonly rpcTimeoutMs: number;
   readonly executorId: string;
   readonly fallback: FallbackPolicy;
+  /** the tenant sent as x-recoveryd-tenant ('' for none) */
+  readonly tenant: string;
   close(): void;
   classify(request: ClassifyRequest, options?: CallOptions): Promise<ClassifyResponse__Output>;
   decide(request: DecideRequest, options?: CallOptions): Promise<DecideResponse__Output>;
@@ -191,6 +249,9 @@ export interface McpToolResult {
 export declare function mcpToolError(failure: { code: number; message?: string } | McpToolResult | Error): ToolFailure;
 /** Returns the result, or throws mcpToolError(result) when it has isError: true. */
 export declare function checkMcpResult<R extends McpToolResult>(result: R): R;
+
+/** The tenant as the server accepts it ('' for none), or a TypeError naming what is wrong. */
+export declare function checkTenant(tenant: string | undefined): string;
 
 /** The loaded recovery.v1 package of @grpc/proto-loader. */
 export declare function loadPackage(): ProtoGrpcTypeV1;

@@ -33,6 +33,13 @@ MANIFESTS = {
     "hotel_search": "tool:\n  id: hotel_search\n",
     "flight_search": "tool:\n  id: flight_search\n  alternatives: [flight_search_backup]\n",
     "flight_search_backup": "tool:\n  id: flight_search_backup\n",
+    # send_email's effect may have happened after a reset: verify with
+    # find_sent_email; charge_card honours an idempotency key.
+    # (its breaker threshold is high: several tests end on an unverified failure)
+    "send_email": ("tool:\n  id: send_email\n  effects: non_idempotent\n"
+                   "  verify_tool: find_sent_email\n  circuit_breaker: {failure_threshold: 100}\n"),
+    "find_sent_email": "tool:\n  id: find_sent_email\n  effects: none\n  timeout_ms: 700\n",
+    "charge_card": "tool:\n  id: charge_card\n  effects: non_idempotent\n  idempotency: key\n",
 }
 
 
@@ -42,19 +49,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def recoveryd_addr(tmp_path_factory):
+def launch(tmp: pathlib.Path, manifests=None, server: str = ""):
+    """Starts recoveryd in tmp with ``manifests`` (tool id -> YAML) and
+    ``server`` (more lines of the server section); returns its address and
+    a function that stops it."""
     binary = os.environ.get("RECOVERYD", "")
     if not binary or not os.access(binary, os.X_OK):
         pytest.fail("set RECOVERYD to a recoveryd binary (tests/stubs/run_all.sh does)")
-    tmp = tmp_path_factory.mktemp("recoveryd")
     shutil.copy(REPO / "config" / "rules.yaml", tmp / "rules.yaml")
     (tmp / "tools.d").mkdir()
-    for name, text in MANIFESTS.items():
+    for name, text in (MANIFESTS if manifests is None else manifests).items():
         (tmp / "tools.d" / f"{name}.yaml").write_text(text)
     port = free_port()
     (tmp / "recovery.yaml").write_text(f"""server:
   listen: "127.0.0.1:{port}"
+{server}
 defaults:
   circuit_breaker: {{failure_threshold: 5, success_threshold: 1, timeout_ms: 60000}}
   retry_policy: {{initial_delay_ms: 10, max_delay_ms: 50, max_attempts: 4}}
@@ -74,14 +83,25 @@ metrics:
             grpc.channel_ready_future(ch).result(timeout=15)
     except grpc.FutureTimeoutError:
         proc.kill()
+        log.close()
         pytest.fail("recoveryd did not start: " + (tmp / "recoveryd.log").read_text()[-2000:])
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+    return addr, stop
+
+
+@pytest.fixture(scope="session")
+def recoveryd_addr(tmp_path_factory):
+    addr, stop = launch(tmp_path_factory.mktemp("recoveryd"))
     yield addr
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+    stop()
 
 
 def open_breaker(addr: str, tool: str, failures: int = 2) -> None:

@@ -2,8 +2,9 @@
 packages, a scripted model from langchain_core's own fakes, and a live
 recoveryd (conftest.py): a tool that fails twice then succeeds, a permanent
 error escalated with the service's text for the model, an open breaker
-routed to the alternative with the same arguments, a dependent skipped; the
-same on the async path, and cancellation of an async graph."""
+routed to the alternative with the same arguments, a dependent skipped, a
+call whose effect is unknown verified instead of repeated; the same on the
+async path, and cancellation of an async graph."""
 import asyncio
 import uuid
 
@@ -18,7 +19,7 @@ from langgraph.prebuilt import tools_condition
 from langgraph.types import RetryPolicy
 
 from conftest import open_breaker
-from recoveryd_client import RecoveryClient, recovery_pb2 as pb
+from recoveryd_client import RecoveryClient, ToolFailure, recovery_pb2 as pb
 from recoveryd_client import recovery_pb2_grpc as pb_grpc
 from recoveryd_client.aio import AsyncRecoveryClient
 from recoveryd_client.langgraph import recovery_tool_node
@@ -72,7 +73,15 @@ class Tools:
             note("train_search_backup", destination)
             return f"backup trains to {destination}"
 
-        self.all = [flaky_search, lookup_hotel, rank_hotels, train_search, train_search_backup]
+        @tool
+        def send_email(to: str) -> str:
+            """Send an email (the connection is reset after sending, once)."""
+            if note("send_email", to) == 1:
+                raise ToolFailure("read ECONNRESET", code="ECONNRESET")
+            return f"sent to {to}"
+
+        self.all = [flaky_search, lookup_hotel, rank_hotels, train_search, train_search_backup,
+                    send_email]
 
 
 def call(name, args, call_id):
@@ -110,21 +119,21 @@ def trace_events(addr, turn):
     return [(e.tool_id, e.event_type) for e in resp.events]
 
 
-def run_sync(addr, model, tools):
+def run_sync(addr, model, tools, **node_kw):
     turn = "lg-" + uuid.uuid4().hex[:10]
     with RecoveryClient(addr, rpc_timeout=2, executor_id="langgraph-test") as client:
-        graph = graph_for(model, recovery_tool_node(tools.all, client=client))
+        graph = graph_for(model, recovery_tool_node(tools.all, client=client, **node_kw))
         state = graph.invoke({"messages": [HumanMessage("go")]},
                              {"configurable": {"thread_id": turn}})
     return state, turn
 
 
-def run_async(addr, model, tools):
+def run_async(addr, model, tools, **node_kw):
     turn = "lg-" + uuid.uuid4().hex[:10]
 
     async def main():
         async with AsyncRecoveryClient(addr, rpc_timeout=2, executor_id="langgraph-test") as ac:
-            graph = graph_for(model, recovery_tool_node(tools.all, aclient=ac))
+            graph = graph_for(model, recovery_tool_node(tools.all, aclient=ac, **node_kw))
             return await graph.ainvoke({"messages": [HumanMessage("go")]},
                                        {"configurable": {"thread_id": turn}})
     return asyncio.run(main()), turn
@@ -170,6 +179,28 @@ def test_permanent_error_escalates_and_the_dependent_is_skipped(recoveryd_addr, 
     assert "rank_hotels" not in tools.calls                   # never ran
     events = trace_events(recoveryd_addr, turn)
     assert ("lookup_hotel", "Escalate") in events or ("lookup_hotel", "ToolError") in events
+
+
+def test_an_unknown_effect_tells_the_model_to_verify(recoveryd_addr, run):
+    tools = Tools()
+    state, _ = run(recoveryd_addr, scripted(call("send_email", {"to": "ana"}, "c1")), tools)
+    msg = tool_messages(state)["c1"]
+    assert msg.status == "error" and "first call find_sent_email" in msg.content
+    meta = msg.response_metadata["recoveryd"]
+    assert (meta["status"], meta["verify_tool_id"]) == ("verification_required", "find_sent_email")
+    assert tools.calls["send_email"] == ["ana"]              # never repeated blind
+
+
+def test_a_verifier_that_finds_the_effect_answers_done(recoveryd_addr, run):
+    tools = Tools()
+    asked = []
+    state, _ = run(recoveryd_addr, scripted(call("send_email", {"to": "ana"}, "c1")), tools,
+                   verifiers={"find_sent_email": lambda req: asked.append(req.tool_id) or True})
+    msg = tool_messages(state)["c1"]
+    assert msg.status == "success"
+    assert msg.content.startswith("send_email: done (verified by find_sent_email")
+    assert msg.response_metadata["recoveryd"]["verified"] is True
+    assert asked == ["send_email"] and tools.calls["send_email"] == ["ana"]
 
 
 def test_open_breaker_routes_to_the_alternative_with_the_same_arguments(recoveryd_addr, run):

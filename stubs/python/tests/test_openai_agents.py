@@ -3,7 +3,8 @@ its deterministic ScriptedModel (agents.testing) and a live recoveryd
 (conftest.py): a tool that fails twice then succeeds, a permanent error
 escalated with the service's text handed to the model, an open breaker
 routed to the alternative with the same arguments, a dependent skipped, an
-MCP isError result counted as a failure, and a cancelled run."""
+MCP isError result counted as a failure, a cancelled run, and a call whose
+effect is unknown verified instead of repeated."""
 import asyncio
 import pathlib
 import subprocess
@@ -18,6 +19,7 @@ from agents import Agent, RunConfig, Runner, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from conftest import open_breaker
+from recoveryd_client import VERIFICATION_REQUIRED, ToolFailure
 from recoveryd_client import recovery_pb2 as pb
 from recoveryd_client import recovery_pb2_grpc as pb_grpc
 from recoveryd_client.aio import AsyncRecoveryClient
@@ -42,13 +44,13 @@ def outputs(result):
     return [item.output for item in result.new_items if item.type == "tool_call_output_item"]
 
 
-def run_agent(addr, model, tools, *, results=None):
+def run_agent(addr, model, tools, *, results=None, verifiers=None):
     turn = "oa-" + uuid.uuid4().hex[:10]
 
     async def main():
         async with AsyncRecoveryClient(addr, rpc_timeout=2, executor_id="agents-test") as ac:
             wrapped = recovery_tools(tools, ac, on_result=lambda ctx, res: results.append(res)
-                                     if results is not None else None)
+                                     if results is not None else None, verifiers=verifiers)
             agent = Agent(name="t", instructions="test", model=model, tools=wrapped)
             return await Runner.run(agent, "go", run_config=RunConfig(
                 group_id=turn, tracing_disabled=True))
@@ -75,6 +77,32 @@ def test_tool_failing_twice_then_succeeding(recoveryd_addr):
     assert calls == ["rome"] * 3 and results[0].attempts == 3
     events = [e for t, e in trace_events(recoveryd_addr, turn) if t == "flaky_search"]
     assert events == ["ToolError", "Retry", "ToolError", "Retry", "RetrySucceeded"]
+
+
+@pytest.mark.parametrize("found", [None, True], ids=["no-verifier", "verified"])
+def test_an_unknown_effect_is_verified_never_repeated(recoveryd_addr, found):
+    calls = []
+
+    @function_tool
+    async def send_email(to: str) -> str:
+        """Send an email."""
+        calls.append(to)
+        raise ToolFailure("read ECONNRESET", code="ECONNRESET")
+
+    async def find_sent_email(req):
+        return found
+
+    results = []
+    result, _ = run_agent(recoveryd_addr, scripted(("send_email", {"to": "ana"})), [send_email],
+                          results=results,
+                          verifiers=None if found is None else {"find_sent_email": find_sent_email})
+    (out,) = outputs(result)
+    assert calls == ["ana"]                                  # never repeated blind
+    if found is None:
+        assert results[0].status == VERIFICATION_REQUIRED
+        assert "first call find_sent_email" in out
+    else:
+        assert results[0].verified and out.startswith("send_email: done (verified by find_sent_email")
 
 
 def test_permanent_error_escalates_to_the_model_and_the_dependent_is_skipped(recoveryd_addr):

@@ -9,8 +9,9 @@ client and messages. Framework integrations: ``recoveryd_client.langgraph``
 ``[openai-agents]``); MCP error mapping: ``recoveryd_client.mcp``."""
 from ._client import DEFAULT_RPC_TIMEOUT_S, RecoveryClient, ToolCallable
 from ._errors import ToolFailure, ToolTimeout, parse_retry_after_ms, tool_error_from_exception
-from ._run import (ESCALATE, FAIL_FAST, GIVE_UP, NO_ALTERNATIVE, PARTIAL, SUCCEEDED, Decision,
-                   FallbackPolicy, RunResult)
+from ._run import (ESCALATE, FAIL_FAST, GIVE_UP, NO_ALTERNATIVE, PARTIAL, SUCCEEDED,
+                   VERIFICATION_REQUIRED, Attempt, Decision, FallbackPolicy, RunResult,
+                   VerifyRequest, check_tenant, current_attempt)
 from .aio import AsyncRecoveryClient, AsyncToolCallable
 from .v1 import recovery_pb2, recovery_pb2_grpc
 
@@ -26,6 +27,7 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
+    "Attempt", "VERIFICATION_REQUIRED", "VerifyRequest", "check_tenant", "current_attempt",
     "AsyncRecoveryClient", "AsyncToolCallable", "DEFAULT_RPC_TIMEOUT_S", "ESCALATE", "FAIL_FAST", "GIVE_UP", "NO_ALTERNATIVE", "PARTIAL",
     "SUCCEEDED", "Decision", "FallbackPolicy", "RecoveryClient", "RunResult", "ToolCallable",
     "ToolFailure", "ToolTimeout", "parse_retry_after_ms", "recovery_pb2", "recovery_pb2_grpc",

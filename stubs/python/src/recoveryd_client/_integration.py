@@ -43,6 +43,8 @@ def outcome(res: RunResult, called: str) -> Outcome:
     refusal because a dependency failed in this turn carries a cascade step
     for the tool itself: SKIP (the model is told it was skipped) or
     USE_DEFAULT (the default value answers in its place)."""
+    if res.ok and res.verified:
+        return Outcome(ok=True, text=f"{called}: done ({res.reason})")
     if res.ok:
         return Outcome(ok=True, text="")
     step = cascade_step_for(res, called) if res.status == FAIL_FAST else None
@@ -60,6 +62,7 @@ def summary(res: RunResult, called: str) -> Dict[str, Any]:
     out: Dict[str, Any] = {
         "status": res.status, "tool_id": res.tool_id, "called": called,
         "attempts": res.attempts, "reason": res.reason, "fallback": res.fallback,
+        "verified": res.verified, "verify_tool_id": res.verify_tool_id,
         "cascade": [{"tool_id": s.tool_id, "action": pb.CascadeAction.Name(s.action),
                      "default_value": s.default_value, "reason": s.reason}
                     for s in res.cascade],

@@ -5,6 +5,9 @@ client (_client.py) and the asyncio client (aio.py) drive the same machine,
 so both follow the service identically."""
 from __future__ import annotations
 
+import contextvars
+import inspect
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -19,6 +22,9 @@ ESCALATE = "escalate"              # permanent error: a person or the model must
 GIVE_UP = "give_up"                # attempts or time used up (also: local fallback exhausted)
 PARTIAL = "partial"                # turn deadline reached
 NO_ALTERNATIVE = "no_alternative"  # the service named a tool the caller gave no callable for
+# The effect of a non-idempotent call is unknown (VERIFY) and no verifier
+# could tell whether it happened: the tool was not called again.
+VERIFICATION_REQUIRED = "verification_required"
 
 _STOP_STATUS = {
     pb.ACTION_FAIL_FAST: FAIL_FAST,
@@ -35,6 +41,78 @@ class FallbackPolicy:
     max_attempts: int = 3                      # attempts in total, the first included
     delays_ms: Sequence[int] = (100, 200)      # before attempt 2, 3, ...; the last repeats
     timeout_ms: int = 30000                    # per call, when the service gave none
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The attempt a tool callable is running, from ``current_attempt()``:
+    a tool that honours an idempotency key sends ``idempotency_key`` with
+    every call (the run's key; on a retry, the key the service repeated)."""
+    tool_id: str
+    number: int                      # 1 for the first call of this tool in the run
+    idempotency_key: str = ""
+    timeout_s: float = 0.0
+
+
+_CURRENT_ATTEMPT: "contextvars.ContextVar[Optional[Attempt]]" = contextvars.ContextVar(
+    "recoveryd_attempt", default=None)
+
+
+def current_attempt() -> Optional[Attempt]:
+    """The Attempt of the tool call running in this context (None outside
+    a call run by run_tool)."""
+    return _CURRENT_ATTEMPT.get()
+
+
+@dataclass(frozen=True)
+class VerifyRequest:
+    """What a verifier is asked: did the failed call of ``tool_id`` have
+    its effect? Answer True (it happened: the run succeeds without calling
+    the tool again) or False (it did not: the tool may be called again);
+    raise when it cannot tell (anything but a bool counts as that)."""
+    tool_id: str                     # the tool whose effect is unknown
+    verify_tool_id: str              # the read-only tool the manifest names
+    attempt: int                     # the failed attempt
+    error: Optional[BaseException]   # what the failed attempt raised
+    reason: str                      # the service's reason
+    classification: Optional[pb.Classification]
+    idempotency_key: str = ""
+    turn_id: str = ""
+    timeout_s: float = 0.0           # the verify tool's timeout
+
+
+#: A verifier: one per verify tool id (a mapping), or one for all.
+Verifier = Callable[[VerifyRequest], Any]
+Verifiers = Union[Verifier, Mapping[str, Verifier], None]
+
+_TENANT_RE = re.compile(r"[A-Za-z0-9_.-]+")
+TENANT_ID_MAX = 64
+
+
+def check_tenant(tenant: Optional[str]) -> str:
+    """The tenant the server would accept in x-recoveryd-tenant, or
+    ValueError naming what is wrong; None or "" means no tenant."""
+    if not tenant:
+        return ""
+    if not isinstance(tenant, str):
+        raise ValueError(f"tenant: must be a str, not {type(tenant).__name__}")
+    if len(tenant.encode()) > TENANT_ID_MAX:
+        raise ValueError(f"tenant: longer than {TENANT_ID_MAX} bytes")
+    if not _TENANT_RE.fullmatch(tenant):
+        raise ValueError(f"tenant: {tenant!r}: only letters, digits, '_', '.' and '-'")
+    return tenant
+
+
+def call_metadata(token: str, tenant: str) -> Tuple[Tuple[str, str], ...]:
+    """The metadata every service call carries: the bearer token
+    (server.auth, a tenant's token or the admin token) and the tenant the
+    admin token acts for."""
+    md = []
+    if token:
+        md.append(("authorization", f"Bearer {token}"))
+    if tenant:
+        md.append(("x-recoveryd-tenant", tenant))
+    return tuple(md)
 
 
 @dataclass
@@ -63,6 +141,9 @@ class RunResult:
     outcome_recorded: bool = False   # False when a success could not be reported
     fallback: bool = False           # the local policy decided (service unreachable)
     fallback_reason: str = ""
+    verified: bool = False           # succeeded: a verifier said the failed call's effect happened
+    verify_tool_id: str = ""         # the verify tool the service named (VERIFY)
+    idempotency_key: str = ""        # the key the last call was sent with
 
     @property
     def ok(self) -> bool:
@@ -96,6 +177,7 @@ class Decide:
 class Invoke:
     fn: Callable[[float], Any]
     timeout_s: float                      # answer: (True, value) or (False, exception)
+    attempt: Optional[Attempt] = None     # current_attempt() while fn runs
 
 
 @dataclass
@@ -121,20 +203,24 @@ class Run:
 
     def __init__(self, client: Any, tool_id: str, tools: Mapping[str, Any],
                  turn_id: str, turn_deadline: Optional[float], plan: List[pb.PlanStep],
-                 propagate: Tuple[type, ...] = ()):
+                 propagate: Tuple[type, ...] = (), verifiers: Verifiers = None,
+                 idempotency_key: str = ""):
         self.c = client
         self.propagate = tuple(propagate)
         self.tools = tools
         self.turn_id = turn_id
         self.turn_deadline = turn_deadline
         self.plan = plan
+        self.verifiers = verifiers
+        self.key = idempotency_key
         self.res = RunResult(status=GIVE_UP, tool_id=tool_id)
 
     def steps(self) -> Steps:
         tool = self.res.tool_id
         visited = {tool}
+        key = self.key
         try:
-            resp = yield from self._decide(tool, None, 0, 0, "", "")
+            resp = yield from self._decide(tool, None, 0, 0, "", "", key)
         except ServiceUnusable as e:
             return (yield from self._fallback(tool, 0, 0, str(e)))
         permit, timeout_ms = resp.permit_id, resp.timeout_ms
@@ -153,20 +239,41 @@ class Run:
             attempt += 1
             outcome_id = uuid.uuid4().hex
             attempt_start = time.monotonic()
-            ok, value = yield from self._invoke(fn, timeout_ms)
+            ok, value = yield from self._invoke(fn, timeout_ms, Attempt(tool, attempt, key))
             if ok:
                 return (yield from self._succeed(tool, value, attempt, tool_start, outcome_id,
                                                  permit))
             elapsed_ms = clock.failed(attempt_start, isinstance(self.res.error, ToolTimeout))
             try:
                 resp = yield from self._decide(tool, tool_error_from_exception(self.res.error),
-                                               attempt, elapsed_ms, outcome_id, permit)
+                                               attempt, elapsed_ms, outcome_id, permit, key)
             except ServiceUnusable as e:
                 return (yield from self._fallback(tool, attempt, timeout_ms, str(e)))
             self.res.classification = resp.classification
             permit, timeout_ms = resp.permit_id, resp.timeout_ms
             if resp.action == pb.ACTION_RETRY:
+                key = resp.idempotency_key or key
                 yield Sleep(_retry_wait_s(resp))
+            elif resp.action == pb.ACTION_VERIFY:
+                happened = yield from self._verify(tool, resp, attempt, key)
+                if happened is None:
+                    return self._verification_required(tool, resp)
+                if happened:
+                    return (yield from self._succeed_verified(tool, attempt, permit))
+                # It did not happen: calling the tool again is safe, once
+                # admission allows it (the breaker may have opened meanwhile).
+                try:
+                    resp = yield from self._decide(tool, None, attempt, 0, "", "", key)
+                except ServiceUnusable as e:
+                    return (yield from self._fallback(tool, attempt, timeout_ms, str(e)))
+                permit, timeout_ms = resp.permit_id, resp.timeout_ms
+                if resp.action == pb.ACTION_USE_ALTERNATIVE:
+                    tool = resp.alternative_tool_id
+                    if not self._switch_to(tool, visited):
+                        return self.res
+                    attempt, tool_start, clock = 0, time.monotonic(), _RetryClock()
+                elif resp.action != pb.ACTION_PROCEED:
+                    return self._stop(tool, resp)
             elif resp.action == pb.ACTION_USE_ALTERNATIVE:
                 tool = resp.alternative_tool_id
                 if not self._switch_to(tool, visited):
@@ -196,12 +303,65 @@ class Run:
             return self._end(GIVE_UP, tool, f"unexpected action {pb.Action.Name(resp.action)}")
         return self._end(status, tool, resp.reason)
 
+    def _verification_required(self, tool: str, resp: pb.DecideResponse) -> RunResult:
+        self.res.cascade = list(resp.cascade)
+        if resp.HasField("classification"):
+            self.res.classification = resp.classification
+        self.res.verify_tool_id = resp.verify_tool_id
+        return self._end(VERIFICATION_REQUIRED, tool, resp.reason)
+
+    def _verifier_for(self, verify_tool: str) -> Optional[Verifier]:
+        if self.verifiers is None:
+            return None
+        if callable(self.verifiers):
+            return self.verifiers
+        return self.verifiers.get(verify_tool)
+
+    def _verify(self, tool: str, resp: pb.DecideResponse, attempt: int, key: str):
+        """Asks the caller's verifier whether the failed call had its
+        effect: True, False, or None when there is no verifier or it could
+        not tell (the run then stops: never a blind retry)."""
+        self.res.verify_tool_id = resp.verify_tool_id
+        verifier = self._verifier_for(resp.verify_tool_id)
+        if verifier is None:
+            return None
+        timeout_ms = resp.timeout_ms if resp.timeout_ms > 0 else self.c.fallback.timeout_ms
+        req = VerifyRequest(tool_id=tool, verify_tool_id=resp.verify_tool_id, attempt=attempt,
+                            error=self.res.error, reason=resp.reason,
+                            classification=resp.classification, idempotency_key=key,
+                            turn_id=self.turn_id, timeout_s=timeout_ms / 1000.0)
+        ok, value = yield Invoke(lambda _timeout_s: verifier(req), timeout_ms / 1000.0,
+                                 Attempt(resp.verify_tool_id, 1, "", timeout_ms / 1000.0))
+        if not ok:
+            if self.propagate and isinstance(value, self.propagate):
+                raise value
+            return None
+        if not isinstance(value, bool):
+            # A verifier that forgot to return (None), or a coroutine given
+            # to the blocking client, said nothing: repeating the effect on
+            # that would be a blind retry.
+            if inspect.iscoroutine(value):
+                value.close()
+            return None
+        return value
+
+    def _succeed_verified(self, tool: str, attempt: int, permit: str):
+        """The failed call did have its effect: a success of the tool, so
+        the breaker and the trace count it as one."""
+        self.res.value, self.res.permit_id, self.res.verified = None, permit, True
+        self._end(SUCCEEDED, tool, f"verified by {self.res.verify_tool_id}: the effect happened")
+        req = pb.RecordOutcomeRequest(
+            tool_id=tool, success=True, attempt=attempt, turn_id=self.turn_id, latency_ms=0,
+            outcome_id=uuid.uuid4().hex, permit_id=permit, executor_id=self.c.executor_id)
+        self.res.outcome_recorded = bool((yield Record(req)))
+        return self.res
+
     def _decide(self, tool: str, error: Optional[pb.ToolError], attempt: int,
-                elapsed_ms: int, outcome_id: str, permit: str):
+                elapsed_ms: int, outcome_id: str, permit: str, key: str = ""):
         req = pb.DecideRequest(tool_id=tool, attempt=attempt, elapsed_ms=elapsed_ms,
                                turn_id=self.turn_id, plan=self.plan,
                                executor_id=self.c.executor_id, outcome_id=outcome_id,
-                               permit_id=permit)
+                               permit_id=permit, idempotency_key=key)
         if error is not None:
             req.error.CopyFrom(error)
         if self.turn_deadline is not None:
@@ -236,18 +396,24 @@ class Run:
                 delay = delays[min(attempt - 1, len(delays) - 1)]
                 self.res.decisions.append(Decision(tool, pb.ACTION_RETRY, delay, "local fallback"))
                 yield Sleep(delay / 1000.0)
-            ok, value = yield from self._invoke(fn, timeout_ms)
+            ok, value = yield from self._invoke(fn, timeout_ms,
+                                                Attempt(tool, attempt + 1, self.key))
             if ok:
                 self.res.value, self.res.error = value, None
                 return self._end(SUCCEEDED, tool, "local fallback")
         return self._end(GIVE_UP, tool,
                          f"local fallback: {policy.max_attempts} attempts failed")
 
-    def _invoke(self, fn: Callable[[float], Any], timeout_ms: int):
+    def _invoke(self, fn: Callable[[float], Any], timeout_ms: int,
+                attempt: Optional[Attempt] = None):
         if timeout_ms <= 0:
             timeout_ms = self.c.fallback.timeout_ms
         self.res.attempts += 1
-        ok, value = yield Invoke(fn, timeout_ms / 1000.0)
+        if attempt is not None:
+            attempt = Attempt(attempt.tool_id, attempt.number, attempt.idempotency_key,
+                              timeout_ms / 1000.0)
+            self.res.idempotency_key = attempt.idempotency_key
+        ok, value = yield Invoke(fn, timeout_ms / 1000.0, attempt)
         if ok:
             return True, value
         if self.propagate and isinstance(value, self.propagate):

@@ -16,8 +16,9 @@ import grpc
 import grpc.aio
 
 from ._errors import ToolFailure, ToolTimeout
-from ._run import (Decide, Effect, FallbackPolicy, Invoke, Record, Run, RunResult,
-                   ServiceUnusable, Sleep, Steps, describe_rpc_error)
+from ._run import (_CURRENT_ATTEMPT, Attempt, Decide, Effect, FallbackPolicy, Invoke, Record,
+                   Run, RunResult, ServiceUnusable, Sleep, Steps, Verifiers, call_metadata,
+                   check_tenant, describe_rpc_error)
 from .v1 import recovery_pb2 as pb
 from .v1 import recovery_pb2_grpc as pb_grpc
 
@@ -33,13 +34,18 @@ class AsyncRecoveryClient:
     """A grpc.aio connection to recoveryd. Create it inside the event loop
     that uses it; close it with ``await client.close()`` or ``async with``.
 
-    ``stub`` is the generated RecoveryServiceStub on the aio channel."""
+    ``stub`` is the generated RecoveryServiceStub on the aio channel;
+    ``token``, ``tenant`` and ``metadata`` as in RecoveryClient."""
 
     def __init__(self, target: str = "127.0.0.1:50051", *,
                  channel: Optional[grpc.aio.Channel] = None,
                  rpc_timeout: float = DEFAULT_RPC_TIMEOUT_S,
                  executor_id: str = "",
-                 fallback: FallbackPolicy = FallbackPolicy()):
+                 fallback: FallbackPolicy = FallbackPolicy(),
+                 token: str = "",
+                 tenant: Optional[str] = None):
+        self.tenant = check_tenant(tenant)
+        self.metadata = call_metadata(token, self.tenant)
         self._own_channel = channel is None
         self.channel = channel if channel is not None else grpc.aio.insecure_channel(target)
         self.stub = pb_grpc.RecoveryServiceStub(self.channel)
@@ -60,32 +66,37 @@ class AsyncRecoveryClient:
     # Plain calls (raise grpc.aio.AioRpcError like any grpc.aio stub).
     async def classify(self, tool_id: str, error: pb.ToolError) -> pb.ClassifyResponse:
         return await self.stub.Classify(pb.ClassifyRequest(tool_id=tool_id, error=error),
-                                        timeout=self.rpc_timeout)
+                                        timeout=self.rpc_timeout, metadata=self.metadata)
 
     async def decide(self, request: pb.DecideRequest) -> pb.DecideResponse:
-        return await self.stub.Decide(request, timeout=self.rpc_timeout)
+        return await self.stub.Decide(request, timeout=self.rpc_timeout, metadata=self.metadata)
 
     async def record_outcome(self, request: pb.RecordOutcomeRequest) -> pb.RecordOutcomeResponse:
-        return await self.stub.RecordOutcome(request, timeout=self.rpc_timeout)
+        return await self.stub.RecordOutcome(request, timeout=self.rpc_timeout,
+                                             metadata=self.metadata)
 
     async def get_breaker_state(self, tool_ids: Sequence[str] = ()) -> pb.GetBreakerStateResponse:
         return await self.stub.GetBreakerState(
-            pb.GetBreakerStateRequest(tool_ids=list(tool_ids)), timeout=self.rpc_timeout)
+            pb.GetBreakerStateRequest(tool_ids=list(tool_ids)), timeout=self.rpc_timeout,
+            metadata=self.metadata)
 
     async def get_turn_trace(self, turn_id: str) -> pb.GetTurnTraceResponse:
         return await self.stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=turn_id),
-                                            timeout=self.rpc_timeout)
+                                            timeout=self.rpc_timeout, metadata=self.metadata)
 
     async def run_tool(self, tool_id: str, tools: Mapping[str, AsyncToolCallable], *,
                        turn_id: str = "", turn_deadline: Optional[float] = None,
                        plan: Sequence[pb.PlanStep] = (),
-                 propagate: Sequence[type] = ()) -> RunResult:
+                       propagate: Sequence[type] = (),
+                       verifiers: Verifiers = None,
+                       idempotency_key: str = "") -> RunResult:
         """Run one logical tool call under the service's decisions (see
         RecoveryClient.run_tool). ``tools`` maps the tool and every
         alternative the service may name to an async callable taking the
-        hard timeout in seconds. Raises only asyncio.CancelledError, when
-        the awaiting task is cancelled."""
-        run = Run(self, tool_id, tools, turn_id, turn_deadline, list(plan), tuple(propagate))
+        hard timeout in seconds; ``verifiers`` may be async too. Raises
+        only asyncio.CancelledError, when the awaiting task is cancelled."""
+        run = Run(self, tool_id, tools, turn_id, turn_deadline, list(plan), tuple(propagate),
+                  verifiers, idempotency_key)
         return await self._drive(run.steps())
 
     async def _drive(self, steps: Steps) -> RunResult:
@@ -110,7 +121,7 @@ class AsyncRecoveryClient:
             except Exception as e:  # AioRpcError and anything the channel raises
                 raise ServiceUnusable(f"Decide: {describe_rpc_error(e)}") from e
         if isinstance(effect, Invoke):
-            return await _invoke(effect.fn, effect.timeout_s)
+            return await _invoke(effect.fn, effect.timeout_s, effect.attempt)
         if isinstance(effect, Sleep):
             await asyncio.sleep(effect.seconds)
             return None
@@ -123,17 +134,22 @@ class AsyncRecoveryClient:
         raise TypeError(f"unknown step {effect!r}")
 
 
-async def _invoke(fn: AsyncToolCallable, timeout_s: float):
+async def _invoke(fn: AsyncToolCallable, timeout_s: float, attempt: Optional[Attempt] = None):
     """Await fn's coroutine for at most timeout_s; past it the coroutine is
     cancelled and the attempt is a ToolTimeout. Cancelling the caller
-    cancels the coroutine too and propagates: it is no tool failure."""
+    cancels the coroutine too and propagates: it is no tool failure.
+    current_attempt() is ``attempt`` in fn and its task (which copies the
+    context when created), and unchanged in the caller."""
+    token = _CURRENT_ATTEMPT.set(attempt)
     try:
         result = fn(timeout_s)
+        task = asyncio.ensure_future(result) if inspect.isawaitable(result) else None
     except Exception as e:
         return False, e
-    if not inspect.isawaitable(result):
+    finally:
+        _CURRENT_ATTEMPT.reset(token)
+    if task is None:
         return True, result
-    task = asyncio.ensure_future(result)
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
     except asyncio.CancelledError:

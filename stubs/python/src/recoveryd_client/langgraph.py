@@ -40,7 +40,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from ._client import RecoveryClient
 from ._errors import ToolFailure
 from ._integration import mcp_failure_in, outcome, summary
-from ._run import RunResult
+from ._run import RunResult, Verifiers
 from .aio import AsyncRecoveryClient
 from .v1 import recovery_pb2 as pb
 
@@ -73,13 +73,16 @@ class RecoveryToolWrapper:
     ``aclient`` serves ``awrap_tool_call`` (async graphs); give either or
     both. ``plan``: PlanSteps for cascade decisions (default: the service's
     manifests). ``turn_id``: how a request names its turn (default: the
-    thread id)."""
+    thread id). ``verifiers``: as in run_tool (without them, a VERIFY
+    answers the model with the service's text, which names the verify
+    tool to call)."""
 
     def __init__(self, tools: Sequence[BaseTool], *,
                  client: Optional[RecoveryClient] = None,
                  aclient: Optional[AsyncRecoveryClient] = None,
                  plan: Sequence[pb.PlanStep] = (),
-                 turn_id: TurnIdFn = thread_turn_id):
+                 turn_id: TurnIdFn = thread_turn_id,
+                 verifiers: Verifiers = None):
         if client is None and aclient is None:
             raise ValueError("RecoveryToolWrapper needs client (sync) or aclient (async)")
         self.tools_by_name: Dict[str, BaseTool] = {t.name: t for t in tools}
@@ -87,6 +90,7 @@ class RecoveryToolWrapper:
         self.aclient = aclient
         self.plan = list(plan)
         self.turn_id = turn_id
+        self.verifiers = verifiers
 
     def _requests(self, request: ToolCallRequest) -> Mapping[str, ToolCallRequest]:
         # The called tool as the node built it, and every other registered
@@ -103,6 +107,10 @@ class RecoveryToolWrapper:
         called = request.tool_call["name"]
         meta = {"recoveryd": summary(res, called)}
         seen = outcome(res, called)
+        if res.ok and res.verified:
+            return ToolMessage(content=seen.text, name=called,
+                               tool_call_id=request.tool_call["id"], status="success",
+                               response_metadata=meta)
         if res.ok and isinstance(res.value, ToolMessage):
             msg = res.value.model_copy()
             msg.response_metadata = {**msg.response_metadata, **meta}
@@ -121,7 +129,7 @@ class RecoveryToolWrapper:
                  for name, r in self._requests(request).items()}
         res = self.client.run_tool(request.tool_call["name"], calls,
                                    turn_id=self.turn_id(request), plan=self.plan,
-                                   propagate=(GraphBubbleUp,))
+                                   propagate=(GraphBubbleUp,), verifiers=self.verifiers)
         return self._message(request, res)
 
     async def awrap_tool_call(self, request: ToolCallRequest,
@@ -137,7 +145,7 @@ class RecoveryToolWrapper:
         calls = {name: call(r) for name, r in self._requests(request).items()}
         res = await self.aclient.run_tool(request.tool_call["name"], calls,
                                           turn_id=self.turn_id(request), plan=self.plan,
-                                          propagate=(GraphBubbleUp,))
+                                          propagate=(GraphBubbleUp,), verifiers=self.verifiers)
         return self._message(request, res)
 
 
@@ -145,12 +153,13 @@ def recovery_tool_node(tools: Sequence[BaseTool], *,
                        client: Optional[RecoveryClient] = None,
                        aclient: Optional[AsyncRecoveryClient] = None,
                        plan: Sequence[pb.PlanStep] = (),
-                       turn_id: TurnIdFn = thread_turn_id, **node_kwargs: Any) -> ToolNode:
+                       turn_id: TurnIdFn = thread_turn_id, verifiers: Verifiers = None,
+                       **node_kwargs: Any) -> ToolNode:
     """A ToolNode whose tool calls run under recoveryd. The node's own
     error handling is off (``handle_tool_errors=False``) so the real
     exception reaches the classifier; the wrapper answers the model."""
     wrapper = RecoveryToolWrapper(tools, client=client, aclient=aclient, plan=plan,
-                                  turn_id=turn_id)
+                                  turn_id=turn_id, verifiers=verifiers)
     return ToolNode(list(tools), handle_tool_errors=False,
                     wrap_tool_call=wrapper.wrap_tool_call if client is not None else None,
                     awrap_tool_call=wrapper.awrap_tool_call if aclient is not None else None,

@@ -35,7 +35,7 @@ from agents.tool import set_function_tool_failure_error_function
 from agents.tool_context import ToolContext
 
 from ._integration import mcp_failure_in, outcome
-from ._run import RunResult
+from ._run import RunResult, Verifiers
 from .aio import AsyncRecoveryClient
 from .v1 import recovery_pb2 as pb
 
@@ -70,19 +70,22 @@ def _raising(tool: FunctionTool) -> FunctionTool:
 def recovery_tools(tools: Sequence[FunctionTool], aclient: AsyncRecoveryClient, *,
                    plan: Sequence[pb.PlanStep] = (),
                    turn_id: TurnIdFn = run_turn_id,
-                   on_result: Optional[OnResult] = None) -> List[FunctionTool]:
+                   on_result: Optional[OnResult] = None,
+                   verifiers: Verifiers = None) -> List[FunctionTool]:
     """Copies of ``tools`` whose calls run under recoveryd. Alternatives the
     service names must be among ``tools``. ``plan``: PlanSteps for cascade
     decisions (default: the service's manifests). ``on_result(ctx, result)``
     sees every finished run (the tool used, attempts, the cascade for the
-    rest of the turn)."""
+    rest of the turn). ``verifiers``: as in run_tool (without them, a
+    VERIFY answers the model with the service's text, which names the
+    verify tool to call)."""
     raw: Dict[str, FunctionTool] = {t.name: _raising(t) for t in tools}
-    return [_wrap(t, raw, aclient, list(plan), turn_id, on_result) for t in tools]
+    return [_wrap(t, raw, aclient, list(plan), turn_id, on_result, verifiers) for t in tools]
 
 
 def _wrap(tool: FunctionTool, raw: Dict[str, FunctionTool], aclient: AsyncRecoveryClient,
           plan: List[pb.PlanStep], turn_id: TurnIdFn,
-          on_result: Optional[OnResult]) -> FunctionTool:
+          on_result: Optional[OnResult], verifiers: Verifiers = None) -> FunctionTool:
     called = tool.name
 
     async def on_invoke_tool(ctx: ToolContext, input_json: str) -> Any:
@@ -96,10 +99,11 @@ def _wrap(tool: FunctionTool, raw: Dict[str, FunctionTool], aclient: AsyncRecove
             return run
 
         calls = {name: call(t) for name, t in raw.items()}
-        res = await aclient.run_tool(called, calls, turn_id=turn_id(ctx), plan=plan)
+        res = await aclient.run_tool(called, calls, turn_id=turn_id(ctx), plan=plan,
+                                     verifiers=verifiers)
         if on_result is not None:
             on_result(ctx, res)
-        if res.ok:
+        if res.ok and not res.verified:
             return res.value
         return outcome(res, called).text
 

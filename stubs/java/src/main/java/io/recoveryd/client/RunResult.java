@@ -23,7 +23,12 @@ public final class RunResult<T> {
         /** the service named a tool the caller gave no function for */
         NO_ALTERNATIVE,
         /** the calling thread was interrupted */
-        INTERRUPTED
+        INTERRUPTED,
+        /**
+         * the effect of a non-idempotent call is unknown (VERIFY) and no
+         * verifier could tell whether it happened; the tool was not called again
+         */
+        VERIFICATION_REQUIRED
     }
 
     /** One answer that steered the run, or a local fallback step. */
@@ -43,6 +48,9 @@ public final class RunResult<T> {
     boolean outcomeRecorded;
     boolean fallback;
     String fallbackReason = "";
+    boolean verified;
+    String verifyToolId = "";
+    String idempotencyKey = "";
 
     RunResult(String toolId) {
         this.toolId = toolId;
@@ -70,4 +78,10 @@ public final class RunResult<T> {
     /** The local policy decided because the service was unreachable. */
     public boolean fallback() { return fallback; }
     public String fallbackReason() { return fallbackReason; }
+    /** Succeeded because a verifier said the failed call's effect happened (value is null). */
+    public boolean verified() { return verified; }
+    /** The verify tool the service named (VERIFY), or "". */
+    public String verifyToolId() { return verifyToolId; }
+    /** The idempotency key the last call was sent with, or "". */
+    public String idempotencyKey() { return idempotencyKey; }
 }

@@ -70,10 +70,11 @@ final class ToolRun<T> {
     private void loop() throws Interrupted {
         String tool = res.toolId;
         Set<String> visited = new HashSet<>(Set.of(tool));
+        String key = options.idempotencyKey();
         client.awaitConnection();
         DecideResponse resp;
         try {
-            resp = decide(tool, null, 0, 0, "", "");
+            resp = decide(tool, null, 0, 0, "", "", key);
         } catch (ServiceUnusable e) {
             fallback(tool, 0, 0, e.getMessage());
             return;
@@ -102,13 +103,13 @@ final class ToolRun<T> {
             attempt++;
             String outcomeId = UUID.randomUUID().toString();
             long attemptStart = System.nanoTime();
-            if (invoke(fn, timeoutMs)) {
+            if (invoke(fn, tool, attempt, key, timeoutMs)) {
                 succeed(tool, attempt, millisSince(toolStart), outcomeId, permit);
                 return;
             }
             long elapsedMs = clock.failed(attemptStart, res.error instanceof ToolTimeout);
             try {
-                resp = decide(tool, toProto(res.error), attempt, elapsedMs, outcomeId, permit);
+                resp = decide(tool, toProto(res.error), attempt, elapsedMs, outcomeId, permit, key);
             } catch (ServiceUnusable e) {
                 fallback(tool, attempt, timeoutMs, e.getMessage());
                 return;
@@ -117,7 +118,45 @@ final class ToolRun<T> {
             permit = resp.getPermitId();
             timeoutMs = resp.getTimeoutMs();
             switch (resp.getAction()) {
-                case ACTION_RETRY -> sleepMicros(retryWaitMicros(resp));
+                case ACTION_RETRY -> {
+                    if (!resp.getIdempotencyKey().isEmpty()) {
+                        key = resp.getIdempotencyKey();
+                    }
+                    sleepMicros(retryWaitMicros(resp));
+                }
+                case ACTION_VERIFY -> {
+                    Boolean happened = verify(tool, resp, attempt, key);
+                    if (happened == null) {
+                        verificationRequired(tool, resp);
+                        return;
+                    }
+                    if (happened) {
+                        succeedVerified(tool, attempt, permit);
+                        return;
+                    }
+                    // It did not happen: calling the tool again is safe, once
+                    // admission allows it (the breaker may have opened meanwhile).
+                    try {
+                        resp = decide(tool, null, attempt, 0, "", "", key);
+                    } catch (ServiceUnusable e) {
+                        fallback(tool, attempt, timeoutMs, e.getMessage());
+                        return;
+                    }
+                    permit = resp.getPermitId();
+                    timeoutMs = resp.getTimeoutMs();
+                    if (resp.getAction() == Action.ACTION_USE_ALTERNATIVE) {
+                        tool = resp.getAlternativeToolId();
+                        if (!switchTo(tool, visited)) {
+                            return;
+                        }
+                        attempt = 0;
+                        toolStart = System.nanoTime();
+                        clock = new RetryClock();
+                    } else if (resp.getAction() != Action.ACTION_PROCEED) {
+                        stop(tool, resp);
+                        return;
+                    }
+                }
                 case ACTION_USE_ALTERNATIVE -> {
                     tool = resp.getAlternativeToolId();
                     if (!switchTo(tool, visited)) {
@@ -169,12 +208,58 @@ final class ToolRun<T> {
         }
     }
 
+    /**
+     * Asks the caller's verifier whether the failed call had its effect: true,
+     * false, or null when there is no verifier or it could not tell (the run
+     * then stops: never a blind retry).
+     */
+    private Boolean verify(String tool, DecideResponse resp, int attempt, String key) throws Interrupted {
+        String verifyTool = resp.getVerifyToolId();
+        res.verifyToolId = verifyTool;
+        Verifier v = options.verifiers().getOrDefault(verifyTool, options.verifier());
+        if (v == null) {
+            return null;
+        }
+        long timeout = resp.getTimeoutMs() > 0 ? resp.getTimeoutMs() : client.fallback.timeoutMs();
+        VerifyRequest req = new VerifyRequest(tool, verifyTool, attempt, res.error, resp.getReason(),
+                resp.getClassification(), key, options.turnId(), timeout);
+        Future<Boolean> future = TOOL_THREADS.submit(() -> v.verify(req));
+        try {
+            return future.get(timeout, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            future.cancel(true);
+            return null;
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            throw new Interrupted();
+        }
+    }
+
+    private void verificationRequired(String tool, DecideResponse resp) {
+        res.cascade = resp.getCascadeList();
+        if (resp.hasClassification()) {
+            res.classification = resp.getClassification();
+        }
+        end(RunResult.Status.VERIFICATION_REQUIRED, tool, resp.getReason());
+    }
+
+    /** The failed call did have its effect: a success of the tool, so the breaker and the trace count it. */
+    private void succeedVerified(String tool, int attempt, String permit) {
+        Throwable failed = res.error; // kept: the failure the verifier judged
+        res.value = null;
+        res.verified = true;
+        succeed(tool, attempt, 0, UUID.randomUUID().toString(), permit);
+        res.error = failed;
+        res.reason = "verified by " + res.verifyToolId + ": the effect happened";
+    }
+
     private DecideResponse decide(String tool, ToolError error, int attempt, long elapsedMs, String outcomeId,
-                                  String permit) throws ServiceUnusable {
+                                  String permit, String key) throws ServiceUnusable {
         DecideRequest.Builder req = DecideRequest.newBuilder()
                 .setToolId(tool).setAttempt(attempt).setElapsedMs(elapsedMs)
                 .setTurnId(options.turnId()).addAllPlan(options.plan())
-                .setExecutorId(client.executorId).setOutcomeId(outcomeId).setPermitId(permit);
+                .setExecutorId(client.executorId).setOutcomeId(outcomeId).setPermitId(permit)
+                .setIdempotencyKey(key);
         if (error != null) {
             req.setError(error);
         }
@@ -224,7 +309,7 @@ final class ToolRun<T> {
                 res.decisions.add(new RunResult.Decision(tool, Action.ACTION_RETRY, delay, "local fallback"));
                 sleepMicros(msToMicros(delay));
             }
-            if (invoke(fn, timeout)) {
+            if (invoke(fn, tool, attempt, options.idempotencyKey(), timeout)) {
                 end(RunResult.Status.SUCCEEDED, tool, "local fallback");
                 return;
             }
@@ -233,10 +318,13 @@ final class ToolRun<T> {
     }
 
     /** Calls fn under a hard timeout; a call that overruns is interrupted and abandoned. */
-    private boolean invoke(ToolFunction<T> fn, long timeoutMs) throws Interrupted {
+    private boolean invoke(ToolFunction<T> fn, String tool, int attempt, String key, long timeoutMs)
+            throws Interrupted {
         long timeout = timeoutMs > 0 ? timeoutMs : client.fallback.timeoutMs();
         res.attempts++;
-        Future<T> future = TOOL_THREADS.submit(() -> fn.call(timeout));
+        res.idempotencyKey = key;
+        Attempt a = new Attempt(tool, attempt, key, timeout);
+        Future<T> future = TOOL_THREADS.submit(() -> fn.call(a));
         try {
             res.value = future.get(timeout, TimeUnit.MILLISECONDS);
             res.error = null;
