@@ -59,7 +59,17 @@ int eng_effect_gate(decide_call *c, bool *stopped)
     if (!rd_effect_forbids_repeat(cl->effect_safety))
         return RD_OK;
     *stopped = true;
-    if (c->cfg->verify_tool) {
+    num_text limit;
+    if (c->cfg->verify_tool && c->attempt >= c->cfg->retry.max_attempts) {
+        /* Each VERIFY that found nothing done leads to one more call: the
+         * attempts bound that cycle as they bound retries. */
+        eng_act_escalate(c, ARENA_JOIN(c->ctx->arena, txt("max attempts ("),
+                                       num(&limit, c->cfg->retry.max_attempts),
+                                       txt(") reached and the effect is unknown ("),
+                                       txt(cl->effect_reason),
+                                       txt("): a person or the model must check whether it "
+                                           "happened")));
+    } else if (c->cfg->verify_tool) {
         act_verify(c, cl->effect_reason);
     } else {
         eng_act_escalate(c, ARENA_JOIN(c->ctx->arena, txt("effect unknown ("),

@@ -224,6 +224,30 @@ static void test_timeout_of_a_non_idempotent_tool_is_verified_not_retried(void *
     assert_int_equal(d.breaker.consecutive_failures, 1);
 }
 
+/* A verifier that finds nothing done lets the executor call the tool
+ * again; attempts bound that cycle as they bound retries: at max_attempts
+ * the answer is ESCALATE, never another VERIFY. */
+static void test_verify_cycles_end_at_max_attempts(void **state)
+{
+    fixture *f = *state;
+    rd_tool_error e = timeout_error();
+    const uint32_t max = 5; /* the defaults' retry.max_attempts */
+    for (uint32_t attempt = 1; attempt <= max; attempt++) {
+        rd_decide_input in = input("send_email", &e);
+        in.attempt = attempt;
+        rd_decision d = decide_ok(f, &in);
+        if (attempt < max) {
+            assert_int_equal(d.action, RD_ACTION_VERIFY);
+            continue;
+        }
+        assert_int_equal(d.action, RD_ACTION_ESCALATE);
+        assert_string_equal(d.verify_tool_id, "");
+        assert_contains(d.reason, "max attempts (5) reached and the effect is unknown");
+        assert_int_equal(cls(&d)->effect_safety, RD_EFFECT_SAFETY_UNKNOWN);
+        assert_null(find_event(&d, RD_EV_RETRY));
+    }
+}
+
 static void test_proven_not_executed_failures_are_retried(void **state)
 {
     fixture *f = *state;
@@ -473,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_hints_resolve_only_what_the_manifest_leaves_open),
         cmocka_unit_test_setup_teardown(
             test_timeout_of_a_non_idempotent_tool_is_verified_not_retried, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_verify_cycles_end_at_max_attempts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_proven_not_executed_failures_are_retried, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_an_idempotency_key_makes_the_retry_safe, setup,
