@@ -78,6 +78,19 @@ def test_a_timeout_is_verified_not_retried(stub):
     assert not [e for e in events if e.event_type == "Retry"], events
 
 
+def test_verify_cycles_end_at_max_attempts(stub):
+    """Each call again after a verify that found nothing done is one more
+    attempt: at max_attempts (5, the defaults') the answer is ESCALATE."""
+    for attempt in range(1, 5):
+        expect_action(decide(stub, "send_email", timeout_error(), attempt=attempt),
+                      pb.ACTION_VERIFY)
+    d = decide(stub, "send_email", timeout_error(), attempt=5)
+    expect_action(d, pb.ACTION_ESCALATE)
+    assert d.verify_tool_id == ""
+    assert "max attempts (5) reached and the effect is unknown" in d.reason
+    assert "Do not call it again" in d.classification.llm_message
+
+
 @pytest.mark.parametrize("error", [
     err("connect failed", code="ECONNREFUSED"),
     err("dial tcp 10.1.2.3:443: connect: connection refused"),
