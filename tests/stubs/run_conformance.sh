@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Cross-language conformance of the client stubs: installs what they need
 # (skip with RD_STUBS_SKIP_INSTALL=1), builds each language's example
-# executor and recoveryd (or uses RECOVERYD=path), then runs the scenario of
-# tests/stubs/conformance/run.py against one live recoveryd on a free
-# 127.0.0.1 port. Prints PASS/FAIL per language; exits non-zero on a failure.
+# executor and recoveryd (or uses RECOVERYD=path), then runs the scenarios of
+# tests/stubs/conformance/run.py (the shared breaker; VERIFY with each
+# language in its own tenant) against live recoveryd servers on free
+# 127.0.0.1 ports. Prints PASS/FAIL per language; exits non-zero on a failure.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 tools="${RD_STUB_TOOLS:-$root/build-stubs-tools}"

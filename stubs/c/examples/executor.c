@@ -6,7 +6,13 @@
  *
  * Modes choose the tool's behaviour: fail (always a connection reset),
  * succeed, flaky (fails twice, then succeeds), hold (prints HOLDING, then
- * waits until the --release file exists and succeeds). */
+ * waits until the --release file exists and succeeds), timeout-once (the
+ * first call times out after sending, later calls succeed).
+ *
+ * A non-idempotent tool (docs/EFFECTS.md): --verify-tool find_sent_email
+ * registers a verifier for that verify tool, answering --happened (true: the
+ * timed-out call did send; false: it did not). With server.tenants, --token
+ * and --tenant send the admin token and the tenant it acts for. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -19,6 +25,19 @@ typedef struct {
     const char *release;
     int calls;
 } search_tool;
+
+typedef struct {
+    int happened; /* what the verifier answers: 1 it happened, 0 it did not */
+    int calls;
+} verifier_state;
+
+static int verify_sent(void *user, const rdc_verify_request *req)
+{
+    verifier_state *v = user;
+    (void)req;
+    v->calls++;
+    return v->happened;
+}
 
 static int search(void *user, int64_t timeout_ms, rdc_tool_error *err)
 {
@@ -33,6 +52,11 @@ static int search(void *user, int64_t timeout_ms, rdc_tool_error *err)
     if (strcmp(t->mode, "flaky") == 0 && t->calls <= 2) {
         snprintf(err->message, sizeof err->message, "503 Service Unavailable");
         err->http_status = 503;
+        return -1;
+    }
+    if (strcmp(t->mode, "timeout-once") == 0 && t->calls == 1) {
+        snprintf(err->message, sizeof err->message, "timeout after 10s waiting for the reply");
+        err->kind = RECOVERY__V1__ERROR_KIND__ERROR_KIND_TIMEOUT;
         return -1;
     }
     if (strcmp(t->mode, "hold") == 0) {
@@ -52,9 +76,12 @@ int main(int argc, char **argv)
 {
     const char *addr = "127.0.0.1:50051", *turn = "", *tool = "search";
     search_tool st = {.mode = "succeed", .release = ""};
+    const char *verify_tool = NULL;
+    verifier_state vs = {0};
     /* Connection options: --ca, --cert, --key (TLS / mutual TLS), --token
-     * (server.auth), --lb (e.g. round_robin, with a target that resolves to
-     * several addresses). */
+     * (server.auth, or the admin token of server.tenants), --tenant (the
+     * tenant that token acts for), --lb (e.g. round_robin, with a target
+     * that resolves to several addresses). */
     rdc_options opts = {.executor_id = "c-executor"};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--addr") == 0) addr = argv[i + 1];
@@ -66,7 +93,10 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--cert") == 0) opts.tls_cert_file = argv[i + 1];
         else if (strcmp(argv[i], "--key") == 0) opts.tls_key_file = argv[i + 1];
         else if (strcmp(argv[i], "--token") == 0) opts.bearer_token = argv[i + 1];
+        else if (strcmp(argv[i], "--tenant") == 0) opts.tenant = argv[i + 1];
         else if (strcmp(argv[i], "--lb") == 0) opts.lb_policy = argv[i + 1];
+        else if (strcmp(argv[i], "--verify-tool") == 0) verify_tool = argv[i + 1];
+        else if (strcmp(argv[i], "--happened") == 0) vs.happened = strcmp(argv[i + 1], "true") == 0;
     }
 
     char err[256];
@@ -76,7 +106,12 @@ int main(int argc, char **argv)
         return 2;
     }
     rdc_tool tools[] = {{.tool_id = tool, .fn = search, .user = &st}};
+    rdc_verifier verifiers[] = {{.verify_tool_id = verify_tool, .fn = verify_sent, .user = &vs}};
     rdc_run_options run = {.turn_id = turn};
+    if (verify_tool != NULL) {
+        run.verifiers = verifiers;
+        run.n_verifiers = 1;
+    }
     rdc_result res;
     rdc_run_tool(client, tool, tools, 1, &run, &res);
 
@@ -89,7 +124,8 @@ int main(int argc, char **argv)
             protobuf_c_enum_descriptor_get_value(&recovery__v1__action__descriptor, (int)res.actions[i]);
         printf("%s\"%s\"", i ? "," : "", v != NULL ? v->name : "?");
     }
-    printf("]}\n");
+    printf("],\"verified\":%s,\"verify_tool\":\"%s\",\"verify_calls\":%d}\n",
+           res.verified ? "true" : "false", res.verify_tool_id, vs.calls);
     rdc_result_clear(&res);
     rdc_client_free(client);
     return 0;

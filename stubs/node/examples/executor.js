@@ -6,7 +6,13 @@
 //
 // Modes choose the tool's behaviour: fail (always a connection reset),
 // succeed, flaky (fails twice, then succeeds), hold (prints HOLDING, then
-// waits until the --release file exists and succeeds).
+// waits until the --release file exists and succeeds), timeout-once (the
+// first call times out after sending, later calls succeed).
+//
+// A non-idempotent tool (docs/EFFECTS.md): --verify-tool find_sent_email
+// registers a verifier for that verify tool, answering --happened (true: the
+// timed-out call did send; false: it did not). With server.tenants, --token
+// and --tenant send the admin token and the tenant it acts for.
 'use strict';
 const fs = require('node:fs');
 const { parseArgs } = require('node:util');
@@ -20,9 +26,14 @@ async function main() {
       tool: { type: 'string', default: 'search' },
       mode: { type: 'string', default: 'succeed' },
       release: { type: 'string', default: '' },
+      'verify-tool': { type: 'string', default: '' },
+      happened: { type: 'string', default: 'false' },
+      token: { type: 'string', default: '' },
+      tenant: { type: 'string', default: '' },
     },
   });
   let calls = 0;
+  let verifyCalls = 0;
   const search = async ({ signal, timeoutMs }) => {
     calls += 1;
     if (args.mode === 'fail') {
@@ -31,6 +42,9 @@ async function main() {
     }
     if (args.mode === 'flaky' && calls <= 2) {
       throw new ToolFailure('503 Service Unavailable', { httpStatus: 503 });
+    }
+    if (args.mode === 'timeout-once' && calls === 1) {
+      throw new ToolFailure('timeout after 10s waiting for the reply', { kind: 'ERROR_KIND_TIMEOUT' });
     }
     if (args.mode === 'hold') {
       console.log('HOLDING');
@@ -42,13 +56,24 @@ async function main() {
     return `results for ${args.tool}`;
   };
 
-  const client = new RecoveryClient(args.addr, { executorId: 'node-executor' });
-  const res = await client.runTool(args.tool, { [args.tool]: search }, { turnId: args.turn });
+  const verifiers = {};
+  if (args['verify-tool']) {
+    verifiers[args['verify-tool']] = async () => {
+      verifyCalls += 1;
+      return args.happened === 'true';
+    };
+  }
+
+  const client = new RecoveryClient(args.addr,
+    { executorId: 'node-executor', token: args.token, tenant: args.tenant });
+  const res = await client.runTool(args.tool, { [args.tool]: search },
+    { turnId: args.turn, verifiers });
   client.close();
   console.log(JSON.stringify({
     lang: 'node', status: res.status, attempts: res.attempts, tool_calls: calls,
     fallback: res.fallback, permit: res.permitId !== '', recorded: res.outcomeRecorded,
     reason: res.reason, actions: res.decisions.map((d) => d.action), value: res.value ?? null,
+    verified: res.verified, verify_tool: res.verifyToolId, verify_calls: verifyCalls,
   }));
 }
 

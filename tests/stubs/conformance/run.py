@@ -1,5 +1,6 @@
-"""Cross-language conformance run of the client stubs against one live
-recoveryd. tests/stubs/run_conformance.sh builds everything and calls this.
+"""Cross-language conformance run of the client stubs against live
+recoveryd servers. tests/stubs/run_conformance.sh builds everything and
+calls this.
 
 One turn, one tool, five executors in five languages, in this order:
   1. Go      the tool keeps failing (connection reset): retries, then the
@@ -12,6 +13,20 @@ One turn, one tool, five executors in five languages, in this order:
              (success_threshold is 2, so the breaker stays HALF_OPEN)
   7. C       takes the next probe; its success closes the breaker
   8. GetTurnTrace shows every step, in order.
+
+Then, on a second recoveryd with server.tenants (one tenant per language,
+conf-<lang>, and an admin token), each executor runs a non-idempotent
+send_email (verify tool find_sent_email) as the admin acting for its own
+tenant; the tool's first call times out, so the service answers VERIFY:
+  a. the verifier says the email was not sent -> the tool is called again
+     and succeeds (two tool calls, one verifier call)
+  b. the verifier says it was sent -> the run ends succeeded + verified with
+     one tool call, and the success is recorded
+Each turn's trace is read with the tenant's own token and must hold exactly
+that run's events (ToolTimeout, ToolError, EffectChecked, then
+RetrySucceeded for a, ToolSucceeded for b); the admin token acting for any
+other language's tenant gets NOT_FOUND.
+
 Then each executor runs once against a port where nothing listens and must
 finish through its local fallback (a tool that fails twice, then succeeds).
 
@@ -21,6 +36,7 @@ on any failure.
 import argparse
 import json
 import os
+import secrets
 import shutil
 import socket
 import subprocess
@@ -38,6 +54,22 @@ LANGS = ["go", "python", "node", "java", "c"]
 TOOL = "conformance_search"
 BREAKER_TIMEOUT_MS = 2000
 STEP_TIMEOUT_S = 60
+
+EFFECT_TOOL = "send_email"
+VERIFY_TOOL = "find_sent_email"
+TENANT_HEADER = "x-recoveryd-tenant"
+
+# The trace of one run of send_email whose first call times out, by what the
+# verifier answers. The timeout is a ToolTimeout and a ToolError, and
+# EffectChecked says why it is not retried (effect unknown: verify). Not
+# sent: the second call's success is a RetrySucceeded. Sent: the success the
+# client reports for the first call is a ToolSucceeded.
+EXPECTED_VERIFY_TRACE = {
+    "false": [("ToolTimeout", "verify"), ("ToolError", "verify"), ("EffectChecked", "verify"),
+              ("RetrySucceeded", "")],
+    "true": [("ToolTimeout", "verify"), ("ToolError", "verify"), ("EffectChecked", "verify"),
+             ("ToolSucceeded", "")],
+}
 
 EXPECTED_TRACE = [
     # Go: four retried failures, the fifth opens the breaker
@@ -58,24 +90,57 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_config(root: str, tmp: str, port: int) -> str:
+def write_config(root: str, tmp: str, name: str, port: int, server_extra: str = "") -> str:
+    """recoveryd's config NAME.yaml, its tool manifests in NAME-tools/."""
     shutil.copy(os.path.join(root, "config", "rules.yaml"), os.path.join(tmp, "rules.yaml"))
-    os.makedirs(os.path.join(tmp, "tools.d"), exist_ok=True)
-    path = os.path.join(tmp, "recovery.yaml")
+    os.makedirs(os.path.join(tmp, f"{name}-tools"), exist_ok=True)
+    path = os.path.join(tmp, f"{name}.yaml")
     with open(path, "w") as f:
         f.write(f"""server:
   listen: "127.0.0.1:{port}"
-defaults:
+{server_extra}defaults:
   circuit_breaker:
     failure_threshold: 5
     success_threshold: 2
     timeout_ms: {BREAKER_TIMEOUT_MS}
+metrics:
+  listen: ""
 tools:
-  directory: tools.d
+  directory: {name}-tools
 classification:
   rules_file: rules.yaml
 """)
     return path
+
+
+def write_effects_config(root: str, tmp: str, port: int, tokens: dict, admin_token: str) -> str:
+    """A recoveryd with one tenant per language and the admin token (token
+    files in tmp), a non-idempotent send_email whose effect find_sent_email
+    checks (a high threshold: the breaker is not what is tested) and the
+    read-only find_sent_email."""
+    def token_file(name, token):
+        path = os.path.join(tmp, f"{name}.token")
+        with open(path, "w") as f:
+            f.write(token + "\n")
+        os.chmod(path, 0o600)
+        return path
+
+    tenants = "".join(f"    - id: {tenant}\n      token_file: {token_file(tenant, token)}\n"
+                      for tenant, token in tokens.items())
+    server = (f"  tenants:\n{tenants}"
+              f"  admin:\n    token_file: {token_file('admin', admin_token)}\n")
+    path = write_config(root, tmp, "effects", port, server)
+    tools = os.path.join(tmp, "effects-tools")
+    with open(os.path.join(tools, f"{EFFECT_TOOL}.yaml"), "w") as f:
+        f.write(f"tool:\n  id: {EFFECT_TOOL}\n  effects: non_idempotent\n"
+                f"  verify_tool: {VERIFY_TOOL}\n  circuit_breaker:\n    failure_threshold: 100\n")
+    with open(os.path.join(tools, f"{VERIFY_TOOL}.yaml"), "w") as f:
+        f.write(f"tool:\n  id: {VERIFY_TOOL}\n  effects: none\n  timeout_ms: 2000\n")
+    return path
+
+
+def tenant_of(lang: str) -> str:
+    return f"conf-{lang}"
 
 
 class Conformance:
@@ -96,17 +161,18 @@ class Conformance:
             "c": [os.path.join(tools, "c-build", "rdc_executor")],
         }[lang]
 
-    def argv(self, lang, addr, mode, release=""):
-        return self.command(lang) + ["--addr", addr, "--turn", self.turn, "--tool", TOOL,
-                                     "--mode", mode, "--release", release]
+    def argv(self, lang, addr, mode, release="", turn=None, tool=TOOL, extra=()):
+        return self.command(lang) + ["--addr", addr, "--turn", self.turn if turn is None else turn,
+                                     "--tool", tool, "--mode", mode, "--release", release,
+                                     *extra]
 
     def fail(self, lang, what):
         self.failures[lang].append(what)
         print(f"  [{lang}] check failed: {what}", flush=True)
 
-    def run_executor(self, lang, addr, mode):
+    def run_executor(self, lang, addr, mode, **kw):
         t0 = time.monotonic()
-        p = subprocess.run(self.argv(lang, addr, mode), capture_output=True, text=True,
+        p = subprocess.run(self.argv(lang, addr, mode, **kw), capture_output=True, text=True,
                            timeout=STEP_TIMEOUT_S)
         return self.parse(lang, p.stdout, p.stderr, p.returncode), time.monotonic() - t0
 
@@ -128,11 +194,11 @@ class Conformance:
         resp = stub.GetBreakerState(pb.GetBreakerStateRequest(tool_ids=[TOOL]), timeout=2)
         return resp.breakers[0]
 
-    def start_server(self):
+    def start_server(self, name="breaker", write=None):
         port = free_port()
         self.addr = f"127.0.0.1:{port}"
-        cfg = write_config(self.root, self.tmp, port)
-        self.log = open(os.path.join(self.tmp, "recoveryd.log"), "w")
+        cfg = (write or (lambda p: write_config(self.root, self.tmp, name, p)))(port)
+        self.log = open(os.path.join(self.tmp, f"{name}.log"), "w")
         self.server = subprocess.Popen([self.args.recoveryd, "--config", cfg],
                                        stdout=self.log, stderr=subprocess.STDOUT)
         self.channel = grpc.insecure_channel(self.addr)
@@ -218,6 +284,75 @@ class Conformance:
         if list(trace.summary.completed) != [TOOL]:
             self.fail("c", f"summary completed = {list(trace.summary.completed)}")
 
+    def effects_scenario(self):
+        """send_email's timeout answered VERIFY, per language in its own
+        tenant, through the admin token and the client's tenant option."""
+        admin = secrets.token_hex(16)
+        tokens = {tenant_of(lang): secrets.token_hex(16) for lang in LANGS}
+        stub = self.start_server("effects", lambda port: write_effects_config(
+            self.root, self.tmp, port, tokens, admin))
+        print(f"VERIFY scenario on {self.addr}: {EFFECT_TOOL} times out once, "
+              f"admin token acting for conf-<lang>", flush=True)
+        try:
+            turns = {}
+            for lang in LANGS:
+                for happened, name in (("false", "unsent"), ("true", "sent")):
+                    turn = f"verify-{lang}-{name}-{uuid.uuid4().hex[:8]}"
+                    turns[(lang, happened)] = turn
+                    self.run_verify(lang, turn, happened, admin)
+            for (lang, happened), turn in turns.items():
+                self.check_tenant_trace(stub, lang, turn, happened, tokens, admin)
+        finally:
+            self.stop_server()
+
+    def run_verify(self, lang, turn, happened, admin):
+        res, _ = self.run_executor(lang, self.addr, "timeout-once", turn=turn, tool=EFFECT_TOOL,
+                                   extra=["--verify-tool", VERIFY_TOOL, "--happened", happened,
+                                          "--token", admin, "--tenant", tenant_of(lang)])
+        if happened == "true":
+            # the timed-out call did send: reported as a success, never repeated
+            self.expect(lang, res, status="succeeded", verified=True, tool_calls=1, verify_calls=1,
+                        attempts=1, recorded=True, fallback=False, verify_tool=VERIFY_TOOL,
+                        actions=["ACTION_PROCEED", "ACTION_VERIFY"])
+        else:
+            # it did not: admission again, then the second call succeeds
+            self.expect(lang, res, status="succeeded", verified=False, tool_calls=2,
+                        verify_calls=1, attempts=2, recorded=True, fallback=False,
+                        verify_tool=VERIFY_TOOL,
+                        actions=["ACTION_PROCEED", "ACTION_VERIFY", "ACTION_PROCEED"])
+
+    def check_tenant_trace(self, stub, lang, turn, happened, tokens, admin):
+        own = [("authorization", f"Bearer {tokens[tenant_of(lang)]}")]
+        try:
+            trace = stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=turn), metadata=own, timeout=2)
+        except grpc.RpcError as e:
+            self.fail(lang, f"trace of {turn} with {tenant_of(lang)}'s token: {e.code().name} "
+                            f"{e.details()}")
+            return
+        got = [(e.event_type, e.decision) for e in trace.events]
+        print(f"  [{lang}] {tenant_of(lang)} trace of {turn}: "
+              f"{' '.join(f'{t}({d})' if d else t for t, d in got)}", flush=True)
+        if got != EXPECTED_VERIFY_TRACE[happened]:
+            self.fail(lang, f"trace of {turn}: {got}, expected {EXPECTED_VERIFY_TRACE[happened]}")
+        if any(e.tool_id != EFFECT_TOOL for e in trace.events):
+            self.fail(lang, f"trace of {turn} names another tool than {EFFECT_TOOL}")
+        if list(trace.summary.completed) != [EFFECT_TOOL]:
+            self.fail(lang, f"summary of {turn}: completed = {list(trace.summary.completed)}")
+        effect = [e.detail for e in trace.events if e.event_type == "EffectChecked"]
+        if not effect or not effect[0].startswith("effects non_idempotent, unknown:"):
+            self.fail(lang, f"EffectChecked detail of {turn}: {effect}")
+        for other in LANGS:
+            if other == lang:
+                continue
+            md = [("authorization", f"Bearer {admin}"), (TENANT_HEADER, tenant_of(other))]
+            try:
+                stub.GetTurnTrace(pb.GetTurnTraceRequest(turn_id=turn), metadata=md, timeout=2)
+                self.fail(lang, f"the trace of {turn} is readable in tenant {tenant_of(other)}")
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.NOT_FOUND:
+                    self.fail(lang, f"trace of {turn} in tenant {tenant_of(other)}: "
+                                    f"{e.code().name}, expected NOT_FOUND")
+
     def fallback(self):
         dead = f"127.0.0.1:{free_port()}"  # nothing listens here
         print(f"local fallback against {dead} (nothing listening)", flush=True)
@@ -237,6 +372,11 @@ class Conformance:
                 self.fail(lang, f"scenario aborted: {type(e).__name__}: {e}")
         finally:
             self.stop_server()
+        try:
+            self.effects_scenario()
+        except Exception as e:
+            for lang in LANGS:
+                self.fail(lang, f"VERIFY scenario aborted: {type(e).__name__}: {e}")
         self.fallback()
         passed = 0
         for lang in LANGS:
