@@ -21,13 +21,13 @@ static void test_each_group_reads_its_word_class(void **state)
     static const shipped_case cases[] = {
         {.message = "panic: unreachable branch in planner", .want_retryability = P,
          .want_category = RD_CAT_LOGIC, .want_rule = "text.weak_program_failure"},
-        {.message = "InvoiceNotFoundError: inv_77", .want_retryability = P,
+        {.message = "lookup of invoice inv_77 returned nil", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE, .want_rule = "text.weak_missing"},
         {.message = "widget 7 is outside your access scope", .want_retryability = P,
          .want_category = RD_CAT_PERMISSION, .want_rule = "text.weak_permission"},
         {.message = "widget count must stay even", .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.weak_input"},
-        {.message = "ShardUnavailableError: shard 3", .want_retryability = T,
+        {.message = "shard 3 is busy", .want_retryability = T,
          .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.weak_busy"},
         {.message = "job evicted by the scheduler; it will be retried", .want_retryability = T,
          .want_category = RD_CAT_TRANSIENT, .want_rule = "text.weak_retry"},
@@ -48,6 +48,12 @@ static void test_stronger_signals_outrank_weak_words(void **state)
 {
     const rd_config *cfg = *state;
     static const shipped_case cases[] = {
+        /* type names are word classes written together, read with the
+         * word groups, before the weak words */
+        {.message = "InvoiceNotFoundError: inv_77", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.not_found"},
+        {.message = "ShardUnavailableError: shard 3 is busy", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.service_unavailable"},
         /* a word group of the message pass */
         {.message = "access denied for widget 7", .want_retryability = P,
          .want_category = RD_CAT_PERMISSION, .want_rule = "text.permission"},
