@@ -1,7 +1,8 @@
-/* The weak-word groups of the shipped rules (config/rules.yaml, the end of
- * the message pass): a message no rule above knows is read by word class
- * instead of falling to the unknown default, and every stronger signal
- * still outranks it (docs/CLASSIFICATION.md, "Evaluation order"). */
+/* What decides an error whose text no rule knows (docs/CLASSIFICATION.md,
+ * "Evaluation order"): the weak-word groups at the end of the message pass
+ * read it by word class, and an exception type the text names stands for
+ * the missing field (domain/type_in_text.h); every stronger signal still
+ * outranks both, and a text with neither is the unknown default. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "classify_shipped.h"
+#include "domain/type_in_text.h"
 
 #define T RD_TRANSIENT
 #define P RD_PERMANENT
@@ -87,9 +89,99 @@ static void test_weak_words_are_the_message_tier(void **state)
     assert_int_equal(rd_rule_tier("text.weak_cannot"), RD_TIER_MESSAGE);
 }
 
+/* ---- the type a text names ---- */
+
+static void expect_name(const char *msg, size_t len, const char *want)
+{
+    char out[RD_TYPE_IN_TEXT_MAX];
+    memset(out, 'x', sizeof out);
+    bool found = rd_type_named_in_text(msg, len, out, sizeof out);
+    if (!want) {
+        if (found)
+            fprintf(stderr, "named %s in \"%.*s\"\n", out, (int)len, msg);
+        assert_false(found);
+        return;
+    }
+    assert_true(found);
+    assert_string_equal(out, want);
+}
+
+static void test_type_named_at_the_start_or_last_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *msg;
+        const char *want; /* NULL: none */
+    } cases[] = {
+        {"KeyError: 'x'", "KeyError"},
+        {"  java.net.SocketException: Connection reset", "java.net.SocketException"},
+        {"DiscordAPIError[50001]: Missing Access", "DiscordAPIError"},
+        {"RangeError", "RangeError"},
+        {"pkg.Fault(Exception): boom", NULL},
+        {"pkg.BadThingException(\"x\")", "pkg.BadThingException"},
+        {"Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n"
+         "ZeroDivisionError: division by zero\n\n", "ZeroDivisionError"},
+        /* not a name followed by its text */
+        {"Some Error: x", NULL},
+        {"KeyErrorX: y", NULL},
+        {"KeyError x", NULL},
+        {"error: ErrorCode 7", NULL},
+        {"", NULL},
+        {"\n\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        expect_name(cases[i].msg, strlen(cases[i].msg), cases[i].want);
+}
+
+static void test_type_name_bounds(void **state)
+{
+    (void)state;
+    /* nothing past len is read: "KeyError" cut to "KeyErr" names nothing */
+    expect_name("KeyError: x", 6, NULL);
+    expect_name("KeyError: x", 8, "KeyError");
+    /* a NUL ends the name like any other byte that is not part of one */
+    expect_name("KeyError\0: x", 11, NULL);
+    /* a name longer than the buffer is not taken, nor cut */
+    char longname[RD_TYPE_IN_TEXT_MAX + 16];
+    memset(longname, 'a', sizeof longname);
+    memcpy(longname + sizeof longname - 7, "Error: ", 7);
+    expect_name(longname, sizeof longname, NULL);
+    char out[8];
+    assert_false(rd_type_named_in_text("KeyError: x", 11, out, sizeof out));
+    assert_false(rd_type_named_in_text(NULL, 0, out, sizeof out));
+}
+
+/* The named type decides only what nothing else decided, as the field
+ * would: a specific type's table, and never over a given field. */
+static void test_named_type_stands_for_the_missing_field(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.message = "java.util.NoSuchElementException: zork", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "exception.not_found"},
+        {.message = "Traceback (most recent call last):\n  File \"t.py\", line 9\n"
+                    "ClosedChannelException: zork",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "exception.closed_handle"},
+        /* a rule that reads the text still comes first */
+        {.message = "java.util.NoSuchElementException: connection refused",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
+        /* a type given as a field is not replaced by the one in the text */
+        {.exception_type = "Exception", .message = "java.util.NoSuchElementException: zork",
+         .want_retryability = T, .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+        /* a named type no table holds leaves the default */
+        {.message = "FrobnicatorError: zork", .want_retryability = T,
+         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+    };
+    check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_type_named_at_the_start_or_last_line),
+        cmocka_unit_test(test_type_name_bounds),
+        cmocka_unit_test(test_named_type_stands_for_the_missing_field),
         cmocka_unit_test(test_each_group_reads_its_word_class),
         cmocka_unit_test(test_stronger_signals_outrank_weak_words),
         cmocka_unit_test(test_weak_words_are_the_message_tier),
