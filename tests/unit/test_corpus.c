@@ -43,16 +43,16 @@
  * the test asserts only that it does not fall below the figures it had
  * when the floor was set, and prints the gap to the goal. Raise the floor
  * whenever the held-out figures rise; never lower it to make a change pass.
- * Set from the split of both vendor files as measured when the eighth
- * batch (tests/corpus/errors-batch8.yaml) was added, before any rule was
- * written for it: 269 and 248 right of 296 (90.88 % and 83.78 %), rounded
- * down to the tenth of a percent. docs/CLASSIFICATION.md ("Figures
- * measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.908
-#define HOLDOUT_FLOOR_CATEGORY 0.837
+ * Set from the split of both vendor files as measured after the eighth
+ * batch's rules (tests/corpus/errors-batch8.yaml; before them the split
+ * stood at 269 and 248 of 296): 275 and 255 right of 296 (92.91 % and
+ * 86.15 %), rounded down to the tenth of a percent. docs/CLASSIFICATION.md
+ * ("Figures measured") has how it moved. */
+#define HOLDOUT_FLOOR_RETRYABILITY 0.929
+#define HOLDOUT_FLOOR_CATEGORY 0.861
 
 /* What the corpus itself must hold (issues 4 and 34). */
-#define MIN_CORPUS_ENTRIES 1000   /* both files together */
+#define MIN_CORPUS_ENTRIES 1000   /* all files together */
 #define MAX_FAMILY_SHARE 0.12     /* of the family's own file */
 #define MIN_HOLDOUT_SHARE 0.15    /* of the vendor corpus */
 #define MAX_HOLDOUT_SHARE 0.25
