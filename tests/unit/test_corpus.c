@@ -45,11 +45,11 @@
  * whenever the held-out figures rise; never lower it to make a change pass.
  * Set from the split of both vendor files as measured after the eighth
  * batch's rules (tests/corpus/errors-batch8.yaml; before them the split
- * stood at 269 and 248 of 296): 275 and 255 right of 296 (92.91 % and
- * 86.15 %), rounded down to the tenth of a percent. docs/CLASSIFICATION.md
+ * stood at 269 and 248 of 296): 276 and 257 right of 296 (93.24 % and
+ * 86.82 %), rounded down to the tenth of a percent. docs/CLASSIFICATION.md
  * ("Figures measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.929
-#define HOLDOUT_FLOOR_CATEGORY 0.861
+#define HOLDOUT_FLOOR_RETRYABILITY 0.932
+#define HOLDOUT_FLOOR_CATEGORY 0.868
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
