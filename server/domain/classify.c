@@ -6,6 +6,7 @@
  * allocates nothing and keeps no state, so any number of threads may call
  * it at once. */
 #include "domain/classify.h"
+#include "domain/type_in_text.h"
 
 #include <string.h>
 
@@ -197,6 +198,15 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
         err = &no_error;
 
     const rd_rule *rule = winning_rule(rules, tool_id, err);
+    /* Nothing decided and no type given: a type the text names stands for
+     * the field (domain/type_in_text.h); only unknowns pay for it. */
+    char named[RD_TYPE_IN_TEXT_MAX];
+    if (!rule && (!err->exception_type || !err->exception_type[0])
+        && rd_type_named_in_text(err->message, err->message_len, named, sizeof named)) {
+        rd_tool_error typed = *err;
+        typed.exception_type = named;
+        rule = winning_rule(rules, tool_id, &typed);
+    }
     const char *own_suggestion = NULL;
     rd_error_kind rule_kind = RD_KIND_UNSPECIFIED;
     if (rule) {
