@@ -121,13 +121,13 @@ static rd_store_result must_admit(rd_store *s, const char *tool, const rd_breake
     return r;
 }
 
-/* Every embedded script compiles, and a store's connection runs each by
- * the name SCRIPT LOAD gave it. */
-static void test_scripts_load_and_are_known_by_redis_name(void **state)
+/* Every embedded script compiles on its own (what a server without Redis
+ * Functions runs), the library of all of them loads with one function per
+ * script, and a store's connections call them with FCALL. */
+static void test_scripts_load_as_functions_and_as_scripts(void **state)
 {
     skip_without_redis();
     const rd_script *sc = rd_redis_scripts();
-    char sha[RD_SCRIPT_COUNT][41];
     for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
         assert_non_null(sc[i].name);
         assert_int_equal(strlen(sc[i].source), sc[i].len);
@@ -136,59 +136,117 @@ static void test_scripts_load_and_are_known_by_redis_name(void **state)
         assert_non_null(r);
         if (r->type != REDIS_REPLY_STRING)
             fail_msg("script %s does not load: %s", sc[i].name, r->str ? r->str : "?");
-        snprintf(sha[i], sizeof sha[i], "%s", r->str);
         freeReplyObject(r);
     }
+    const rd_script_library *lib = rd_redis_script_library();
+    assert_int_equal(strlen(lib->source), lib->len);
+    assert_int_equal(strncmp(lib->name, "rd_", 3), 0);
     char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "load");
     rd_store *s = redis_store_at(shared_redis.port, prefix);
+    long long fcalls = rd_harness_command_calls(shared_redis.port, "fcall");
+    long long evalshas = rd_harness_command_calls(shared_redis.port, "evalsha");
     must_admit(s, "x", &three_strikes, 100);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 100);
+    assert_int_equal(rd_harness_library_functions(shared_redis.port, lib->name), RD_SCRIPT_COUNT);
     const redis_store *rs = (const redis_store *)s;
     size_t connected = 0;
     for (size_t k = 0; k < rs->pool_size; k++) {
         if (!rs->pool[k].ctx)
             continue;
         connected++;
-        for (int i = 0; i < RD_SCRIPT_COUNT; i++)
-            assert_string_equal(rs->pool[k].sha[i], sha[i]);
+        assert_true(rs->pool[k].functions);
     }
     assert_true(connected >= 1);
+    assert_true(rd_harness_command_calls(shared_redis.port, "fcall") >= fcalls + 2);
+    assert_int_equal(rd_harness_command_calls(shared_redis.port, "evalsha"), evalshas);
     rd_store_destroy(s);
 }
 
-static void test_noscript_after_script_flush(void **state)
+/* FUNCTION FLUSH behind a live connection: the next call finds no
+ * function, loads the library again and runs. */
+static void test_functions_reload_after_function_flush(void **state)
 {
     skip_without_redis();
     char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "flush");
     rd_store *s = redis_store_at(shared_redis.port, prefix);
     must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
-    assert_true(rd_harness_cmd_is(shared_redis.port, "OK", "SCRIPT FLUSH"));
+    assert_true(rd_harness_cmd_is(shared_redis.port, "OK", "FUNCTION FLUSH"));
+    assert_int_equal(rd_harness_library_functions(shared_redis.port, rd_redis_script_library()->name), 0);
     rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     assert_int_equal(r.breaker.consecutive_failures, 2);
     rd_redis_stats stats;
     assert_true(rd_store_redis_stats(s, &stats));
     assert_true(stats.script_reloads >= 1);
+    assert_int_equal(rd_harness_library_functions(shared_redis.port, rd_redis_script_library()->name),
+                     RD_SCRIPT_COUNT);
     /* Redis time was used and reported */
     assert_true(r.now_ms > 1600000000000LL);
     rd_store_destroy(s);
 }
 
-/* A server that refuses SCRIPT LOAD (the command renamed away) still runs
- * every script: a connection without a name for one sends its text. */
+/* A server without Redis Functions (the FUNCTION command renamed away, as
+ * a server older than Redis 7 has none) runs every script by the name
+ * SCRIPT LOAD gave it, and loads them again after SCRIPT FLUSH. */
+static void test_scripts_by_name_without_functions(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    const char *const extra[] = {"--rename-command", "FUNCTION", "", NULL};
+    assert_int_equal(rd_redis_proc_start(&p, 0, extra), 0);
+    const rd_script *sc = rd_redis_scripts();
+    char sha[RD_SCRIPT_COUNT][41];
+    for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
+        redisReply *r = rd_harness_cmd(p.port, "SCRIPT LOAD %b", sc[i].source, sc[i].len);
+        assert_true(r && r->type == REDIS_REPLY_STRING);
+        snprintf(sha[i], sizeof sha[i], "%s", r->str);
+        freeReplyObject(r);
+    }
+    rd_store *s = redis_store_at(p.port, "nofunc:");
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    const redis_store *rs = (const redis_store *)s;
+    size_t connected = 0;
+    for (size_t k = 0; k < rs->pool_size; k++) {
+        if (!rs->pool[k].ctx)
+            continue;
+        connected++;
+        assert_false(rs->pool[k].functions);
+        for (int i = 0; i < RD_SCRIPT_COUNT; i++)
+            assert_string_equal(rs->pool[k].sha[i], sha[i]);
+    }
+    assert_true(connected >= 1);
+    assert_true(rd_harness_command_calls(p.port, "evalsha") >= 1);
+    assert_true(rd_harness_cmd_is(p.port, "OK", "SCRIPT FLUSH"));
+    rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    rd_redis_stats stats;
+    assert_true(rd_store_redis_stats(s, &stats));
+    assert_true(stats.script_reloads >= 1);
+    rd_store_destroy(s);
+    rd_redis_proc_stop(&p);
+}
+
+/* A server that refuses both FUNCTION LOAD and SCRIPT LOAD (the commands
+ * renamed away) still runs every script: a connection without a name for
+ * one sends its text. */
 static void test_scripts_run_by_text_without_script_load(void **state)
 {
     skip_without_redis();
     rd_redis_proc p;
-    const char *const extra[] = {"--rename-command", "SCRIPT", "", NULL};
+    const char *const extra[] = {"--rename-command", "SCRIPT", "", "--rename-command",
+                                 "FUNCTION", "", NULL};
     assert_int_equal(rd_redis_proc_start(&p, 0, extra), 0);
     rd_store *s = redis_store_at(p.port, "noload:");
     must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     assert_int_equal(r.breaker.consecutive_failures, 2);
     const redis_store *rs = (const redis_store *)s;
-    for (size_t k = 0; k < rs->pool_size; k++)
+    for (size_t k = 0; k < rs->pool_size; k++) {
+        assert_false(rs->pool[k].functions);
         assert_string_equal(rs->pool[k].sha[RD_SCRIPT_RECORD], "");
+    }
+    assert_true(rd_harness_command_calls(p.port, "eval") >= 2);
     rd_store_destroy(s);
     rd_redis_proc_stop(&p);
 }
@@ -1457,8 +1515,9 @@ int main(void)
     signal(SIGPIPE, SIG_IGN); /* a write to a killed Redis is an error, not death */
     const struct CMUnitTest tests[] = {
         RD_STORE_CONFORMANCE_TESTS(&redis_backend),
-        cmocka_unit_test(test_scripts_load_and_are_known_by_redis_name),
-        cmocka_unit_test(test_noscript_after_script_flush),
+        cmocka_unit_test(test_scripts_load_as_functions_and_as_scripts),
+        cmocka_unit_test(test_functions_reload_after_function_flush),
+        cmocka_unit_test(test_scripts_by_name_without_functions),
         cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),
         cmocka_unit_test(test_replicas_share_breaker),
