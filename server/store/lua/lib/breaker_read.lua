@@ -43,7 +43,9 @@ local function load_probe(pkey, b)
     if stored then stored[12] = b.tok; stored[13] = b.plu end
   end
 end
-local function reply(code, adm, tr, b, now)
+-- A script's own values after the breaker's go in `...` (one table, sized
+-- once).
+local function reply(code, adm, tr, b, now, ...)
   return {code, adm, tr, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.tok, b.plu,
-          b.ls, now, b.ver, b.fo, b.fu}
+          b.ls, now, b.ver, b.fo, b.fu, ...}
 end
