@@ -243,6 +243,39 @@ redisReply *rd_redis_command(redis_store *r, conn_slot *slot, int argc, const ch
     return run(r, slot, &q, argv[0], st);
 }
 
+int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n,
+                      const int *argcs, const char *const *const *argvs, redisReply **replies,
+                      rd_status *st)
+{
+    int rc = r->cluster ? rd_redis_use_slot(r, slot, rd_redis_key_slot(key, strlen(key)), st)
+                        : rd_redis_slot_ready(r, slot, st);
+    if (rc != RD_OK)
+        return rc;
+    atomic_fetch_add(&r->commands, n);
+    size_t sent = 0, got = 0;
+    while (sent < n &&
+           redisAppendCommandArgv(slot->ctx, argcs[sent], (const char **)argvs[sent], NULL) ==
+               REDIS_OK)
+        sent++;
+    while (sent == n && got < n) {
+        void *reply = NULL;
+        if (redisGetReply(slot->ctx, &reply) != REDIS_OK || !reply)
+            break;
+        replies[got++] = reply;
+    }
+    if (sent < n || got < n) { /* the stream is out of step: the connection goes */
+        for (size_t i = 0; i < got; i++)
+            freeReplyObject(replies[i]);
+        return rd_redis_fail(r, slot, NULL, argvs[0][0], st);
+    }
+    bool answered = true;
+    for (size_t i = 0; i < n; i++)
+        answered = answered && replies[i]->type != REDIS_REPLY_ERROR;
+    if (r->cluster && answered)
+        rd_cluster_node_ok(r->cluster, slot->node);
+    return RD_OK;
+}
+
 size_t rd_redis_walk_nodes(redis_store *r, int *indexes, size_t max, unsigned *generation)
 {
     if (!r->cluster) {

@@ -251,6 +251,53 @@ static void test_scripts_run_by_text_without_script_load(void **state)
     rd_redis_proc_stop(&p);
 }
 
+/* An admission that changes nothing (CLOSED, no hold, last_seen within the
+ * slack) reads the record and Redis's TIME in one round trip and runs no
+ * script, answering as the script does; any other admission runs it. */
+static void test_unchanging_admission_runs_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "fast");
+    /* no local cache: every admission asks Redis */
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .no_local_cache = true, .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS,
+                          .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    rd_store_result first = must_admit(s, "x", &three_strikes, 100); /* creates it */
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    long long times = rd_harness_command_calls(port, "time");
+    rd_store_result r = must_admit(s, "x", &three_strikes, 100);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "time"), times + 1);
+    assert_int_equal(r.admission, RD_ADMIT_YES);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.breaker.consecutive_failures, 1); /* the streak as stored */
+    assert_int_equal(r.breaker.generation, first.breaker.generation);
+    assert_true(r.now_ms >= first.now_ms && r.now_ms < first.now_ms + 60000); /* Redis time */
+    assert_int_equal(r.breaker.last_seen_ms, r.now_ms); /* the time of the call */
+
+    /* an OPEN breaker and a hold are the script's to decide */
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "x", &three_strikes, 100).admission, RD_ADMIT_NO);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    rd_store_result held;
+    assert_int_equal(s->ops->force(s, "y", RD_FORCE_CLOSED, 0, 0, &held, &st), RD_OK);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "y", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    rd_store_destroy(s);
+}
+
 /* ---- Redis restarted on the same port ---- */
 
 static int retry_record_until_ok(rd_store *s, const char *tool, int timeout_ms,
@@ -1518,6 +1565,7 @@ int main(void)
         cmocka_unit_test(test_scripts_load_as_functions_and_as_scripts),
         cmocka_unit_test(test_functions_reload_after_function_flush),
         cmocka_unit_test(test_scripts_by_name_without_functions),
+        cmocka_unit_test(test_unchanging_admission_runs_no_script),
         cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),
         cmocka_unit_test(test_replicas_share_breaker),
