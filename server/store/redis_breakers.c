@@ -222,17 +222,41 @@ static int64_t last_seen_slack(int64_t idle_ms)
     return slack < 1000 ? 1000 : slack;
 }
 
-/* The answer, from the record's fields (load()'s order) at now, when the
- * rule is the one described above; false when the script must decide. */
-static bool admit_unchanged(const redisReply *fields, int64_t now, int64_t idle_ms,
+/* The record's fields in load()'s order (breaker_read.lua). */
+static const char *const breaker_fields[RD_BREAKER_FIELDS] = {
+    "st", "cf", "cs", "oa", "ou", "gen", "ot", "ls", "ver", "fo", "fu"};
+
+/* HGETALL's name/value pairs into f (load()'s order); false when a field is
+ * missing or not a number (the script writes the record whole then). */
+static bool record_fields(const redisReply *all, int64_t f[RD_BREAKER_FIELDS])
+{
+    if (all->type != REDIS_REPLY_ARRAY || all->elements % 2 != 0)
+        return false;
+    unsigned seen = 0;
+    for (size_t i = 0; i + 1 < all->elements; i += 2) {
+        const redisReply *name = all->element[i];
+        if (name->type != REDIS_REPLY_STRING)
+            return false;
+        for (unsigned k = 0; k < RD_BREAKER_FIELDS; k++) {
+            if (strcmp(name->str, breaker_fields[k]) != 0)
+                continue;
+            if (!field_i64(all->element[i + 1], &f[k]))
+                return false;
+            seen |= 1u << k;
+            break;
+        }
+    }
+    return seen == (1u << RD_BREAKER_FIELDS) - 1;
+}
+
+/* The answer, from the record (HGETALL's reply) at now, when the rule is
+ * the one described above; false when the script must decide. */
+static bool admit_unchanged(const redisReply *all, int64_t now, int64_t idle_ms,
                             rd_store_result *out, int64_t *version)
 {
     int64_t f[RD_BREAKER_FIELDS];
-    if (fields->type != REDIS_REPLY_ARRAY || fields->elements != RD_BREAKER_FIELDS)
+    if (!record_fields(all, f))
         return false;
-    for (size_t i = 0; i < RD_BREAKER_FIELDS; i++)
-        if (!field_i64(fields->element[i], &f[i]))
-            return false;
     enum { ST, CF, CS, OA, OU, GEN, OT, LS, VER, FO, FU };
     if (f[ST] != RD_BREAKER_CLOSED || f[FO] != 0 || idle_ms <= 0 || now < f[LS] ||
         now - f[LS] >= last_seen_slack(idle_ms))
@@ -263,12 +287,13 @@ static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_c
     char bkey[RD_KEY_MAX];
     key_tool(r, c->tool, "breaker", bkey);
     const char *time_cmd[] = {"TIME"};
-    const char *hmget[] = {"HMGET", bkey, "st", "cf", "cs", "oa", "ou", "gen",
-                           "ot", "ls", "ver", "fo", "fu"};
+    /* the record holds these 11 fields and no others: reading them all is
+     * one walk of the hash, cheaper for Redis than looking up 11 names */
+    const char *hgetall[] = {"HGETALL", bkey};
     /* with the caller's time (tests) only the record is read */
     bool caller = r->use_caller_time;
-    const char *const *argvs[] = {time_cmd, hmget};
-    const int argcs[] = {1, 2 + RD_BREAKER_FIELDS};
+    const char *const *argvs[] = {time_cmd, hgetall};
+    const int argcs[] = {1, 2};
     redisReply *replies[2] = {NULL, NULL};
     int64_t mono_sent = rd_clock_mono_ms();
     uint64_t seq_sent = rd_redis_cache_seq(r);

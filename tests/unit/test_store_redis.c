@@ -284,6 +284,20 @@ static void test_unchanging_admission_runs_no_script(void **state)
     assert_true(r.now_ms >= first.now_ms && r.now_ms < first.now_ms + 60000); /* Redis time */
     assert_int_equal(r.breaker.last_seen_ms, r.now_ms); /* the time of the call */
 
+    /* a record without fu (the script reads an absent ver, fo or fu as 0)
+     * is the script's: it writes the record whole */
+    char key[128];
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    redisReply *del = rd_harness_cmd(port, "HDEL %s fu", key);
+    assert_true(del && del->type == REDIS_REPLY_INTEGER && del->integer == 1);
+    freeReplyObject(del);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "x", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    redisReply *fu = rd_harness_cmd(port, "HGET %s fu", key);
+    assert_true(fu && fu->type == REDIS_REPLY_STRING && strcmp(fu->str, "0") == 0);
+    freeReplyObject(fu);
+
     /* an OPEN breaker and a hold are the script's to decide */
     must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
