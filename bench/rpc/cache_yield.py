@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Checks the cache model of bench/rpc/cost_model.py by measurement: many
 tools, each called at a low rate, through one recoveryd with the shipped
-caches on its own redis-server; compares the script runs per tool call
-Redis counted (INFO commandstats: EVALSHA) with what the model predicts for
-the tool rate reached.
+caches on its own redis-server; compares the Redis requests per tool call
+(script runs, and admissions answered without a script) with what the
+model predicts for the tool rate reached. Redis counts them in INFO
+commandstats as TIME: each such request reads it exactly once.
 
 Each tool call is an admission check (Decide without an error) and then a
 RecordOutcome success, or with probability --failure-rate a Decide with a
@@ -33,11 +34,11 @@ import run  # noqa: E402
 pb, pb_grpc = rdtest.pb, rdtest.pb_grpc
 
 
-def evalsha_calls(port):
+def redis_requests(port):
     out = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"],
                          capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
-        if line.startswith("cmdstat_evalsha:"):
+        if line.startswith("cmdstat_time:"):
             return int(line.split("calls=")[1].split(",")[0])
     return 0
 
@@ -97,7 +98,7 @@ def main():
         threads = [threading.Thread(target=caller, args=(port, tools, args.failure_rate, stop,
                                                          counts, lock))
                    for tools in per_thread]
-        before, t0 = evalsha_calls(redis_port), time.time()
+        before, t0 = redis_requests(redis_port), time.time()
         for t in threads:
             t.start()
         time.sleep(args.seconds)
@@ -106,7 +107,7 @@ def main():
             t.join()
         wall = time.time() - t0
         time.sleep(0.05)  # the last batches
-        scripts = evalsha_calls(redis_port) - before
+        scripts = redis_requests(redis_port) - before
     finally:
         srv.stop()
         redis_proc.terminate()
@@ -117,7 +118,7 @@ def main():
                                           lam * args.failure_rate, 0.25, 0.005, args.tools)
     predicted = (a + s + e) / lam
     print("%d tools, %.0f tool calls/s (%.1f per tool), failure rate %.0f%%: "
-          "%.3f script runs per tool call measured, %.3f predicted (%+.1f%%)"
+          "%.3f Redis requests per tool call measured, %.3f predicted (%+.1f%%)"
           % (args.tools, calls / wall, lam, args.failure_rate * 100, scripts / calls, predicted,
              100 * (scripts / calls - predicted) / predicted))
 

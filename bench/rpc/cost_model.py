@@ -31,7 +31,7 @@ CACHE_SLOTS = 1024
 
 
 def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s, tools=1):
-    """Script runs per second for one tool on one replica: (admission
+    """Redis requests per second for one tool on one replica: (admission
     checks, success batches, failure batches), averaged over the tools."""
 
     def batches(lam):
@@ -88,7 +88,7 @@ def main():
     print("tools %d, failure rate %.0f%%, cores at most %.0f%% busy, %d core(s) per replica"
           % (args.tools, args.failure_rate * 100, args.utilization * 100,
              args.cores_per_replica))
-    print("%12s  %-13s %9s %14s %15s %10s" % ("calls/s", "caches", "replicas", "scripts/s",
+    print("%12s  %-13s %9s %14s %15s %10s" % ("calls/s", "caches", "replicas", "requests/s",
                                                "Redis CPU (s/s)", "primaries"))
     for load in (int(x) for x in args.loads.split(",")):
         for cached in (True, False):

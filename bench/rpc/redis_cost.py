@@ -114,7 +114,7 @@ def measure(args, case, body, srv, redis_procs, redis_ports):
     # Not the calls' own: the bench's INFO, replicas' acks, the slot-map fetches.
     others = ("info", "bytes in", "bytes out", "replconf", "cluster", "ping")
     commands = sum(c for k, (c, _) in delta.items() if k not in others)
-    scripts = sum(delta.get(k, (0, 0))[0] for k in ("evalsha", "eval"))
+    scripts = sum(delta.get(k, (0, 0))[0] for k in ("fcall", "evalsha", "eval"))
     print("%-17s %8.0f calls/s  recoveryd %5.1f us/call  redis-server %5.1f us/call  "
           "(%d of %d ok)" % (case.name, n / wall, (t1 - t0) * us, redis_us, n, args.calls))
     print("    %.2f script runs, %.2f Redis commands (those inside scripts too), %.0f bytes to "

@@ -1,6 +1,8 @@
 /* The Redis store's breakers: the breaker scripts' calls and replies,
  * admission, outcomes, operator commands, reads, and making room for a new
  * tool when max_tools is reached. */
+#include <errno.h>
+
 #include "store/redis_ops.h"
 
 /* ---- breakers ---- */
@@ -174,6 +176,143 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
     return RD_OK;
 }
 
+/* ---- admission without a script ----
+ *
+ * An admission of a CLOSED breaker without a hold whose stored last_seen is
+ * younger than the slack changes nothing and writes nothing (admit.lua:
+ * admit_rule admits, save() returns before writing), so it needs no script:
+ * the record's fields and Redis's TIME, pipelined in one round trip to the
+ * node holding the record, and the same rule decide it here. Every other
+ * case (no record or a partial one, OPEN, a hold, a slack run out, an
+ * error reply such as MOVED) goes to the admit script, which reads again
+ * and decides atomically; nothing is written here, so nothing is lost by
+ * the extra round trip. TIME is the node's clock, as the script's is, so
+ * replicas' clocks play no part. */
+
+#define RD_BREAKER_FIELDS 11
+
+static bool field_i64(const redisReply *e, int64_t *v)
+{
+    if (e->type != REDIS_REPLY_STRING || e->len == 0)
+        return false;
+    char *end;
+    errno = 0;
+    long long x = strtoll(e->str, &end, 10);
+    if (errno || *end != '\0')
+        return false;
+    *v = x;
+    return true;
+}
+
+/* TIME's reply in ms, as clock() in prelude.lua computes it. */
+static bool time_ms(const redisReply *t, int64_t *now)
+{
+    int64_t sec, usec;
+    if (t->type != REDIS_REPLY_ARRAY || t->elements != 2 || !field_i64(t->element[0], &sec) ||
+        !field_i64(t->element[1], &usec))
+        return false;
+    *now = clamp_time(sec * 1000 + usec / 1000);
+    return true;
+}
+
+/* save()'s slack in breaker_write.lua. */
+static int64_t last_seen_slack(int64_t idle_ms)
+{
+    int64_t slack = idle_ms / 16;
+    return slack < 1000 ? 1000 : slack;
+}
+
+/* The record's fields in load()'s order (breaker_read.lua). */
+static const char *const breaker_fields[RD_BREAKER_FIELDS] = {
+    "st", "cf", "cs", "oa", "ou", "gen", "ot", "ls", "ver", "fo", "fu"};
+
+/* HGETALL's name/value pairs into f (load()'s order); false when a field is
+ * missing or not a number (the script writes the record whole then). */
+static bool record_fields(const redisReply *all, int64_t f[RD_BREAKER_FIELDS])
+{
+    if (all->type != REDIS_REPLY_ARRAY || all->elements % 2 != 0)
+        return false;
+    unsigned seen = 0;
+    for (size_t i = 0; i + 1 < all->elements; i += 2) {
+        const redisReply *name = all->element[i];
+        if (name->type != REDIS_REPLY_STRING)
+            return false;
+        for (unsigned k = 0; k < RD_BREAKER_FIELDS; k++) {
+            if (strcmp(name->str, breaker_fields[k]) != 0)
+                continue;
+            if (!field_i64(all->element[i + 1], &f[k]))
+                return false;
+            seen |= 1u << k;
+            break;
+        }
+    }
+    return seen == (1u << RD_BREAKER_FIELDS) - 1;
+}
+
+/* The answer, from the record (HGETALL's reply) at now, when the rule is
+ * the one described above; false when the script must decide. */
+static bool admit_unchanged(const redisReply *all, int64_t now, int64_t idle_ms,
+                            rd_store_result *out, int64_t *version)
+{
+    int64_t f[RD_BREAKER_FIELDS];
+    if (!record_fields(all, f))
+        return false;
+    enum { ST, CF, CS, OA, OU, GEN, OT, LS, VER, FO, FU };
+    if (f[ST] != RD_BREAKER_CLOSED || f[FO] != 0 || idle_ms <= 0 || now < f[LS] ||
+        now - f[LS] >= last_seen_slack(idle_ms))
+        return false;
+    *out = (rd_store_result){
+        .breaker = {.stored = RD_BREAKER_CLOSED,
+                    .consecutive_failures = (uint32_t)f[CF],
+                    .consecutive_successes = (uint32_t)f[CS],
+                    .opened_at_ms = f[OA],
+                    .open_until_ms = f[OU],
+                    .generation = (uint64_t)f[GEN],
+                    .opens_total = (uint64_t)f[OT],
+                    .last_seen_ms = now, /* as the script's reply: the time of the call */
+                    .forced = (rd_breaker_status)f[FO],
+                    .forced_until_ms = f[FU]},
+        .admission = RD_ADMIT_YES,
+        .now_ms = now,
+    };
+    *version = f[VER];
+    return true;
+}
+
+/* *done: answered here; otherwise the admit script decides. */
+static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_call *c,
+                                rd_store_result *out, bool *done, rd_status *st)
+{
+    *done = false;
+    char bkey[RD_KEY_MAX];
+    key_tool(r, c->tool, "breaker", bkey);
+    const char *time_cmd[] = {"TIME"};
+    /* the record holds these 11 fields and no others: reading them all is
+     * one walk of the hash, cheaper for Redis than looking up 11 names */
+    const char *hgetall[] = {"HGETALL", bkey};
+    /* with the caller's time (tests) only the record is read */
+    bool caller = r->use_caller_time;
+    const char *const *argvs[] = {time_cmd, hgetall};
+    const int argcs[] = {1, 2};
+    redisReply *replies[2] = {NULL, NULL};
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    size_t first = caller ? 1 : 0;
+    int rc = rd_redis_pipeline(r, slot, bkey, 2 - first, argcs + first, argvs + first,
+                               replies + first, st);
+    if (rc != RD_OK)
+        return rc;
+    int64_t now = clamp_time(c->now_ms), version = 0;
+    *done = (caller || time_ms(replies[0], &now)) &&
+            admit_unchanged(replies[1], now, r->base.limits.tool_idle_ttl_ms, out, &version);
+    for (size_t i = first; i < 2; i++)
+        freeReplyObject(replies[i]);
+    if (*done)
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                            seq_sent);
+    return RD_OK;
+}
+
 static int index_reserve(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                          bool *reserved, rd_status *st)
 {
@@ -276,7 +415,10 @@ static int run_breaker(redis_store *r, const breaker_call *c, rd_store_result *o
         call.token = fresh_token(&slot->rng);
     bool capped = r->base.limits.max_tools > 0, need_slot = false;
     int rc = rd_redis_batch_flush_tool(r, slot, call.tool, st);
-    if (rc == RD_OK)
+    bool done = false;
+    if (rc == RD_OK && call.script == RD_SCRIPT_ADMIT)
+        rc = admit_without_script(r, slot, &call, out, &done, st);
+    if (rc == RD_OK && !done)
         rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
     if (rc == RD_OK && need_slot) {
         rc = reserve_tool(r, slot, call.tool, call.now_ms, st);

@@ -347,12 +347,40 @@ void rd_redis_note_connect(redis_store *r, const char *error)
     pthread_mutex_unlock(&r->error_lock);
 }
 
-/* Loads every script with SCRIPT LOAD, in one round trip, and keeps the
- * name Redis gives each: what EVALSHA must send is whatever Redis says, so
- * nothing here computes it. A script Redis refuses keeps "" and goes with
- * EVAL. False when the connection failed (it is unusable then). */
+/* FUNCTION LOAD of the library. Its name carries a hash of its text, so
+ * "already exists" means these very functions are there (another replica or
+ * connection loaded them, or they came with replication from a primary):
+ * no REPLACE, which would rewrite the library on every new connection.
+ * -1 when the connection failed, 0 when the server refused (no FUNCTION
+ * command: older than Redis 7, or renamed away), 1 when loaded. */
+static int load_library(conn_slot *slot)
+{
+    const rd_script_library *lib = rd_redis_script_library();
+    const char *argv[] = {"FUNCTION", "LOAD", lib->source};
+    const size_t lens[] = {8, 4, lib->len};
+    redisReply *rep = redisCommandArgv(slot->ctx, 3, argv, lens);
+    if (!rep)
+        return -1;
+    int loaded = rep->type == REDIS_REPLY_STRING ||
+                 (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "already exists"));
+    freeReplyObject(rep);
+    return loaded;
+}
+
+/* Makes the scripts runnable on this connection's server: the functions
+ * library when the server takes it, else every script with SCRIPT LOAD, in
+ * one round trip, keeping the name Redis gives each (what EVALSHA must send
+ * is whatever Redis says, so nothing here computes it). A script Redis
+ * refuses keeps "" and goes with EVAL. False when the connection failed
+ * (it is unusable then). */
 bool rd_redis_load_scripts(conn_slot *slot)
 {
+    int library = load_library(slot);
+    if (library < 0)
+        return false;
+    slot->functions = library == 1;
+    if (slot->functions)
+        return true;
     const rd_script *sc = rd_redis_scripts();
     for (size_t i = 0; i < RD_SCRIPT_COUNT; i++) {
         const char *argv[] = {"SCRIPT", "LOAD", sc[i].source};

@@ -1,9 +1,11 @@
 /* Running commands and scripts (see redis_exec.h).
  *
- * Scripts go by the name SCRIPT LOAD gave them on the connection
- * (EVALSHA); a NOSCRIPT (SCRIPT FLUSH, a restart behind the same
- * connection) loads them all again on that connection's server and runs
- * the script once more.
+ * Scripts go as functions of the library the connection loaded (FCALL), or,
+ * on a server without Redis Functions, by the name SCRIPT LOAD gave them
+ * (EVALSHA). "Function not found" (FUNCTION FLUSH, a restart behind the
+ * same connection, a cluster node that joined empty) or NOSCRIPT (SCRIPT
+ * FLUSH) loads them all again on that connection's server and runs the
+ * script once more.
  *
  * In a Redis Cluster a command goes to the primary the slot map names for
  * its key's slot. The answers that move it elsewhere:
@@ -37,22 +39,24 @@ static bool starts_with(const char *s, const char *prefix)
 
 /* ---- sending one script ---- */
 
-/* EVALSHA with the name this connection loaded the script under, or EVAL
- * with its text when it has none (or `text`). */
+/* FCALL of the script's function when this connection's server holds the
+ * library, else EVALSHA with the name the connection loaded the script
+ * under, or EVAL with its text when it has neither (or `text`). */
 static redisReply *send_script(conn_slot *slot, rd_script_id id, bool text, int nkeys,
                                int nargs, const char **argv, const size_t *lens)
 {
     const rd_script *sc = &rd_redis_scripts()[id];
-    bool by_sha = !text && slot->sha[id][0] != '\0';
+    bool by_function = !text && slot->functions;
+    bool by_sha = !text && !by_function && slot->sha[id][0] != '\0';
     const char *full[RD_EVAL_MAX_ARGS + 3];
     size_t full_lens[RD_EVAL_MAX_ARGS + 3];
     char nkeys_text[16];
     snprintf(nkeys_text, sizeof nkeys_text, "%d", nkeys);
-    full[0] = by_sha ? "EVALSHA" : "EVAL";
-    full[1] = by_sha ? slot->sha[id] : sc->source;
+    full[0] = by_function ? "FCALL" : by_sha ? "EVALSHA" : "EVAL";
+    full[1] = by_function ? sc->function : by_sha ? slot->sha[id] : sc->source;
     full[2] = nkeys_text;
     full_lens[0] = strlen(full[0]);
-    full_lens[1] = by_sha ? 40 : sc->len;
+    full_lens[1] = by_function ? strlen(sc->function) : by_sha ? 40 : sc->len;
     full_lens[2] = strlen(full[2]);
     for (int i = 0; i < nargs; i++) {
         full[3 + i] = argv[i];
@@ -61,9 +65,13 @@ static redisReply *send_script(conn_slot *slot, rd_script_id id, bool text, int 
     return redisCommandArgv(slot->ctx, 3 + nargs, full, full_lens);
 }
 
+/* The server lost the scripts: NOSCRIPT after SCRIPT FLUSH, "ERR Function
+ * not found" after FUNCTION FLUSH (or on a node that never had them). */
 static bool is_noscript(const redisReply *reply)
 {
-    return reply && reply->type == REDIS_REPLY_ERROR && starts_with(reply->str, "NOSCRIPT");
+    return reply && reply->type == REDIS_REPLY_ERROR &&
+           (starts_with(reply->str, "NOSCRIPT") ||
+            strstr(reply->str, "Function not found") != NULL);
 }
 
 /* What one routed attempt sends: a script or a plain command. */
@@ -233,6 +241,39 @@ redisReply *rd_redis_command(redis_store *r, conn_slot *slot, int argc, const ch
 {
     request q = {.argc = argc, .argv = argv};
     return run(r, slot, &q, argv[0], st);
+}
+
+int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n,
+                      const int *argcs, const char *const *const *argvs, redisReply **replies,
+                      rd_status *st)
+{
+    int rc = r->cluster ? rd_redis_use_slot(r, slot, rd_redis_key_slot(key, strlen(key)), st)
+                        : rd_redis_slot_ready(r, slot, st);
+    if (rc != RD_OK)
+        return rc;
+    atomic_fetch_add(&r->commands, n);
+    size_t sent = 0, got = 0;
+    while (sent < n &&
+           redisAppendCommandArgv(slot->ctx, argcs[sent], (const char **)argvs[sent], NULL) ==
+               REDIS_OK)
+        sent++;
+    while (sent == n && got < n) {
+        void *reply = NULL;
+        if (redisGetReply(slot->ctx, &reply) != REDIS_OK || !reply)
+            break;
+        replies[got++] = reply;
+    }
+    if (sent < n || got < n) { /* the stream is out of step: the connection goes */
+        for (size_t i = 0; i < got; i++)
+            freeReplyObject(replies[i]);
+        return rd_redis_fail(r, slot, NULL, argvs[0][0], st);
+    }
+    bool answered = true;
+    for (size_t i = 0; i < n; i++)
+        answered = answered && replies[i]->type != REDIS_REPLY_ERROR;
+    if (r->cluster && answered)
+        rd_cluster_node_ok(r->cluster, slot->node);
+    return RD_OK;
 }
 
 size_t rd_redis_walk_nodes(redis_store *r, int *indexes, size_t max, unsigned *generation)

@@ -19,6 +19,16 @@ redisReply *rd_redis_eval(redis_store *r, conn_slot *slot, rd_script_id id, int 
 redisReply *rd_redis_command(redis_store *r, conn_slot *slot, int argc, const char **argv,
                              rd_status *st);
 
+/* Sends n commands (argcs[i] arguments in argvs[i]) in one round trip to
+ * the node serving `key` (in a cluster; else the master), connecting first
+ * if needed, and puts each reply in replies[i] (caller frees), error
+ * replies included: redirections are not followed, so a caller that gets
+ * one takes a way that follows them. Returns RD_OK, or an error with *st
+ * set and no replies when the connection failed. */
+int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n,
+                      const int *argcs, const char *const *const *argvs, redisReply **replies,
+                      rd_status *st);
+
 /* The nodes a walk over the whole keyspace visits (SCAN): in a cluster
  * every primary of the map, else the master alone (index -1). Returns how
  * many; *generation goes to rd_redis_use_walk_node. */

@@ -7,4 +7,7 @@
 /* The embedded scripts, indexed by rd_script_id; read-only. */
 const rd_script *rd_redis_scripts(void);
 
+/* The same scripts as one functions library; read-only. */
+const rd_script_library *rd_redis_script_library(void);
+
 #endif

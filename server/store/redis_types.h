@@ -22,7 +22,18 @@ typedef struct rd_script {
     const char *name;
     const char *source;      /* the full Lua text sent with EVAL / SCRIPT LOAD */
     size_t len;              /* of source */
+    char function[48];       /* its name in the functions library (FCALL) */
 } rd_script;
+
+/* All scripts as one Redis Functions library: the text FUNCTION LOAD takes
+ * (header line included) and the library's name, which carries a hash of
+ * the text, so builds with different scripts never replace each other's
+ * functions on a shared Redis. */
+typedef struct rd_script_library {
+    const char *name;
+    const char *source;
+    size_t len;
+} rd_script_library;
 
 typedef enum {
     RD_SCRIPT_ADMIT,
@@ -84,8 +95,12 @@ typedef struct conn_slot {
     int node;
     unsigned master_epoch;   /* r->master_epoch when ctx was connected */
     rd_rng rng;              /* probe tokens; used under lock */
-    /* The name SCRIPT LOAD gave each script on this connection; "" = not
-     * known (the load failed), so the script goes with EVAL. */
+    /* The server this connection reaches holds the functions library:
+     * scripts go with FCALL. Otherwise (a server without FUNCTION, or one
+     * that refused the load) they go by the name SCRIPT LOAD gave each,
+     * sha; "" = not known (that load failed too), so the script goes with
+     * EVAL. */
+    bool functions;
     char sha[RD_SCRIPT_COUNT][41];
 } conn_slot;
 

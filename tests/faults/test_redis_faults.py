@@ -102,17 +102,17 @@ def test_redis_slowed_under_load(cluster_env, figures, how):
     check(samples, during, back, fig)
 
 
-def test_script_flush_under_load(cluster_env, figures):
-    """SCRIPT FLUSH empties Redis's script cache: every EVALSHA answers
-    NOSCRIPT until the script is sent again. That is not an outage: no call
-    fails and none is answered from memory."""
+def test_function_flush_under_load(cluster_env, figures):
+    """FUNCTION FLUSH drops the store's functions library: every FCALL
+    answers "Function not found" until the library is loaded again. That is
+    not an outage: no call fails and none is answered from memory."""
     topo = cluster_env.redis()
     cluster = cluster_env.recoveryd(redis_store(topo.master.address, "flush:"), n=REPLICAS)
     with Load(cluster, threads_per_replica=2, tool_prefix="flush") as load:
         time.sleep(1.0)
         t_fault = time.monotonic()
         for _ in range(5):
-            topo.master.cmd("SCRIPT", "FLUSH")
+            topo.master.cmd("FUNCTION", "FLUSH")
             time.sleep(0.2)
         t_end = time.monotonic()
         time.sleep(1.0)
@@ -128,7 +128,7 @@ def test_script_flush_under_load(cluster_env, figures):
         "p99_during_fault_ms": figures_of(during)["p99_ms"],
         "recovered_after_ms": 0.0 if not any(s.degraded for s in during) else None,
     }
-    figures.record("SCRIPT FLUSH x5 under load (3 replicas)", **fig)
+    figures.record("FUNCTION FLUSH x5 under load (3 replicas)", **fig)
     assert not failed(samples), failed(samples)[:3]
-    assert fig["degraded_answers"] == 0, "a NOSCRIPT was treated as an outage"
+    assert fig["degraded_answers"] == 0, "a missing function was treated as an outage"
     assert fig["p99_during_fault_ms"] < P99_BOUND_MS, fig

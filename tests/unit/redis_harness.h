@@ -120,6 +120,49 @@ static inline bool rd_harness_cmd_is(int port, const char *want, const char *fmt
     return ok;
 }
 
+/* How many times the server ran `cmd` (INFO commandstats): 0 if never, -1
+ * when it does not answer. */
+static inline long long rd_harness_command_calls(int port, const char *cmd)
+{
+    redisReply *r = rd_harness_cmd(port, "INFO commandstats");
+    if (!r)
+        return -1;
+    char want[64];
+    snprintf(want, sizeof want, "cmdstat_%s:calls=", cmd);
+    const char *at = r->type == REDIS_REPLY_STRING ? strstr(r->str, want) : NULL;
+    long long n = at ? atoll(at + strlen(want)) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* How many functions the server lists in the library named `library`
+ * (FUNCTION LIST): 0 when it has no such library, -1 when it does not
+ * answer. */
+static inline long rd_harness_library_functions(int port, const char *library)
+{
+    redisReply *r = rd_harness_cmd(port, "FUNCTION LIST LIBRARYNAME %s", library);
+    if (!r)
+        return -1;
+    long n = 0;
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        const redisReply *lib = r->element[i];
+        bool named = false;
+        long functions = 0;
+        for (size_t k = 0; k + 1 < lib->elements; k += 2) {
+            const char *key = lib->element[k]->str;
+            const redisReply *value = lib->element[k + 1];
+            if (key && strcmp(key, "library_name") == 0)
+                named = value->str && strcmp(value->str, library) == 0;
+            else if (key && strcmp(key, "functions") == 0)
+                functions = (long)value->elements;
+        }
+        if (named)
+            n = functions;
+    }
+    freeReplyObject(r);
+    return n;
+}
+
 static bool rd_harness_wait_ping(int port, int timeout_ms)
 {
     int64_t until = rd_harness_now_ms() + timeout_ms;

@@ -121,13 +121,13 @@ static rd_store_result must_admit(rd_store *s, const char *tool, const rd_breake
     return r;
 }
 
-/* Every embedded script compiles, and a store's connection runs each by
- * the name SCRIPT LOAD gave it. */
-static void test_scripts_load_and_are_known_by_redis_name(void **state)
+/* Every embedded script compiles on its own (what a server without Redis
+ * Functions runs), the library of all of them loads with one function per
+ * script, and a store's connections call them with FCALL. */
+static void test_scripts_load_as_functions_and_as_scripts(void **state)
 {
     skip_without_redis();
     const rd_script *sc = rd_redis_scripts();
-    char sha[RD_SCRIPT_COUNT][41];
     for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
         assert_non_null(sc[i].name);
         assert_int_equal(strlen(sc[i].source), sc[i].len);
@@ -136,61 +136,180 @@ static void test_scripts_load_and_are_known_by_redis_name(void **state)
         assert_non_null(r);
         if (r->type != REDIS_REPLY_STRING)
             fail_msg("script %s does not load: %s", sc[i].name, r->str ? r->str : "?");
-        snprintf(sha[i], sizeof sha[i], "%s", r->str);
         freeReplyObject(r);
     }
+    const rd_script_library *lib = rd_redis_script_library();
+    assert_int_equal(strlen(lib->source), lib->len);
+    assert_int_equal(strncmp(lib->name, "rd_", 3), 0);
     char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "load");
     rd_store *s = redis_store_at(shared_redis.port, prefix);
+    long long fcalls = rd_harness_command_calls(shared_redis.port, "fcall");
+    long long evalshas = rd_harness_command_calls(shared_redis.port, "evalsha");
     must_admit(s, "x", &three_strikes, 100);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 100);
+    assert_int_equal(rd_harness_library_functions(shared_redis.port, lib->name), RD_SCRIPT_COUNT);
     const redis_store *rs = (const redis_store *)s;
     size_t connected = 0;
     for (size_t k = 0; k < rs->pool_size; k++) {
         if (!rs->pool[k].ctx)
             continue;
         connected++;
-        for (int i = 0; i < RD_SCRIPT_COUNT; i++)
-            assert_string_equal(rs->pool[k].sha[i], sha[i]);
+        assert_true(rs->pool[k].functions);
     }
     assert_true(connected >= 1);
+    assert_true(rd_harness_command_calls(shared_redis.port, "fcall") >= fcalls + 2);
+    assert_int_equal(rd_harness_command_calls(shared_redis.port, "evalsha"), evalshas);
     rd_store_destroy(s);
 }
 
-static void test_noscript_after_script_flush(void **state)
+/* FUNCTION FLUSH behind a live connection: the next call finds no
+ * function, loads the library again and runs. */
+static void test_functions_reload_after_function_flush(void **state)
 {
     skip_without_redis();
     char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "flush");
     rd_store *s = redis_store_at(shared_redis.port, prefix);
     must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
-    assert_true(rd_harness_cmd_is(shared_redis.port, "OK", "SCRIPT FLUSH"));
+    assert_true(rd_harness_cmd_is(shared_redis.port, "OK", "FUNCTION FLUSH"));
+    assert_int_equal(rd_harness_library_functions(shared_redis.port, rd_redis_script_library()->name), 0);
     rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     assert_int_equal(r.breaker.consecutive_failures, 2);
     rd_redis_stats stats;
     assert_true(rd_store_redis_stats(s, &stats));
     assert_true(stats.script_reloads >= 1);
+    assert_int_equal(rd_harness_library_functions(shared_redis.port, rd_redis_script_library()->name),
+                     RD_SCRIPT_COUNT);
     /* Redis time was used and reported */
     assert_true(r.now_ms > 1600000000000LL);
     rd_store_destroy(s);
 }
 
-/* A server that refuses SCRIPT LOAD (the command renamed away) still runs
- * every script: a connection without a name for one sends its text. */
+/* A server without Redis Functions (the FUNCTION command renamed away, as
+ * a server older than Redis 7 has none) runs every script by the name
+ * SCRIPT LOAD gave it, and loads them again after SCRIPT FLUSH. */
+static void test_scripts_by_name_without_functions(void **state)
+{
+    skip_without_redis();
+    rd_redis_proc p;
+    const char *const extra[] = {"--rename-command", "FUNCTION", "", NULL};
+    assert_int_equal(rd_redis_proc_start(&p, 0, extra), 0);
+    const rd_script *sc = rd_redis_scripts();
+    char sha[RD_SCRIPT_COUNT][41];
+    for (int i = 0; i < RD_SCRIPT_COUNT; i++) {
+        redisReply *r = rd_harness_cmd(p.port, "SCRIPT LOAD %b", sc[i].source, sc[i].len);
+        assert_true(r && r->type == REDIS_REPLY_STRING);
+        snprintf(sha[i], sizeof sha[i], "%s", r->str);
+        freeReplyObject(r);
+    }
+    rd_store *s = redis_store_at(p.port, "nofunc:");
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    const redis_store *rs = (const redis_store *)s;
+    size_t connected = 0;
+    for (size_t k = 0; k < rs->pool_size; k++) {
+        if (!rs->pool[k].ctx)
+            continue;
+        connected++;
+        assert_false(rs->pool[k].functions);
+        for (int i = 0; i < RD_SCRIPT_COUNT; i++)
+            assert_string_equal(rs->pool[k].sha[i], sha[i]);
+    }
+    assert_true(connected >= 1);
+    assert_true(rd_harness_command_calls(p.port, "evalsha") >= 1);
+    assert_true(rd_harness_cmd_is(p.port, "OK", "SCRIPT FLUSH"));
+    rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    rd_redis_stats stats;
+    assert_true(rd_store_redis_stats(s, &stats));
+    assert_true(stats.script_reloads >= 1);
+    rd_store_destroy(s);
+    rd_redis_proc_stop(&p);
+}
+
+/* A server that refuses both FUNCTION LOAD and SCRIPT LOAD (the commands
+ * renamed away) still runs every script: a connection without a name for
+ * one sends its text. */
 static void test_scripts_run_by_text_without_script_load(void **state)
 {
     skip_without_redis();
     rd_redis_proc p;
-    const char *const extra[] = {"--rename-command", "SCRIPT", "", NULL};
+    const char *const extra[] = {"--rename-command", "SCRIPT", "", "--rename-command",
+                                 "FUNCTION", "", NULL};
     assert_int_equal(rd_redis_proc_start(&p, 0, extra), 0);
     rd_store *s = redis_store_at(p.port, "noload:");
     must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     rd_store_result r = must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     assert_int_equal(r.breaker.consecutive_failures, 2);
     const redis_store *rs = (const redis_store *)s;
-    for (size_t k = 0; k < rs->pool_size; k++)
+    for (size_t k = 0; k < rs->pool_size; k++) {
+        assert_false(rs->pool[k].functions);
         assert_string_equal(rs->pool[k].sha[RD_SCRIPT_RECORD], "");
+    }
+    assert_true(rd_harness_command_calls(p.port, "eval") >= 2);
     rd_store_destroy(s);
     rd_redis_proc_stop(&p);
+}
+
+/* An admission that changes nothing (CLOSED, no hold, last_seen within the
+ * slack) reads the record and Redis's TIME in one round trip and runs no
+ * script, answering as the script does; any other admission runs it. */
+static void test_unchanging_admission_runs_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "fast");
+    /* no local cache: every admission asks Redis */
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .no_local_cache = true, .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS,
+                          .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    rd_store_result first = must_admit(s, "x", &three_strikes, 100); /* creates it */
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    long long times = rd_harness_command_calls(port, "time");
+    rd_store_result r = must_admit(s, "x", &three_strikes, 100);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "time"), times + 1);
+    assert_int_equal(r.admission, RD_ADMIT_YES);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.breaker.consecutive_failures, 1); /* the streak as stored */
+    assert_int_equal(r.breaker.generation, first.breaker.generation);
+    assert_true(r.now_ms >= first.now_ms && r.now_ms < first.now_ms + 60000); /* Redis time */
+    assert_int_equal(r.breaker.last_seen_ms, r.now_ms); /* the time of the call */
+
+    /* a record without fu (the script reads an absent ver, fo or fu as 0)
+     * is the script's: it writes the record whole */
+    char key[128];
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    redisReply *del = rd_harness_cmd(port, "HDEL %s fu", key);
+    assert_true(del && del->type == REDIS_REPLY_INTEGER && del->integer == 1);
+    freeReplyObject(del);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "x", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    redisReply *fu = rd_harness_cmd(port, "HGET %s fu", key);
+    assert_true(fu && fu->type == REDIS_REPLY_STRING && strcmp(fu->str, "0") == 0);
+    freeReplyObject(fu);
+
+    /* an OPEN breaker and a hold are the script's to decide */
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "x", &three_strikes, 100).admission, RD_ADMIT_NO);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    rd_store_result held;
+    assert_int_equal(s->ops->force(s, "y", RD_FORCE_CLOSED, 0, 0, &held, &st), RD_OK);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "y", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    rd_store_destroy(s);
 }
 
 /* ---- Redis restarted on the same port ---- */
@@ -1457,8 +1576,10 @@ int main(void)
     signal(SIGPIPE, SIG_IGN); /* a write to a killed Redis is an error, not death */
     const struct CMUnitTest tests[] = {
         RD_STORE_CONFORMANCE_TESTS(&redis_backend),
-        cmocka_unit_test(test_scripts_load_and_are_known_by_redis_name),
-        cmocka_unit_test(test_noscript_after_script_flush),
+        cmocka_unit_test(test_scripts_load_as_functions_and_as_scripts),
+        cmocka_unit_test(test_functions_reload_after_function_flush),
+        cmocka_unit_test(test_scripts_by_name_without_functions),
+        cmocka_unit_test(test_unchanging_admission_runs_no_script),
         cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),
         cmocka_unit_test(test_replicas_share_breaker),

@@ -17,6 +17,7 @@
 #include "redis_cluster_harness.h"
 #include "store/redis.h"
 #include "store/redis_crc16.h"
+#include "store/redis_scripts.h"
 #include "store/resilient.h"
 
 static rd_redis_cluster shared_cluster;
@@ -357,33 +358,61 @@ static void test_moved_and_ask_are_followed(void **state)
     rd_store_destroy(s);
 }
 
-/* SCRIPT FLUSH on every primary: each node gets the scripts again. */
-static void test_noscript_reloads_on_every_node(void **state)
+/* Waits until the node lists `want` functions in the library (replication
+ * to a replica is asynchronous). */
+static bool wait_library_functions(int port, const char *library, long want)
+{
+    int64_t until = rd_harness_now_ms() + 5000;
+    while (rd_harness_library_functions(port, library) != want) {
+        if (rd_harness_now_ms() >= until)
+            return false;
+        rd_harness_sleep_ms(20);
+    }
+    return true;
+}
+
+/* FUNCTION FLUSH on every node: each primary finds its functions gone
+ * ("Function not found") and gets the library again. */
+static void test_functions_reload_on_every_node(void **state)
 {
     skip_without_cluster();
     char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "flush");
     rd_store_limits lim = test_limits();
     rd_store *s = cluster_store(&shared_cluster, prefix, &lim, false, CALM_COMMAND_TIMEOUT_MS);
-    for (int i = 0; i < 12; i++) {
-        char tool[16];
+    /* four tools on each of the three primaries */
+    char tools[12][32];
+    int per_node[RD_CLUSTER_NODES] = {0}, n = 0;
+    for (int i = 0; n < 12 && i < 10000; i++) {
+        char tool[32];
         snprintf(tool, sizeof tool, "f%d", i);
-        must_record(s, tool, RD_OUTCOME_TRANSIENT_FAILURE);
+        int owner = rd_redis_cluster_primary_of(&shared_cluster, tool_slot(prefix, tool));
+        if (owner < 0 || per_node[owner] >= 4)
+            continue;
+        per_node[owner]++;
+        snprintf(tools[n++], sizeof tools[0], "%s", tool);
     }
+    assert_int_equal(n, 12);
+    for (int i = 0; i < n; i++)
+        must_record(s, tools[i], RD_OUTCOME_TRANSIENT_FAILURE);
     for (int i = 0; i < RD_CLUSTER_NODES; i++) {
-        redisReply *r = rd_harness_cmd(shared_cluster.nodes[i].port, "SCRIPT FLUSH");
+        redisReply *r = rd_harness_cmd(shared_cluster.nodes[i].port, "FUNCTION FLUSH");
         if (r)
             freeReplyObject(r);
     }
-    for (int i = 0; i < 12; i++) {
-        char tool[16];
-        snprintf(tool, sizeof tool, "f%d", i);
-        assert_int_equal(must_record(s, tool, RD_OUTCOME_TRANSIENT_FAILURE)
+    const char *library = rd_redis_script_library()->name;
+    for (int i = 0; i < RD_CLUSTER_NODES; i++) /* a replica follows its primary's flush */
+        assert_true(wait_library_functions(shared_cluster.nodes[i].port, library, 0));
+    for (int i = 0; i < n; i++)
+        assert_int_equal(must_record(s, tools[i], RD_OUTCOME_TRANSIENT_FAILURE)
                              .breaker.consecutive_failures, 2);
-    }
     rd_redis_stats stats;
     assert_true(rd_store_redis_stats(s, &stats));
     assert_true(stats.script_reloads >= 3);
+    /* each primary loaded the library again, and its replica has it too */
+    for (int i = 0; i < RD_CLUSTER_NODES; i++)
+        assert_true(wait_library_functions(shared_cluster.nodes[i].port, library,
+                                           RD_SCRIPT_COUNT));
     rd_store_destroy(s);
 }
 
@@ -600,7 +629,7 @@ int main(void)
         cmocka_unit_test(test_list_visits_every_primary),
         cmocka_unit_test(test_capped_index_is_sharded),
         cmocka_unit_test(test_moved_and_ask_are_followed),
-        cmocka_unit_test(test_noscript_reloads_on_every_node),
+        cmocka_unit_test(test_functions_reload_on_every_node),
         cmocka_unit_test(test_one_probe_across_replicas),
         cmocka_unit_test(test_primary_down_degrades_only_its_slots),
     };

@@ -18,7 +18,7 @@ if tr == 3 then
   -- Inside the script this SET is the lease's SET NX: nothing else runs
   -- between the liveness check of admit_rule and it.
   redis.call('SET', KEYS[2], b.tok .. ' ' .. str(b.gen) .. ' ' .. str(b.plu),
-             'PX', str(real_ttl(b.plu - now, caller)))
+             'PX', real_ttl(b.plu - now, caller))
 end
 save(KEYS[1], b, now, idle, caller)
 return reply(0, adm, tr, b, now)

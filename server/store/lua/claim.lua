@@ -6,8 +6,8 @@ local ttl = tonumber(ARGV[2])
 local v = redis.call('GET', KEYS[1])
 if v and not aged_out(tonumber(v), ttl, now) then return {1, now} end
 if ttl > 0 then
-  redis.call('SET', KEYS[1], str(now), 'PX', str(real_ttl(ttl, caller)))
+  redis.call('SET', KEYS[1], now, 'PX', real_ttl(ttl, caller))
 else
-  redis.call('SET', KEYS[1], str(now))
+  redis.call('SET', KEYS[1], now)
 end
 return {0, now}

@@ -4,8 +4,8 @@
 -- Adds or refreshes member, then removes the oldest others past cap.
 -- Reply: the removed members (the caller deletes their keys).
 local now = clock(ARGV[1])
-if ARGV[4] == '1' then redis.call('ZADD', KEYS[1], 'NX', str(now), ARGV[2])
-else redis.call('ZADD', KEYS[1], str(now), ARGV[2]) end
+if ARGV[4] == '1' then redis.call('ZADD', KEYS[1], 'NX', now, ARGV[2])
+else redis.call('ZADD', KEYS[1], now, ARGV[2]) end
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
 local removed = {}
 if over <= 0 then return removed end

@@ -9,7 +9,7 @@ local s, f = tonumber(v[1]) or 0, tonumber(v[2]) or 0
 if v[3] and aged_out(tonumber(v[3]), ttl, now) then s = 0; f = 0 end
 if settle == 0 then return {s, f} end
 if settle == 1 then s = s + 1 else f = f + 1 end
-redis.call('HSET', KEYS[1], 's', str(s), 'f', str(f), 't', str(now))
-if ttl > 0 then redis.call('PEXPIRE', KEYS[1], str(real_ttl(ttl, caller)))
+redis.call('HSET', KEYS[1], 's', s, 'f', f, 't', now)
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], real_ttl(ttl, caller))
 else redis.call('PERSIST', KEYS[1]) end
 return {s, f}

@@ -13,7 +13,7 @@ end
 if ARGV[2] == '' then
   redis.call('DEL', KEYS[1])
 elseif ttl > 0 then
-  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. str(now), 'PX', str(real_ttl(ttl, caller)))
+  redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. str(now), 'PX', real_ttl(ttl, caller))
 else
   redis.call('SET', KEYS[1], ARGV[2] .. ' ' .. str(now))
 end

@@ -38,27 +38,27 @@ b.ls = now
 local counts = counts_calls(b, now)
 local transient = 0
 if outcome == 2 then transient = 1 end
-local ev, execs = {0, 0, 0}, 0
+local ev, execs = nil, 0
 if wms > 0 and (counts or mode == 1) then
-  local slow = 0
-  if slowms > 0 and ARGV[20] + 0 >= slowms then slow = 1 end
-  local add = {1, transient, slow}
-  if run > 0 then add = {run, tonumber(ARGV[22]), tonumber(ARGV[23])} end
+  -- what this outcome (or run) adds: calls, transient failures, slow calls
+  local a1, a2, a3 = 1, transient, 0
+  if slowms > 0 and ARGV[20] + 0 >= slowms then a3 = 1 end
+  if run > 0 then a1, a2, a3 = run, tonumber(ARGV[22]), tonumber(ARGV[23]) end
   if mode == 1 then
     local m, sb = win_load(KEYS[3])
-    if counts then win_add(KEYS[3], m, sb, wms, now, add, caller) end
+    if counts then win_add(KEYS[3], m, sb, wms, now, {a1, a2, a3}, caller) end
     ev = win_total(m, sb, wms, now)
   else
-    win_bump(KEYS[3], wms, now, add, caller)
+    win_bump(KEYS[3], wms, now, a1, a2, a3, caller)
   end
 end
 if qk > 1 then
   local qwin = ARGV[18] + 0
   if counts and transient == 1 then
-    redis.call('ZADD', KEYS[4], str(now), ARGV[19])
-    redis.call('PEXPIRE', KEYS[4], str(real_ttl(qwin, caller)))
+    redis.call('ZADD', KEYS[4], now, ARGV[19])
+    redis.call('PEXPIRE', KEYS[4], real_ttl(qwin, caller))
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', str(now - qwin))
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - qwin)
   execs = redis.call('ZCARD', KEYS[4])
 end
 local tr, held = 0, 0
@@ -88,6 +88,5 @@ if b.cleared then redis.call('DEL', KEYS[2]) end
 if tr ~= 0 then b.ver = b.ver + 1; redis.call('DEL', KEYS[3], KEYS[4]) end
 save(KEYS[1], b, now, ARGV[8] + 0, caller)
 if tr ~= 0 then publish(ARGV[10], b, ARGV[2]) end
-local out = reply(0, 0, tr, b, now)
-out[18], out[19], out[20], out[21], out[22] = ev[1], ev[2], ev[3], execs, held
-return out
+if ev then return reply(0, 0, tr, b, now, ev[1], ev[2], ev[3], execs, held) end
+return reply(0, 0, tr, b, now, 0, 0, 0, execs, held)

@@ -10,7 +10,7 @@ local started, count
 if not m[1] or aged_out(tonumber(m[2]), ttl, now) then
   redis.call('DEL', KEYS[1], KEYS[2])
   started = now; count = 0
-  redis.call('HSET', KEYS[1], 's', str(now), 'd', 0)
+  redis.call('HSET', KEYS[1], 's', now, 'd', 0)
 else
   started = tonumber(m[1]); count = tonumber(m[3])
 end
@@ -25,10 +25,10 @@ for i = 1, n do
     out[#out + 1] = 0; dropped = dropped + 1
   end
 end
-redis.call('HSET', KEYS[1], 't', str(now), 'n', str(count))
+redis.call('HSET', KEYS[1], 't', now, 'n', count)
 if dropped > 0 then redis.call('HINCRBY', KEYS[1], 'd', dropped) end
 for _, k in ipairs(KEYS) do
-  if ttl > 0 then redis.call('PEXPIRE', k, str(real_ttl(ttl, caller)))
+  if ttl > 0 then redis.call('PEXPIRE', k, real_ttl(ttl, caller))
   else redis.call('PERSIST', k) end
 end
 return out

@@ -8,9 +8,11 @@
 --
 -- load() keeps what it read in `stored` (by field position, then the
 -- probe's token and lease) when asked, so that save() writes only what
--- changed; `partial`: a field was missing or not a number.
+-- changed; `partial`: a field was missing or not a number. Both are set
+-- again on every load: in the functions library they outlive a run.
 local stored, partial
 local function load(key, track)
+  stored, partial = nil, nil
   local v = redis.call('HMGET', key, 'st','cf','cs','oa','ou','gen','ot','ls','ver',
                        'fo','fu')
   local st, cf, cs, oa, ou, gen = v[1], v[2], v[3], v[4], v[5], v[6]
@@ -41,7 +43,9 @@ local function load_probe(pkey, b)
     if stored then stored[12] = b.tok; stored[13] = b.plu end
   end
 end
-local function reply(code, adm, tr, b, now)
+-- A script's own values after the breaker's go in `...` (one table, sized
+-- once).
+local function reply(code, adm, tr, b, now, ...)
   return {code, adm, tr, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.tok, b.plu,
-          b.ls, now, b.ver, b.fo, b.fu}
+          b.ls, now, b.ver, b.fo, b.fu, ...}
 end

@@ -18,10 +18,10 @@ local function expire(bkey, b, now, idle, caller)
   if kind == 0 then
     redis.call('PERSIST', bkey)
   elseif kind == 1 then
-    redis.call('PEXPIRE', bkey, str(real_ttl(idle, caller)))
+    redis.call('PEXPIRE', bkey, real_ttl(idle, caller))
   else
     local base = math.max(b.ou, b.ls, b.plu, b.fu)
-    redis.call('PEXPIRE', bkey, str(real_ttl(sat_add(base - now, idle), caller)))
+    redis.call('PEXPIRE', bkey, real_ttl(sat_add(base - now, idle), caller))
   end
 end
 -- Writes b (b.ls = now), after load(key, true) or for a new record.
@@ -33,6 +33,7 @@ end
 -- changed fields and ls go in one HSET, and the expiry is set only when it
 -- differs from the stored one. `always` (force), or a field missing from
 -- the hash, writes every field and sets the expiry.
+local FIELDS = {'st', 'cf', 'cs', 'oa', 'ou', 'gen', 'ot', 'ls', 'ver', 'fo', 'fu'}
 local function save(bkey, b, now, idle, caller, always)
   local s = stored
   if always or partial then s = nil end
@@ -48,12 +49,11 @@ local function save(bkey, b, now, idle, caller, always)
       return
     end
   end
-  local names = {'st', 'cf', 'cs', 'oa', 'ou', 'gen', 'ot', 'ls', 'ver', 'fo', 'fu'}
   local args, n = {}, 0
   for i = 1, 11 do
-    local x = b[names[i]]
+    local x = b[FIELDS[i]]
     if not s or x ~= s[i] then
-      args[n + 1] = names[i]; args[n + 2] = str(x); n = n + 2
+      args[n + 1] = FIELDS[i]; args[n + 2] = x; n = n + 2
     end
   end
   if n > 0 then redis.call('HSET', bkey, unpack(args)) end

@@ -5,11 +5,13 @@
 -- caller-time mode every real TTL gets SLACK more, so that the logical time
 -- the test drives decides expiry, not the wall clock.
 --
--- Integers travel as decimal strings written with %d: every number
--- formatted is an integer, exact up to 2^53 (MAXT; the caller clamps times
--- to it too). Numeric strings that are always numbers are read with
--- arithmetic (x + 0: one conversion, no call), those that may be absent
--- with tonumber(). Probe tokens are 64-bit, so they stay strings end to end.
+-- Every number is an integer, exact up to 2^53 (MAXT; the caller clamps
+-- times to it too). Numbers go to redis.call as Lua numbers: Redis writes
+-- them with %.17g, the same digits as %d for such integers, without a
+-- string.format per field; str() (%d) is for numbers joined into a string,
+-- where Lua's own conversion would round them. Numeric strings that are
+-- always numbers are read with arithmetic (x + 0: one conversion, no
+-- call), those that may be absent with tonumber(). Probe tokens are 64-bit, so they stay strings end to end.
 local MAXT = 9007199254740991
 local SLACK = 600000
 local function clock(arg)

@@ -60,14 +60,14 @@ local function win_add(key, m, sb, w, now, add, caller)
   local args, n = {}, 0
   local reset = sb[s] ~= b
   if reset then
-    sb[s] = b; m[BF[s]] = b; args[1] = BF[s]; args[2] = str(b); n = 2
+    sb[s] = b; m[BF[s]] = b; args[1] = BF[s]; args[2] = b; n = 2
   end
   for f = 1, 3 do
     local vf = VF[3 * s - 3 + f]
     if reset or add[f] ~= 0 then
       local x = add[f]
       if not reset then x = x + (m[vf] or 0) end
-      m[vf] = x; args[n + 1] = vf; args[n + 2] = str(x); n = n + 2
+      m[vf] = x; args[n + 1] = vf; args[n + 2] = x; n = n + 2
     end
   end
   if n > 0 then redis.call('HSET', key, unpack(args)) end
@@ -77,7 +77,7 @@ local function win_add(key, m, sb, w, now, add, caller)
       local keep = (newest + NB) * win_width(w) - now
       if keep > ttl and keep <= 2 * w then ttl = keep end
     end
-    redis.call('PEXPIRE', key, str(real_ttl(ttl, caller)))
+    redis.call('PEXPIRE', key, real_ttl(ttl, caller))
   end
 end
 -- win_add when the sums are not wanted (the consecutive mode judges by the
@@ -85,20 +85,33 @@ end
 -- only its three counters are read and written, not the whole hash, and
 -- the expiry stays as the write that started the bucket set it. A new
 -- bucket takes win_add's way.
-local function win_bump(key, w, now, add, caller)
+-- The three counters come as a1..a3, and the usual outcome (a call, maybe a
+-- transient failure, no slow call) is written without building a table.
+local function win_bump(key, w, now, a1, a2, a3, caller)
   local b = win_bucket(w, now)
   local s = b % NB + 1
   local k = 3 * s
   local v = redis.call('HMGET', key, BF[s], VF[k - 2], VF[k - 1], VF[k])
   if not v[1] or v[1] + 0 ~= b or w < NB then
     local m, sb = win_load(key)
-    win_add(key, m, sb, w, now, add, caller)
+    win_add(key, m, sb, w, now, {a1, a2, a3}, caller)
     return
   end
-  local args, n = {}, 0
+  local f1, f2 = VF[k - 2], VF[k - 1]
+  if a3 == 0 then
+    if a2 == 0 then
+      if a1 ~= 0 then redis.call('HSET', key, f1, a1 + (tonumber(v[2]) or 0)) end
+    elseif a1 == 0 then
+      redis.call('HSET', key, f2, a2 + (tonumber(v[3]) or 0))
+    else
+      redis.call('HSET', key, f1, a1 + (tonumber(v[2]) or 0), f2, a2 + (tonumber(v[3]) or 0))
+    end
+    return
+  end
+  local args, n, add = {}, 0, {a1, a2, a3}
   for f = 1, 3 do
     if add[f] ~= 0 then
-      args[n + 1] = VF[k - 3 + f]; args[n + 2] = str(add[f] + (tonumber(v[f + 1]) or 0))
+      args[n + 1] = VF[k - 3 + f]; args[n + 2] = add[f] + (tonumber(v[f + 1]) or 0)
       n = n + 2
     end
   end
