@@ -122,7 +122,7 @@ def test_learning_teaches_permanent_and_decide_escalates(launcher):
     server = _with_learning(launcher, min_samples=4)
     stub = server.stub
     tool = unique("hopeless")
-    message = "frobnicator refused token {}"
+    message = "frobnicator answered qux {}"
     turn = unique("t")
     for attempt in range(1, 6):
         d = decide(stub, tool, err(message.format(attempt)), attempt=attempt, turn_id=turn)
