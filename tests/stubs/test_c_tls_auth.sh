@@ -11,20 +11,7 @@
 set -euo pipefail
 recoveryd="$(realpath "$1")"
 executor="$(realpath "$2")"
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "test_c_tls_auth: FAIL: $*" >&2; exit 1; }
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-cd "$tmp"
+. "$(dirname "$0")/live_lib.sh"
 ossl() { openssl "$@" >/dev/null 2>&1 || fail "openssl $*"; }
 for ca in ca other_ca; do
   ossl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj "/CN=recoveryd test $ca" -keyout $ca.key -out $ca.crt

@@ -8,19 +8,7 @@
 set -euo pipefail
 recoveryd="$(realpath "$1")"
 test_bin="$(realpath "$2")"
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "test_c_verify_tenant: FAIL: $*" >&2; exit 1; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-cd "$tmp"
+. "$(dirname "$0")/live_lib.sh"
 cp "$root/config/rules.yaml" rules.yaml
 
 # start NAME PORT SERVER_YAML: a recoveryd with tools in NAME-tools and that server section
