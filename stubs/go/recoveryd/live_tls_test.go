@@ -101,29 +101,7 @@ tools:
 classification:
   rules_file: rules.yaml
 `, addr, server.cert, server.key, ca.cert, filepath.Join(dir, "token"))
-	os.WriteFile(filepath.Join(dir, "recovery.yaml"), []byte(cfg), 0o600)
-	log, _ := os.Create(filepath.Join(dir, "recoveryd.log"))
-	cmd := exec.Command(bin, "--config", filepath.Join(dir, "recovery.yaml"))
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		log.Close()
-	})
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if i > 150 {
-			b, _ := os.ReadFile(filepath.Join(dir, "recoveryd.log"))
-			t.Fatalf("recoveryd did not start: %s", b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	runRecoveryd(t, bin, dir, addr, cfg)
 	return addr, dir, ca, client, otherCA
 }
 
@@ -197,5 +175,35 @@ func TestVersionMatchesTheProjectVersion(t *testing.T) {
 	}
 	if want := strings.TrimSpace(string(b)); Version != want {
 		t.Fatalf("recoveryd.Version = %q, VERSION says %q", Version, want)
+	}
+}
+
+// runRecoveryd writes cfg as dir/recovery.yaml, starts bin on it (logging
+// to dir/recoveryd.log), stops it when the test ends, and returns once addr
+// accepts connections.
+func runRecoveryd(t *testing.T, bin, dir, addr, cfg string) {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, "recovery.yaml"), []byte(cfg), 0o600)
+	log, _ := os.Create(filepath.Join(dir, "recoveryd.log"))
+	cmd := exec.Command(bin, "--config", filepath.Join(dir, "recovery.yaml"))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+		log.Close()
+	})
+	for i := 0; ; i++ {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return
+		}
+		if i > 150 {
+			b, _ := os.ReadFile(filepath.Join(dir, "recoveryd.log"))
+			t.Fatalf("recoveryd did not start: %s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,29 +61,7 @@ tools:
 classification:
   rules_file: rules.yaml
 `, addr, server)
-	os.WriteFile(filepath.Join(dir, "recovery.yaml"), []byte(cfg), 0o600)
-	log, _ := os.Create(filepath.Join(dir, "recoveryd.log"))
-	cmd := exec.Command(bin, "--config", filepath.Join(dir, "recovery.yaml"))
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		log.Close()
-	})
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if i > 150 {
-			b, _ := os.ReadFile(filepath.Join(dir, "recoveryd.log"))
-			t.Fatalf("recoveryd did not start: %s", b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	runRecoveryd(t, bin, dir, addr, cfg)
 	return addr
 }
 
