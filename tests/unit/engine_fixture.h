@@ -1,8 +1,10 @@
-/* The engine over the in-memory store and the manifests of
- * tests/unit/fixtures/effects, shared by the tests of effects
- * (test_effects.c) and scoped breakers (test_scope.c). Each test gets a
- * fresh store, arena and call context at T0; the configuration is loaded
- * once per group. Include after cmocka.h. */
+/* The engine over the in-memory store, shared by the unit tests of the
+ * decision engine (test_effects.c, test_scope.c, test_shadow.c,
+ * test_latency.c). The configuration is FIXTURE (define it before the
+ * include; tests/unit/fixtures/effects by default), loaded once per group.
+ * Each test gets a fresh store, arena and call context at T0, and a
+ * shallow copy of the configuration the engine decides by, so a test may
+ * change a setting of its own copy. Include after cmocka.h. */
 #ifndef RD_TEST_ENGINE_FIXTURE_H
 #define RD_TEST_ENGINE_FIXTURE_H
 
@@ -15,12 +17,15 @@
 #include "domain/store.h"
 #include "engine/decide.h"
 
+#ifndef FIXTURE
 #define FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/effects/recovery.yaml"
+#endif
 #define T0 1762338645000 /* 2025-11-05T10:30:45Z */
 
 static rd_config *g_config;
 
 typedef struct fixture {
+    rd_config config; /* a shallow copy of *g_config */
     rd_store *store;
     rd_engine engine;
     rd_arena arena;
@@ -52,6 +57,7 @@ static int setup(void **state)
 {
     static fixture f;
     memset(&f, 0, sizeof f);
+    f.config = *g_config;
     rd_store_limits limits = {
         .max_tools = 1000, .tool_idle_ttl_ms = 3600000, .turn_ttl_ms = 3600000,
         .max_turns = 1000, .max_events_per_turn = 1000, .outcome_ttl_ms = 3600000,
@@ -60,7 +66,7 @@ static int setup(void **state)
     f.store = rd_store_memory_new(&limits);
     if (!f.store)
         return -1;
-    f.engine = (rd_engine){.policy = &g_config->policy, .store = f.store};
+    f.engine = (rd_engine){.policy = &f.config.policy, .store = f.store};
     rd_arena_init(&f.arena, 16384);
     rd_rng_seed(&f.rng, 42);
     f.ctx = (rd_call_ctx){.now_ms = T0, .arena = &f.arena, .rng = &f.rng};
@@ -76,7 +82,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static void assert_contains(const char *haystack, const char *needle)
+static inline void assert_contains(const char *haystack, const char *needle)
 {
     if (!haystack || !strstr(haystack, needle))
         fail_msg("\"%s\" does not contain \"%s\"", haystack ? haystack : "(null)", needle);

@@ -21,67 +21,10 @@
 #include "engine/decide.h"
 
 #define FIXTURE RD_SOURCE_DIR "/tests/unit/fixtures/decide/recovery.yaml"
-#define T0 1762338645000
+#include "engine_fixture.h"
 
 /* A tool without a manifest: it follows the defaults, whose mode a test sets. */
 #define TOOL "shadowed_api"
-
-static rd_config *g_config;
-
-typedef struct fixture {
-    rd_config config; /* a shallow copy: a test sets defaults.mode */
-    rd_store *store;
-    rd_engine engine;
-    rd_arena arena;
-    rd_rng rng;
-    rd_call_ctx ctx;
-    rd_status st;
-} fixture;
-
-static int group_setup(void **state)
-{
-    (void)state;
-    char err[RD_CONFIG_ERR_MAX];
-    g_config = rd_config_load(FIXTURE, err, sizeof err);
-    if (!g_config)
-        fprintf(stderr, "fixture config: %s\n", err);
-    return g_config ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    rd_config_free(g_config);
-    return 0;
-}
-
-static int setup(void **state)
-{
-    static fixture f;
-    memset(&f, 0, sizeof f);
-    f.config = *g_config;
-    rd_store_limits limits = {
-        .max_tools = 1000, .tool_idle_ttl_ms = 3600000, .turn_ttl_ms = 900000,
-        .max_turns = 100, .max_events_per_turn = 200, .outcome_ttl_ms = 600000,
-        .max_outcomes = 1000,
-    };
-    if (!(f.store = rd_store_memory_new(&limits)))
-        return -1;
-    f.engine = (rd_engine){.policy = &f.config.policy, .store = f.store};
-    rd_arena_init(&f.arena, 16384);
-    rd_rng_seed(&f.rng, 42);
-    f.ctx = (rd_call_ctx){.now_ms = T0, .arena = &f.arena, .rng = &f.rng};
-    *state = &f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    rd_store_destroy(f->store);
-    rd_arena_free(&f->arena);
-    return 0;
-}
 
 static void set_mode(fixture *f, rd_decision_mode mode)
 {
