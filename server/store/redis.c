@@ -2,7 +2,7 @@
  *
  * Keys (P = key_prefix; every key of one tool or turn shares a hash tag so
  * a script only ever touches one Cluster slot):
- *   P{tool:<id>}:breaker   hash  the breaker record
+ *   P{tool:<id>}:breaker   string the breaker record and its call window (breaker_read.lua)
  *   P{tool:<id>}:probe     string "<token> <generation> <lease_until>", PX lease
  *   P{outcome:<id>}        string claim time, PX outcome_ttl
  *   P{turn:<id>}:meta      hash  s = started_at, t = last touch, n = events, d = dropped

@@ -1,63 +1,109 @@
 /* The Redis store's breakers: the breaker scripts' calls and replies,
  * admission, outcomes, operator commands, reads, and making room for a new
  * tool when max_tools is reached. */
+#include <endian.h>
 #include <errno.h>
 
 #include "store/redis_ops.h"
 
 /* ---- breakers ---- */
 
-#define RD_BREAKER_REPLY_LEN 17
-#define RD_RECORD_REPLY_LEN 22
+/* The breaker record and the scripts' replies carry their numbers as
+ * little-endian doubles (breaker_read.lua): integers below 2^53, exact. */
+static int64_t le_number(const char *p)
+{
+    uint64_t bits;
+    memcpy(&bits, p, sizeof bits);
+    bits = le64toh(bits);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return (int64_t)d;
+}
 
-/* Reply layout of the breaker scripts: code, admission, transition, st, cf,
- * cs, oa, ou, gen, ot, token, lease_until, ls, now, version, forced,
- * forced_until; the record script adds calls, failures, slow, failing
- * executors, held by quorum. */
+static void put_le_number(char *p, int64_t v)
+{
+    double d = (double)v;
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    bits = htole64(bits);
+    memcpy(p, &bits, sizeof bits);
+}
+
+/* The record's 11 fields in breaker_read.lua's order (REC_HEAD), and the
+ * numbers that lead a reply (REPLY_LEAD): code, admission, transition,
+ * now, calls, failures, slow, failing executors, held by quorum, the
+ * probe's lease end, last_seen; the token's digits follow them. */
+#define RD_BREAKER_FIELDS 11
+#define RD_RECORD_LEN (8 * (RD_BREAKER_FIELDS + 40))
+#define RD_REPLY_LEAD 11
+enum { F_ST, F_CF, F_CS, F_OA, F_OU, F_GEN, F_OT, F_LS, F_VER, F_FO, F_FU };
+
+static void record_fields(const char *p, int64_t f[RD_BREAKER_FIELDS])
+{
+    for (int k = 0; k < RD_BREAKER_FIELDS; k++)
+        f[k] = le_number(p + 8 * k);
+}
+
+static rd_breaker breaker_from(const int64_t f[RD_BREAKER_FIELDS])
+{
+    return (rd_breaker){
+        .stored = (rd_breaker_status)f[F_ST],
+        .consecutive_failures = (uint32_t)f[F_CF],
+        .consecutive_successes = (uint32_t)f[F_CS],
+        .opened_at_ms = f[F_OA],
+        .open_until_ms = f[F_OU],
+        .generation = (uint64_t)f[F_GEN],
+        .opens_total = (uint64_t)f[F_OT],
+        .last_seen_ms = f[F_LS],
+        .forced = (rd_breaker_status)f[F_FO],
+        .forced_until_ms = f[F_FU],
+    };
+}
+
+/* A breaker script's reply, {lead, record} (reply() in breaker_read.lua). */
 static bool parse_breaker(const redisReply *a, rd_store_result *out, int64_t *version)
 {
-    if (a->type != REDIS_REPLY_ARRAY ||
-        (a->elements != RD_BREAKER_REPLY_LEN && a->elements != RD_RECORD_REPLY_LEN))
+    if (a->type != REDIS_REPLY_ARRAY || a->elements != 2)
         return false;
-    const redisReply *tok = a->element[10];
-    rd_breaker b = {
-        .stored = (rd_breaker_status)int_at(a, 3),
-        .consecutive_failures = (uint32_t)int_at(a, 4),
-        .consecutive_successes = (uint32_t)int_at(a, 5),
-        .opened_at_ms = int_at(a, 6),
-        .open_until_ms = int_at(a, 7),
-        .generation = (uint64_t)int_at(a, 8),
-        .opens_total = (uint64_t)int_at(a, 9),
-        .probe_token = tok->type == REDIS_REPLY_STRING ? strtoull(tok->str, NULL, 10) : 0,
-        .probe_lease_until_ms = int_at(a, 11),
-        .last_seen_ms = int_at(a, 12),
-        .forced = (rd_breaker_status)int_at(a, 15),
-        .forced_until_ms = int_at(a, 16),
-    };
-    rd_admission adm = (rd_admission)int_at(a, 1);
+    const redisReply *lead = a->element[0], *rec = a->element[1];
+    if (lead->type != REDIS_REPLY_STRING || lead->len <= 8 * RD_REPLY_LEAD ||
+        lead->len > 8 * RD_REPLY_LEAD + 20 || rec->type != REDIS_REPLY_STRING ||
+        rec->len < 8 * RD_BREAKER_FIELDS)
+        return false;
+    int64_t n[RD_REPLY_LEAD], f[RD_BREAKER_FIELDS];
+    for (int k = 0; k < RD_REPLY_LEAD; k++)
+        n[k] = le_number(lead->str + 8 * k);
+    record_fields(rec->str, f);
+    rd_breaker b = breaker_from(f);
+    b.probe_lease_until_ms = n[9];
+    b.last_seen_ms = n[10];
+    b.probe_token = strtoull(lead->str + 8 * RD_REPLY_LEAD, NULL, 10);
+    rd_admission adm = (rd_admission)n[1];
     *out = (rd_store_result){
         .breaker = b,
-        .transition = (rd_breaker_transition)int_at(a, 2),
+        .transition = (rd_breaker_transition)n[2],
         .admission = adm,
         .permit_token = adm == RD_ADMIT_PROBE ? b.probe_token : 0,
-        .now_ms = int_at(a, 13),
+        .now_ms = n[3],
+        .evidence = {.calls = (uint64_t)n[4],
+                     .failures = (uint64_t)n[5],
+                     .slow = (uint64_t)n[6],
+                     .failing_executors = (uint32_t)n[7],
+                     .held_by_quorum = n[8] != 0},
     };
-    *version = int_at(a, 14);
-    if (a->elements == RD_RECORD_REPLY_LEN)
-        out->evidence = (rd_breaker_evidence){
-            .calls = (uint64_t)int_at(a, 17),
-            .failures = (uint64_t)int_at(a, 18),
-            .slow = (uint64_t)int_at(a, 19),
-            .failing_executors = (uint32_t)int_at(a, 20),
-            .held_by_quorum = int_at(a, 21) != 0,
-        };
+    *version = f[F_VER];
     return true;
 }
 
 /* The reply's code: 0 = done, 1 = unknown tool not created, 2 = not found. */
 static int64_t reply_code(const redisReply *a)
 {
-    return a->type == REDIS_REPLY_ARRAY && a->elements > 0 ? int_at(a, 0) : -1;
+    if (a->type != REDIS_REPLY_ARRAY || a->elements == 0)
+        return -1;
+    const redisReply *first = a->element[0];
+    if (first->type == REDIS_REPLY_STRING && first->len >= 8)
+        return le_number(first->str);
+    return int_at(a, 0);
 }
 
 typedef struct breaker_call {
@@ -77,91 +123,91 @@ typedef struct breaker_call {
 
 static const rd_breaker_policy no_policy = {0};
 
-/* ARGV[6] and ARGV[7] of the breaker scripts: what each one needs. */
+/* ARGV[6] and ARGV[7] of the admit and force scripts. */
 static void script_details(const breaker_call *c, char sixth[24], char seventh[24])
 {
-    switch (c->script) {
-    case RD_SCRIPT_ADMIT:
+    if (c->script == RD_SCRIPT_ADMIT) {
         fmt_i64(sixth, clamp_time(c->lease_ms));
         snprintf(seventh, 24, "%" PRIu64, c->token);
-        break;
-    case RD_SCRIPT_RECORD:
-        fmt_i64(sixth, c->outcome);
-        snprintf(seventh, 24, "%" PRIu64, c->token);
-        break;
-    default: /* force */
+    } else {
         fmt_i64(sixth, c->mode);
         fmt_i64(seventh, clamp_time(c->hold_ttl_ms));
-        break;
     }
 }
 
-/* The record script's fleet and batch arguments (ARGV[11..26]): see its
- * comment. A single outcome sends only the first RD_RECORD_ONE_ARGS. */
-#define RD_RECORD_EXTRA_ARGS 16
-#define RD_RECORD_ONE_ARGS 10
+/* The record script's numbers (record.lua), as little-endian doubles in
+ * one argument: Redis hands each argument to a script as a Lua string of
+ * its own, which costs it more than the script's unpacking of all of
+ * them. A single outcome sends the first RD_RECORD_ONE_NUMS. */
+#define RD_RECORD_ONE_NUMS 16
+#define RD_RECORD_RUN_NUMS 22
 
-static void record_args(const breaker_call *c, char buf[RD_RECORD_EXTRA_ARGS][24],
-                        const char **argv)
+static size_t record_numbers(const redis_store *r, const breaker_call *c, bool create,
+                             int64_t idle_ms, char out[8 * RD_RECORD_RUN_NUMS])
 {
     const rd_breaker_policy *p = c->policy;
     int64_t latency = c->call ? c->call->latency_ms : -1;
     const outcome_run none = {0}, *run = c->run ? c->run : &none;
-    int64_t nums[RD_RECORD_EXTRA_ARGS] = {
-        p->mode, p->failure_rate_threshold, p->minimum_calls, clamp_time(p->window_ms),
-        clamp_time(p->slow_call_ms), p->slow_call_rate_threshold, p->quorum_min_executors,
-        clamp_time(p->quorum_window_ms), 0, latency < 0 ? -1 : clamp_time(latency),
-        run->calls, run->failures, run->slow, run->trailing, run->reset, c->run_gen};
-    for (int i = 0; i < RD_RECORD_EXTRA_ARGS; i++) {
-        fmt_i64(buf[i], nums[i]);
-        argv[i] = buf[i];
-    }
-    /* the executor counts only towards a quorum */
-    argv[8] = p->quorum_min_executors > 1 && c->call && c->call->executor_id
-                  ? c->call->executor_id
-                  : "";
+    const int64_t nums[RD_RECORD_RUN_NUMS] = {
+        r->use_caller_time ? clamp_time(c->now_ms) : -1, p->failure_threshold, p->success_threshold, clamp_time(p->open_timeout_ms), c->outcome,
+        idle_ms, create, p->mode, p->failure_rate_threshold, p->minimum_calls,
+        clamp_time(p->window_ms), clamp_time(p->slow_call_ms), p->slow_call_rate_threshold,
+        p->quorum_min_executors, clamp_time(p->quorum_window_ms),
+        latency < 0 ? -1 : clamp_time(latency), run->calls, run->failures, run->slow,
+        run->trailing, run->reset, c->run_gen};
+    size_t n = c->run ? RD_RECORD_RUN_NUMS : RD_RECORD_ONE_NUMS;
+    for (size_t i = 0; i < n; i++)
+        put_le_number(out + 8 * i, nums[i]);
+    return 8 * n;
 }
 
-/* Runs the admit or record script once. *need_slot: the tool is unknown
- * and `create` was false. The record script also takes the tool's call
- * window and quorum keys and the fleet arguments. */
+/* Runs the admit, force or record script once. *need_slot: the tool is
+ * unknown and `create` was false. */
 static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, bool create,
                         rd_store_result *out, bool *need_slot, rd_status *st)
 {
-    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], ckey[RD_KEY_MAX], qkey[RD_KEY_MAX], now[24],
-        fthr[24], sthr[24], timeout[24], sixth[24], seventh[24], idle[24],
-        extra[RD_RECORD_EXTRA_ARGS][24];
-    bool record = c->script == RD_SCRIPT_RECORD;
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], qkey[RD_KEY_MAX], now[24], fthr[24], sthr[24],
+        timeout[24], sixth[24], seventh[24], idle[24], token[24],
+        nums[8 * RD_RECORD_RUN_NUMS];
+    int64_t idle_ms = r->base.limits.tool_idle_ttl_ms;
     key_tool(r, c->tool, "breaker", bkey);
     key_tool(r, c->tool, "probe", pkey);
-    key_tool(r, c->tool, "calls", ckey);
-    key_tool(r, c->tool, "quorum", qkey);
-    time_arg(r, c->now_ms, now);
-    fmt_i64(fthr, c->policy->failure_threshold);
-    fmt_i64(sthr, c->policy->success_threshold);
-    fmt_i64(timeout, clamp_time(c->policy->open_timeout_ms));
-    script_details(c, sixth, seventh);
-    fmt_i64(idle, r->base.limits.tool_idle_ttl_ms);
-    const char *argv[4 + 10 + RD_RECORD_EXTRA_ARGS];
-    int n = 0, nkeys = record ? 4 : 2;
+    const char *argv[13];
+    size_t lens[13];
+    int n = 0, nkeys = 2;
     argv[n++] = bkey;
     argv[n++] = pkey;
-    if (record) {
-        argv[n++] = ckey;
+    if (c->script == RD_SCRIPT_RECORD) {
+        key_tool(r, c->tool, "quorum", qkey);
+        snprintf(token, sizeof token, "%" PRIu64, c->token);
         argv[n++] = qkey;
+        nkeys = 3;
+        lens[n] = record_numbers(r, c, create, idle_ms, nums);
+        argv[n++] = nums;
+        argv[n++] = token;
+        argv[n++] = c->tool;
+        argv[n++] = r->channel;
+        /* the executor counts only towards a quorum */
+        if (c->policy->quorum_min_executors > 1)
+            argv[n++] = c->call && c->call->executor_id ? c->call->executor_id : "";
+    } else {
+        time_arg(r, c->now_ms, now);
+        fmt_i64(fthr, c->policy->failure_threshold);
+        fmt_i64(sthr, c->policy->success_threshold);
+        fmt_i64(timeout, clamp_time(c->policy->open_timeout_ms));
+        script_details(c, sixth, seventh);
+        fmt_i64(idle, idle_ms);
+        const char *common[] = {now, c->tool, fthr, sthr, timeout, sixth, seventh, idle,
+                                create ? "1" : "0", r->channel};
+        for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+            argv[n++] = common[i];
     }
-    const char *common[] = {now, c->tool, fthr, sthr, timeout, sixth, seventh, idle,
-                            create ? "1" : "0", r->channel};
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
-        argv[n++] = common[i];
-    if (record) {
-        record_args(c, extra, argv + n);
-        /* one outcome: the script reads a missing batch as none */
-        n += c->run ? RD_RECORD_EXTRA_ARGS : RD_RECORD_ONE_ARGS;
-    }
+    for (int i = 0; i < n; i++)
+        if (argv[i] != nums)
+            lens[i] = strlen(argv[i]);
     int64_t mono_sent = rd_clock_mono_ms();
     uint64_t seq_sent = rd_redis_cache_seq(r);
-    redisReply *reply = rd_redis_eval(r, slot, c->script, nkeys, n, argv, NULL, st);
+    redisReply *reply = rd_redis_eval(r, slot, c->script, nkeys, n, argv, lens, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
     int64_t code = reply_code(reply), version = 0;
@@ -183,13 +229,11 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
  * admit_rule admits, save() returns before writing), so it needs no script:
  * the record's fields and Redis's TIME, pipelined in one round trip to the
  * node holding the record, and the same rule decide it here. Every other
- * case (no record or a partial one, OPEN, a hold, a slack run out, an
+ * case (no record or not one of this layout, OPEN, a hold, a slack run out, an
  * error reply such as MOVED) goes to the admit script, which reads again
  * and decides atomically; nothing is written here, so nothing is lost by
  * the extra round trip. TIME is the node's clock, as the script's is, so
  * replicas' clocks play no part. */
-
-#define RD_BREAKER_FIELDS 11
 
 static bool field_i64(const redisReply *e, int64_t *v)
 {
@@ -222,60 +266,22 @@ static int64_t last_seen_slack(int64_t idle_ms)
     return slack < 1000 ? 1000 : slack;
 }
 
-/* The record's fields in load()'s order (breaker_read.lua). */
-static const char *const breaker_fields[RD_BREAKER_FIELDS] = {
-    "st", "cf", "cs", "oa", "ou", "gen", "ot", "ls", "ver", "fo", "fu"};
-
-/* HGETALL's name/value pairs into f (load()'s order); false when a field is
- * missing or not a number (the script writes the record whole then). */
-static bool record_fields(const redisReply *all, int64_t f[RD_BREAKER_FIELDS])
-{
-    if (all->type != REDIS_REPLY_ARRAY || all->elements % 2 != 0)
-        return false;
-    unsigned seen = 0;
-    for (size_t i = 0; i + 1 < all->elements; i += 2) {
-        const redisReply *name = all->element[i];
-        if (name->type != REDIS_REPLY_STRING)
-            return false;
-        for (unsigned k = 0; k < RD_BREAKER_FIELDS; k++) {
-            if (strcmp(name->str, breaker_fields[k]) != 0)
-                continue;
-            if (!field_i64(all->element[i + 1], &f[k]))
-                return false;
-            seen |= 1u << k;
-            break;
-        }
-    }
-    return seen == (1u << RD_BREAKER_FIELDS) - 1;
-}
-
-/* The answer, from the record (HGETALL's reply) at now, when the rule is
- * the one described above; false when the script must decide. */
-static bool admit_unchanged(const redisReply *all, int64_t now, int64_t idle_ms,
+/* The answer, from the record (GET's reply) at now, when the rule is the
+ * one described above; false when the script must decide. */
+static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
                             rd_store_result *out, int64_t *version)
 {
+    if (rec->type != REDIS_REPLY_STRING || rec->len != RD_RECORD_LEN)
+        return false;
     int64_t f[RD_BREAKER_FIELDS];
-    if (!record_fields(all, f))
+    record_fields(rec->str, f);
+    if (f[F_ST] != RD_BREAKER_CLOSED || f[F_FO] != 0 || idle_ms <= 0 || now < f[F_LS] ||
+        now - f[F_LS] >= last_seen_slack(idle_ms))
         return false;
-    enum { ST, CF, CS, OA, OU, GEN, OT, LS, VER, FO, FU };
-    if (f[ST] != RD_BREAKER_CLOSED || f[FO] != 0 || idle_ms <= 0 || now < f[LS] ||
-        now - f[LS] >= last_seen_slack(idle_ms))
-        return false;
-    *out = (rd_store_result){
-        .breaker = {.stored = RD_BREAKER_CLOSED,
-                    .consecutive_failures = (uint32_t)f[CF],
-                    .consecutive_successes = (uint32_t)f[CS],
-                    .opened_at_ms = f[OA],
-                    .open_until_ms = f[OU],
-                    .generation = (uint64_t)f[GEN],
-                    .opens_total = (uint64_t)f[OT],
-                    .last_seen_ms = now, /* as the script's reply: the time of the call */
-                    .forced = (rd_breaker_status)f[FO],
-                    .forced_until_ms = f[FU]},
-        .admission = RD_ADMIT_YES,
-        .now_ms = now,
-    };
-    *version = f[VER];
+    rd_breaker b = breaker_from(f);
+    b.last_seen_ms = now; /* as the script's reply: the time of the call */
+    *out = (rd_store_result){.breaker = b, .admission = RD_ADMIT_YES, .now_ms = now};
+    *version = f[F_VER];
     return true;
 }
 
@@ -287,12 +293,10 @@ static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_c
     char bkey[RD_KEY_MAX];
     key_tool(r, c->tool, "breaker", bkey);
     const char *time_cmd[] = {"TIME"};
-    /* the record holds these 11 fields and no others: reading them all is
-     * one walk of the hash, cheaper for Redis than looking up 11 names */
-    const char *hgetall[] = {"HGETALL", bkey};
+    const char *get[] = {"GET", bkey};
     /* with the caller's time (tests) only the record is read */
     bool caller = r->use_caller_time;
-    const char *const *argvs[] = {time_cmd, hgetall};
+    const char *const *argvs[] = {time_cmd, get};
     const int argcs[] = {1, 2};
     redisReply *replies[2] = {NULL, NULL};
     int64_t mono_sent = rd_clock_mono_ms();

@@ -46,7 +46,7 @@ int rd_redis_op_stats(rd_store *s, const char *tool_id, const rd_breaker_policy 
         return rc;
     redis_store *r = rd_redis_as_store(s);
     char key[RD_KEY_MAX], now[24], window[24];
-    key_tool(r, tool_id, "calls", key);
+    key_tool(r, tool_id, "breaker", key);
     time_arg(r, now_ms, now);
     fmt_i64(window, clamp_time(p->window_ms));
     const char *argv[] = {key, now, window};

@@ -1,5 +1,6 @@
--- uses: prelude window
--- KEYS: a window hash. ARGV: now, window_ms. Reply {f1, f2, f3}.
+-- uses: prelude breaker_read window window_record
+-- KEYS: a breaker record. ARGV: now, window_ms. Reply {f1, f2, f3}: the
+-- sums of its call window.
 local now = clock(ARGV[1])
-local m, sb = win_load(KEYS[1])
-return win_total(m, sb, tonumber(ARGV[2]), now)
+load(KEYS[1])
+return rwin_total(tonumber(ARGV[2]), now)

@@ -1,32 +1,67 @@
--- Reading the breaker record (its hash) and the probe key, and the reply
--- every breaker script gives (redis.c parse_breaker reads it).
+-- Reading the breaker record, the probe key, and the reply every breaker
+-- script gives (redis.c parse_breaker reads it).
+--
+-- The record is one string of REC_LEN bytes (docs/REDIS.md, "Keys"):
+-- little-endian doubles, first the 11 fields st..fu (REC_HEAD), then the
+-- call window's REC_NB slots of (bucket, calls, failures, slow). One GET
+-- and one struct.unpack read it: for Redis a fraction of the cost of a
+-- hash's fields looked up by name and converted one by one. Every number
+-- is an integer below 2^53, exact in a double.
 --
 -- The scripts run on every call, so they are written for Redis's Lua: every
 -- number turned into a string and every string turned into a number costs,
--- as does each closure and table made per run; the field names are
--- constants.
+-- as does each closure and table made per run.
 --
--- load() keeps what it read in `stored` (by field position, then the
+-- load() keeps the fields it read in `stored` (by field position, then the
 -- probe's token and lease) when asked, so that save() writes only what
--- changed; `partial`: a field was missing or not a number. Both are set
--- again on every load: in the functions library they outlive a run.
-local stored, partial
+-- changed. All of this module's state is set again on every load: in the
+-- functions library it outlives a run.
+local REC_HEAD = '<ddddddddddd'
+local REC_HEAD_LEN = 88
+local REC_NB = 10
+local REC_SLOT_LEN = 32
+local REC_LEN = REC_HEAD_LEN + REC_NB * REC_SLOT_LEN
+-- `raw`: the record as it now is in Redis (load(), then save()); `stored`:
+-- its fields when load() was asked to keep them. The window is read and
+-- patched in `raw` (window_record.lua): win_slot and win_bytes are a slot
+-- changed since.
+local stored, raw, win_slot, win_bytes, win_cleared
+-- Tables reused from run to run: in the functions library they outlive a
+-- run, and filling them costs Redis less than making new ones.
+local KEPT, REC = {}, {}
+-- the window of a new record; made on first use (the library's top level
+-- runs without the string library)
+local empty_win
+local function no_window()
+  if not empty_win then empty_win = string.rep('\0', REC_NB * REC_SLOT_LEN) end
+  return empty_win
+end
+-- The window's REC_NB * REC_SLOT_LEN bytes as they now are.
+local function rwin_now()
+  local base
+  if raw and not win_cleared then base = string.sub(raw, REC_HEAD_LEN + 1) else base = no_window() end
+  if not win_slot then return base end
+  local off = win_slot * REC_SLOT_LEN
+  return string.sub(base, 1, off) .. win_bytes .. string.sub(base, off + REC_SLOT_LEN + 1)
+end
+-- A value of another type or length is not a record this code wrote (a
+-- hash of an older layout): read as absent, so that the script starts the
+-- breaker afresh and its SET replaces the value.
 local function load(key, track)
-  stored, partial = nil, nil
-  local v = redis.call('HMGET', key, 'st','cf','cs','oa','ou','gen','ot','ls','ver',
-                       'fo','fu')
-  local st, cf, cs, oa, ou, gen = v[1], v[2], v[3], v[4], v[5], v[6]
-  if not st then return nil end
-  local ot, ls, ver, fo, fu = v[7], v[8], v[9], v[10], v[11]
-  st = st + 0; cf = cf and cf + 0; cs = cs and cs + 0; oa = oa and oa + 0
-  ou = ou and ou + 0; gen = gen and gen + 0; ot = ot and ot + 0; ls = ls and ls + 0
+  stored, win_slot, win_cleared = nil, nil, nil
+  raw = redis.pcall('GET', key)
+  if type(raw) ~= 'string' or #raw ~= REC_LEN then raw = nil; return nil end
+  local st, cf, cs, oa, ou, gen, ot, ls, ver, fo, fu = struct.unpack(REC_HEAD, raw)
   if track then
-    partial = not (cf and cs and oa and ou and gen and ot and ls and ver and fo and fu)
+    local s = KEPT
+    s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12], s[13] =
+      st, cf, cs, oa, ou, gen, ot, ls, ver, fo, fu, '0', 0
+    stored = s
   end
-  ver = ver and ver + 0 or 0; fo = fo and fo + 0 or 0; fu = fu and fu + 0 or 0
-  if track then stored = {st, cf, cs, oa, ou, gen, ot, ls, ver, fo, fu, '0', 0} end
-  return {st=st, cf=cf, cs=cs, oa=oa, ou=ou, gen=gen, ot=ot, ls=ls, ver=ver, fo=fo,
-          fu=fu, tok='0', plu=0}
+  local b = REC
+  b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.ls, b.ver, b.fo, b.fu, b.tok, b.plu, b.cleared =
+    st, cf, cs, oa, ou, gen, ot, ls, ver, fo, fu, '0', 0, nil
+  return b
 end
 -- A probe key of another generation is a leftover of an older epoch. The
 -- probe key is only written while the stored status is OPEN (admit), and
@@ -43,9 +78,14 @@ local function load_probe(pkey, b)
     if stored then stored[12] = b.tok; stored[13] = b.plu end
   end
 end
--- A script's own values after the breaker's go in `...` (one table, sized
--- once).
-local function reply(code, adm, tr, b, now, ...)
-  return {code, adm, tr, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.tok, b.plu,
-          b.ls, now, b.ver, b.fo, b.fu, ...}
+-- The reply: {lead, record}. lead: REPLY_LEAD's doubles (code, admission,
+-- transition, now, then the record script's calls, failures, slow, failing
+-- executors, held by quorum, 0 from the others; the probe's lease end and
+-- last_seen), then the probe token's digits ('0' = none). record: the
+-- record as it now is, whose first REC_HEAD_LEN bytes are its fields
+-- (last_seen there is the stored one).
+local REPLY_LEAD = '<ddddddddddd'
+local function reply(code, adm, tr, b, now, c1, c2, c3, execs, held)
+  return {struct.pack(REPLY_LEAD, code, adm, tr, now, c1 or 0, c2 or 0, c3 or 0, execs or 0,
+                      held or 0, b.plu, b.ls) .. b.tok, raw}
 end

@@ -1,5 +1,5 @@
 -- Writing the breaker record back, and its key's expiry (docs/REDIS.md,
--- "Eviction"). After breaker_rules.lua.
+-- "Eviction"). After breaker_rules.lua and breaker_read.lua.
 -- The key's expiry for record b last seen at ls, judged at now: kind 0 no
 -- TTL, 1 pristine, 2 OPEN or held; and the time it ends. Pristine:
 -- forgotten after the idle TTL. OPEN: after its open period, any lease and
@@ -13,30 +13,28 @@ local function expiry(b, ls, now, idle)
   if b.st == 2 or held then return 2, sat_add(math.max(b.ou, ls, b.plu, b.fu), idle) end
   return 0, 0
 end
-local function expire(bkey, b, now, idle, caller)
+-- SET's expiry option for b at now: none (kind 0: SET drops any TTL) or PX.
+local function set_ttl(b, now, idle, caller)
   local kind = expiry(b, b.ls, now, idle)
-  if kind == 0 then
-    redis.call('PERSIST', bkey)
-  elseif kind == 1 then
-    redis.call('PEXPIRE', bkey, real_ttl(idle, caller))
-  else
-    local base = math.max(b.ou, b.ls, b.plu, b.fu)
-    redis.call('PEXPIRE', bkey, real_ttl(sat_add(base - now, idle), caller))
-  end
+  if kind == 0 then return nil end
+  local ttl = idle
+  if kind == 2 then ttl = sat_add(math.max(b.ou, b.ls, b.plu, b.fu) - now, idle) end
+  if ttl < 1 then ttl = 1 end
+  return real_ttl(ttl, caller)
 end
--- Writes b (b.ls = now), after load(key, true) or for a new record.
--- Invariant: the key's TTL is the one expire() gives the stored record at
+-- Writes b (b.ls = now) with the window as it now is, after load(key, true)
+-- or for a new record; returns true when it wrote.
+-- Invariant: the key's TTL is the one expiry() gives the stored record at
 -- its stored ls. So when nothing but the time changed and the stored ls is
--- younger than the slack (idle / 16, at least 1 s), nothing is written,
--- unless the kind of expiry changed meanwhile (a timed hold ran out):
--- last_seen and a sliding TTL lag by less than the slack. Otherwise the
--- changed fields and ls go in one HSET, and the expiry is set only when it
--- differs from the stored one. `always` (force), or a field missing from
--- the hash, writes every field and sets the expiry.
-local FIELDS = {'st', 'cf', 'cs', 'oa', 'ou', 'gen', 'ot', 'ls', 'ver', 'fo', 'fu'}
+-- younger than the slack (idle / 16, at least 1 s), the fields are not
+-- written, unless the kind of expiry changed meanwhile (a timed hold ran
+-- out): last_seen and a sliding TTL lag by less than the slack; a changed
+-- window slot alone is written in place (win_save). Otherwise the whole
+-- record goes in one SET, keeping the TTL when it is the stored one.
+-- `always` (force) writes and sets the expiry.
 local function save(bkey, b, now, idle, caller, always)
   local s = stored
-  if always or partial then s = nil end
+  if always then s = nil end
   if s and idle > 0 and b.st == s[1] and b.cf == s[2] and b.cs == s[3] and
      b.oa == s[4] and b.ou == s[5] and b.gen == s[6] and b.ot == s[7] and
      b.ver == s[9] and b.fo == s[10] and b.fu == s[11] and b.tok == s[12] and
@@ -46,22 +44,26 @@ local function save(bkey, b, now, idle, caller, always)
     if slack < 1000 then slack = 1000 end
     if now >= seen and now - seen < slack and
        not ((b.fo == 1 or b.fo == 2) and b.fu > seen and b.fu <= now) then
-      return
+      return false
     end
   end
-  local args, n = {}, 0
-  for i = 1, 11 do
-    local x = b[FIELDS[i]]
-    if not s or x ~= s[i] then
-      args[n + 1] = FIELDS[i]; args[n + 2] = x; n = n + 2
-    end
-  end
-  if n > 0 then redis.call('HSET', bkey, unpack(args)) end
+  local rec = struct.pack(REC_HEAD, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.ls, b.ver,
+                          b.fo, b.fu) .. rwin_now()
+  raw, win_slot, win_cleared = rec, nil, nil
   if s and idle > 0 then
     local old = {st=s[1], cf=s[2], ou=s[5], fo=s[10], fu=s[11], tok=s[12], plu=s[13]}
     local k0, d0 = expiry(old, s[8], s[8], idle)
     local k1, d1 = expiry(b, b.ls, now, idle)
-    if k0 == k1 and d0 == d1 then return end
+    if k0 == k1 and d0 == d1 then
+      redis.call('SET', bkey, rec, 'KEEPTTL')
+      return true
+    end
   end
-  expire(bkey, b, now, idle, caller)
+  local px = set_ttl(b, now, idle, caller)
+  if px then
+    redis.call('SET', bkey, rec, 'PX', px)
+  else
+    redis.call('SET', bkey, rec)
+  end
+  return true
 end

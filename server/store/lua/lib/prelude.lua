@@ -1,7 +1,8 @@
 -- What every script starts with.
 --
--- ARGV[1] is the time: a number >= 0 (use_caller_time, tests) or '-1' for
--- Redis TIME, so replicas' clocks play no part in production. In
+-- ARGV[1] is the time (the record script: the first of its numbers): a
+-- number >= 0 (use_caller_time, tests) or -1 for Redis TIME, so
+-- replicas' clocks play no part in production. In
 -- caller-time mode every real TTL gets SLACK more, so that the logical time
 -- the test drives decides expiry, not the wall clock.
 --
@@ -14,13 +15,13 @@
 -- call), those that may be absent with tonumber(). Probe tokens are 64-bit, so they stay strings end to end.
 local MAXT = 9007199254740991
 local SLACK = 600000
-local function clock(arg)
-  if arg ~= '-1' then
-    local n = tonumber(arg)
-    if n and n >= 0 then return n, true end
-  end
+local function clock_at(n)
+  if n >= 0 then return n, true end
   local t = redis.call('TIME')
   return t[1] * 1000 + math.floor(t[2] / 1000), false
+end
+local function clock(arg)
+  return clock_at(tonumber(arg) or -1)
 end
 local function sat_add(a, b)
   local s = a + b
