@@ -4,12 +4,13 @@
 #include <endian.h>
 #include <errno.h>
 
+#include "domain/window.h"
 #include "store/redis_ops.h"
 
 /* ---- breakers ---- */
 
-/* The breaker record and the scripts' replies carry their numbers as
- * little-endian doubles (breaker_read.lua): integers below 2^53, exact. */
+/* The scripts' numbers in and out are little-endian doubles (record.lua,
+ * breaker_read.lua): integers below 2^53, exact. */
 static int64_t le_number(const char *p)
 {
     uint64_t bits;
@@ -29,19 +30,29 @@ static void put_le_number(char *p, int64_t v)
     memcpy(p, &bits, sizeof bits);
 }
 
-/* The record's 11 fields in breaker_read.lua's order (REC_HEAD), and the
- * numbers that lead a reply (REPLY_LEAD): code, admission, transition,
- * now, calls, failures, slow, failing executors, held by quorum, the
- * probe's lease end, last_seen; the token's digits follow them. */
+/* The record (breaker_read.lua): big-endian 64-bit integers, the 11
+ * fields in REC_HEAD's order, then RD_WINDOW_BUCKETS slots of (bucket,
+ * calls, failures, slow). The numbers that lead a reply (REPLY_LEAD):
+ * code, admission, transition, now, calls, failures, slow, failing
+ * executors, held by quorum, the probe's lease end, last_seen; the token's
+ * digits follow them. */
 #define RD_BREAKER_FIELDS 11
-#define RD_RECORD_LEN (8 * (RD_BREAKER_FIELDS + 40))
+#define RD_RECORD_NUMBERS (RD_BREAKER_FIELDS + 4 * RD_WINDOW_BUCKETS)
+#define RD_RECORD_LEN (8 * RD_RECORD_NUMBERS)
 #define RD_REPLY_LEAD 11
 enum { F_ST, F_CF, F_CS, F_OA, F_OU, F_GEN, F_OT, F_LS, F_VER, F_FO, F_FU };
 
-static void record_fields(const char *p, int64_t f[RD_BREAKER_FIELDS])
+static int64_t record_number(const char *rec, int k)
+{
+    uint64_t bits;
+    memcpy(&bits, rec + 8 * k, sizeof bits);
+    return (int64_t)be64toh(bits);
+}
+
+static void record_fields(const char *rec, int64_t f[RD_BREAKER_FIELDS])
 {
     for (int k = 0; k < RD_BREAKER_FIELDS; k++)
-        f[k] = le_number(p + 8 * k);
+        f[k] = record_number(rec, k);
 }
 
 static rd_breaker breaker_from(const int64_t f[RD_BREAKER_FIELDS])
@@ -119,6 +130,8 @@ typedef struct breaker_call {
     const rd_call_report *call; /* record: executor and latency */
     const outcome_run *run;  /* record: a batch instead of one outcome, or NULL */
     int64_t run_gen;         /* record: the batch's epoch */
+    bool counted;            /* record: counted in place already, in: */
+    int64_t counted_slot, counted_bucket; /* this window slot, holding this bucket */
 } breaker_call;
 
 static const rd_breaker_policy no_policy = {0};
@@ -139,8 +152,8 @@ static void script_details(const breaker_call *c, char sixth[24], char seventh[2
  * one argument: Redis hands each argument to a script as a Lua string of
  * its own, which costs it more than the script's unpacking of all of
  * them. A single outcome sends the first RD_RECORD_ONE_NUMS. */
-#define RD_RECORD_ONE_NUMS 16
-#define RD_RECORD_RUN_NUMS 22
+#define RD_RECORD_ONE_NUMS 18
+#define RD_RECORD_RUN_NUMS 24
 
 static size_t record_numbers(const redis_store *r, const breaker_call *c, bool create,
                              int64_t idle_ms, char out[8 * RD_RECORD_RUN_NUMS])
@@ -153,7 +166,8 @@ static size_t record_numbers(const redis_store *r, const breaker_call *c, bool c
         idle_ms, create, p->mode, p->failure_rate_threshold, p->minimum_calls,
         clamp_time(p->window_ms), clamp_time(p->slow_call_ms), p->slow_call_rate_threshold,
         p->quorum_min_executors, clamp_time(p->quorum_window_ms),
-        latency < 0 ? -1 : clamp_time(latency), run->calls, run->failures, run->slow,
+        latency < 0 ? -1 : clamp_time(latency), c->counted ? c->counted_slot : -1,
+        c->counted ? c->counted_bucket : -1, run->calls, run->failures, run->slow,
         run->trailing, run->reset, c->run_gen};
     size_t n = c->run ? RD_RECORD_RUN_NUMS : RD_RECORD_ONE_NUMS;
     for (size_t i = 0; i < n; i++)
@@ -317,6 +331,85 @@ static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_c
     return RD_OK;
 }
 
+/* ---- a success without a script ----
+ *
+ * A success on a CLOSED breaker without a hold and without a streak, whose
+ * stored last_seen is younger than the slack, changes nothing but its
+ * window's count of calls (record.lua: closed_outcome leaves cf at 0 and
+ * save() writes nothing but that slot). Such a success needs no script:
+ * TIME, the record and a BITFIELD INCRBY of the current slot's calls go in
+ * one round trip to the node holding the record, and the record as read
+ * decides here by admit_unchanged's rule and cf = 0. The count is made
+ * before the record is seen, in the slot of this replica's clock; when the
+ * record says otherwise (a streak, OPEN, a hold, the slack run out, the
+ * slot holding another bucket or Redis's clock in another one, no record)
+ * the record script runs told which slot and bucket were counted: it takes
+ * the count back and applies the rules as for any outcome. A count that
+ * lands in the instant between another replica's transition and this
+ * read stays in the next period's window: the consecutive mode judges by
+ * the streak, not the window. The failure-rate mode, which judges by the
+ * window, and a quorum always run the script. */
+
+static bool success_in_place(const redis_store *r, const breaker_call *c)
+{
+    const rd_breaker_policy *p = c->policy;
+    return c->script == RD_SCRIPT_RECORD && !c->run && c->outcome == RD_OUTCOME_SUCCESS &&
+           c->token == 0 && p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
+           p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
+}
+
+/* *done: answered here; otherwise c->counted says whether the record
+ * script must take a count back. */
+static int record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                         rd_store_result *out, bool *done, rd_status *st)
+{
+    *done = false;
+    c->counted = false;
+    char bkey[RD_KEY_MAX], field[24];
+    key_tool(r, c->tool, "breaker", bkey);
+    int64_t width = rd_window_width_ms(clamp_time(c->policy->window_ms));
+    int64_t bucket = clamp_time(c->now_ms) / width;
+    int64_t slot_at = RD_BREAKER_FIELDS + 4 * (bucket % RD_WINDOW_BUCKETS);
+    snprintf(field, sizeof field, "#%" PRId64, slot_at + 1);
+    const char *time_cmd[] = {"TIME"};
+    const char *get[] = {"GET", bkey};
+    const char *count[] = {"BITFIELD", bkey, "INCRBY", "i64", field, "1"};
+    bool caller = r->use_caller_time;
+    const char *const *argvs[] = {time_cmd, get, count};
+    const int argcs[] = {1, 2, 6};
+    redisReply *replies[3] = {NULL, NULL, NULL};
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    size_t first = caller ? 1 : 0;
+    int rc = rd_redis_pipeline(r, slot, bkey, 3 - first, argcs + first, argvs + first,
+                               replies + first, st);
+    if (rc != RD_OK)
+        return rc;
+    const redisReply *rec = replies[1], *added = replies[2];
+    bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
+    /* a count made where there was a record is taken back by the script;
+     * without one, the script replaces what the count left */
+    if (added->type == REDIS_REPLY_ARRAY && added->elements == 1 &&
+        added->element[0]->type == REDIS_REPLY_INTEGER && valid) {
+        c->counted = true;
+        c->counted_slot = bucket % RD_WINDOW_BUCKETS;
+        c->counted_bucket = record_number(rec->str, (int)slot_at);
+    }
+    int64_t now = clamp_time(c->now_ms), version = 0;
+    *done = c->counted && (caller || time_ms(replies[0], &now)) &&
+            now / width == bucket && c->counted_bucket == bucket &&
+            record_number(rec->str, F_CF) == 0 &&
+            admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
+    for (size_t i = first; i < 3; i++)
+        freeReplyObject(replies[i]);
+    if (*done) {
+        out->admission = (rd_admission)0; /* as the record script replies */
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                            seq_sent);
+    }
+    return RD_OK;
+}
+
 static int index_reserve(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                          bool *reserved, rd_status *st)
 {
@@ -422,6 +515,8 @@ static int run_breaker(redis_store *r, const breaker_call *c, rd_store_result *o
     bool done = false;
     if (rc == RD_OK && call.script == RD_SCRIPT_ADMIT)
         rc = admit_without_script(r, slot, &call, out, &done, st);
+    else if (rc == RD_OK && success_in_place(r, &call))
+        rc = record_success_without_script(r, slot, &call, out, &done, st);
     if (rc == RD_OK && !done)
         rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
     if (rc == RD_OK && need_slot) {

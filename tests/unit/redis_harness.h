@@ -137,7 +137,7 @@ static inline long long rd_harness_command_calls(int port, const char *cmd)
 }
 
 /* The breaker record as docs/REDIS.md ("Keys") describes it: a string of
- * little-endian doubles, the fields st..fu, then the call window. */
+ * big-endian 64-bit integers, the fields st..fu, then the call window. */
 enum { RD_REC_ST, RD_REC_CF, RD_REC_CS, RD_REC_OA, RD_REC_OU, RD_REC_GEN, RD_REC_OT,
        RD_REC_LS, RD_REC_VER, RD_REC_FO, RD_REC_FU };
 #define RD_REC_LEN (8 * (11 + 10 * 4))
@@ -149,11 +149,8 @@ static inline bool rd_harness_record_field(int port, const char *key, int field,
     bool ok = r && r->type == REDIS_REPLY_STRING && r->len == RD_REC_LEN;
     if (ok) {
         uint64_t bits;
-        double d;
         memcpy(&bits, r->str + 8 * field, 8);
-        bits = le64toh(bits);
-        memcpy(&d, &bits, 8);
-        *out = (int64_t)d;
+        *out = (int64_t)be64toh(bits);
     }
     if (r)
         freeReplyObject(r);
@@ -163,10 +160,7 @@ static inline bool rd_harness_record_field(int port, const char *key, int field,
 /* Overwrites field `field` of the record at `key` in place. */
 static inline bool rd_harness_record_put(int port, const char *key, int field, int64_t v)
 {
-    double d = (double)v;
-    uint64_t bits;
-    memcpy(&bits, &d, 8);
-    bits = htole64(bits);
+    uint64_t bits = htobe64((uint64_t)v);
     char buf[8];
     memcpy(buf, &bits, 8);
     redisReply *r = rd_harness_cmd(port, "SETRANGE %s %d %b", key, 8 * field, buf, (size_t)8);

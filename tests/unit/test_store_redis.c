@@ -314,6 +314,117 @@ static void test_unchanging_admission_runs_no_script(void **state)
     rd_store_destroy(s);
 }
 
+/* A success on a CLOSED breaker without a streak or hold (its last_seen
+ * within the slack) counts one call in its window slot in place and runs no
+ * script; any other success (the first in a new bucket included) runs the
+ * record script, which takes that count back and applies the rules, so
+ * that every outcome is counted once, and none while OPEN. Caller time:
+ * the buckets are the test's. */
+static rd_store_result record_at(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                                 int64_t now, rd_outcome o)
+{
+    rd_store_result r;
+    rd_status st = {0};
+    if (s->ops->record(s, tool, p, now, o, 0, &r, &st) != RD_OK)
+        fail_msg("record %s: %s", tool, st.msg);
+    return r;
+}
+
+static uint64_t window_calls(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                             int64_t now)
+{
+    rd_breaker b;
+    rd_breaker_evidence ev;
+    bool found = false;
+    rd_status st = {0};
+    assert_int_equal(s->ops->stats(s, tool, p, now, &b, &ev, &found, &st), RD_OK);
+    assert_true(found);
+    return ev.calls;
+}
+
+static void test_pristine_success_runs_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "ok");
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.max_tools = 2;
+    o.limits.tool_idle_ttl_ms = 160000; /* slack 10 s */
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    /* buckets of 6 s: 6000..11999 is bucket 1 */
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    conf_admit(s, "x", &p, 6000); /* creates it */
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    record_at(s, "x", &p, 6001, RD_OUTCOME_SUCCESS); /* the bucket's first: the script */
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+
+    fcalls = rd_harness_command_calls(port, "fcall");
+    long long counts = rd_harness_command_calls(port, "bitfield");
+    rd_store_result r = record_at(s, "x", &p, 6002, RD_OUTCOME_SUCCESS);
+    record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 2);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.now_ms, 6002);
+    assert_int_equal(r.breaker.last_seen_ms, 6002); /* the time of the call */
+    assert_int_equal(window_calls(s, "x", &p, 6003), 3);
+
+    /* a streak: the script resets it and the success counts once */
+    record_at(s, "x", &p, 6100, RD_OUTCOME_TRANSIENT_FAILURE);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6200, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    assert_int_equal(window_calls(s, "x", &p, 6200), 5);
+
+    /* the slack run out: the script writes last_seen, counting once */
+    r = record_at(s, "x", &p, 16300, RD_OUTCOME_SUCCESS); /* bucket 2's first */
+    r = record_at(s, "x", &p, 16400, RD_OUTCOME_SUCCESS);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 26500, RD_OUTCOME_SUCCESS); /* bucket 4, slack out */
+    r = record_at(s, "x", &p, 26600, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 26600, &found).last_seen_ms, 26500);
+    assert_int_equal(window_calls(s, "x", &p, 26600), 9);
+
+    /* OPEN: the new period's window counts nothing, the success included */
+    for (int i = 0; i < 3; i++)
+        r = record_at(s, "x", &p, 26700 + i, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 26800, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_OPEN);
+    assert_int_equal(window_calls(s, "x", &p, 26800), 0);
+
+    /* no record: created by the script, the success counted once */
+    record_at(s, "y", &p, 27000, RD_OUTCOME_SUCCESS);
+    assert_int_equal(window_calls(s, "y", &p, 27000), 1);
+
+    /* a tool over max_tools, with no CLOSED breaker to make room, is refused
+     * and leaves nothing behind */
+    for (int i = 0; i < 3; i++)
+        record_at(s, "y", &p, 27010 + i, RD_OUTCOME_TRANSIENT_FAILURE);
+    rd_store_result refused;
+    rd_status_clear(&st);
+    assert_int_equal(s->ops->record(s, "z", &p, 27100, RD_OUTCOME_SUCCESS, 0, &refused, &st),
+                     RD_ERR_EXHAUSTED);
+    char key[128];
+    snprintf(key, sizeof key, "%s{tool:z}:breaker", prefix);
+    redisReply *exists = rd_harness_cmd(port, "EXISTS %s", key);
+    assert_true(exists && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0);
+    freeReplyObject(exists);
+    rd_store_destroy(s);
+}
+
 /* ---- Redis restarted on the same port ---- */
 
 static int retry_record_until_ok(rd_store *s, const char *tool, int timeout_ms,
@@ -1580,6 +1691,7 @@ int main(void)
         cmocka_unit_test(test_functions_reload_after_function_flush),
         cmocka_unit_test(test_scripts_by_name_without_functions),
         cmocka_unit_test(test_unchanging_admission_runs_no_script),
+        cmocka_unit_test(test_pristine_success_runs_no_script),
         cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),
         cmocka_unit_test(test_replicas_share_breaker),

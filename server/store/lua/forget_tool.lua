@@ -6,7 +6,10 @@
 local now = clock(ARGV[1])
 local idle = tonumber(ARGV[3])
 local b = load(KEYS[1])
-if not b then return -1 end
+if not b then
+  if stray then redis.call('DEL', KEYS[1]) end
+  return -1
+end
 load_probe(KEYS[2], b)
 local drop
 if ARGV[4] == 'closed' then

@@ -10,31 +10,38 @@
 -- outcome, idle_ttl, create, mode (0 consecutive, 1 failure rate),
 -- failure_rate_threshold, minimum_calls, window_ms, slow_call_ms,
 -- slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
--- latency_ms (-1 = not measured); then, for a batched run (redis_batch.c)
--- only: calls, transient failures, slow calls, trailing failures, reset
--- (1 = the run ends the streak first), the epoch it was counted in.
+-- latency_ms (-1 = not measured), the window slot and bucket of a call
+-- already counted in place (-1 = none: window_record.lua rwin_undo); then,
+-- for a batched run (redis_batch.c) only: calls, transient failures, slow
+-- calls, trailing failures, reset (1 = the run ends the streak first), the
+-- epoch it was counted in.
 -- Reply: reply() with the window's sums (in the failure-rate mode only: the
 -- consecutive mode judges by the streak, so its outcomes are counted
 -- without summing the window), failing executors, held by quorum.
-local ONE = '<dddddddddddddddd'
-local RUN = '<dddddddddddddddddddddd'
+local ONE = '<dddddddddddddddddd'
+local RUN = '<dddddddddddddddddddddddd'
 local t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms,
-      slowthr, qk, qwin, latency, rcalls, rfail, rslow, trailing, reset, epoch
-if #ARGV[1] == 176 then
+      slowthr, qk, qwin, latency, uslot, ubucket, rcalls, rfail, rslow, trailing, reset, epoch
+if #ARGV[1] == 192 then
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, rcalls, rfail, rslow, trailing, reset, epoch = struct.unpack(RUN, ARGV[1])
+    qwin, latency, uslot, ubucket, rcalls, rfail, rslow, trailing, reset, epoch =
+    struct.unpack(RUN, ARGV[1])
 else
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency = struct.unpack(ONE, ARGV[1])
+    qwin, latency, uslot, ubucket = struct.unpack(ONE, ARGV[1])
 end
 local now, caller = clock_at(t)
 local run = rcalls or 0
 local tok = ARGV[2]
 local b = load(KEYS[1], true)
 if not b then
-  if create ~= 1 then return {1} end
+  if create ~= 1 then
+    if stray then redis.call('DEL', KEYS[1]) end
+    return {1}
+  end
   b = fresh(now)
 else
+  if uslot >= 0 then rwin_undo(KEYS[1], uslot, ubucket) end
   load_probe(KEYS[2], b)
 end
 -- a run counted on a CLOSED breaker is void once its period is over

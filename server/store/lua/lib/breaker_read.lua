@@ -2,11 +2,12 @@
 -- script gives (redis.c parse_breaker reads it).
 --
 -- The record is one string of REC_LEN bytes (docs/REDIS.md, "Keys"):
--- little-endian doubles, first the 11 fields st..fu (REC_HEAD), then the
--- call window's REC_NB slots of (bucket, calls, failures, slow). One GET
--- and one struct.unpack read it: for Redis a fraction of the cost of a
--- hash's fields looked up by name and converted one by one. Every number
--- is an integer below 2^53, exact in a double.
+-- big-endian signed 64-bit integers (BITFIELD's i64, so that a plain
+-- command can count a call in place: redis_breakers.c), first the 11
+-- fields st..fu (REC_HEAD), then the call window's REC_NB slots of
+-- (bucket, calls, failures, slow). One GET and one struct.unpack read it:
+-- for Redis a fraction of the cost of a hash's fields looked up by name
+-- and converted one by one. Every number is below 2^53, exact in Lua.
 --
 -- The scripts run on every call, so they are written for Redis's Lua: every
 -- number turned into a string and every string turned into a number costs,
@@ -16,7 +17,7 @@
 -- probe's token and lease) when asked, so that save() writes only what
 -- changed. All of this module's state is set again on every load: in the
 -- functions library it outlives a run.
-local REC_HEAD = '<ddddddddddd'
+local REC_HEAD = '>lllllllllll'
 local REC_HEAD_LEN = 88
 local REC_NB = 10
 local REC_SLOT_LEN = 32
@@ -45,11 +46,16 @@ local function rwin_now()
   return string.sub(base, 1, off) .. win_bytes .. string.sub(base, off + REC_SLOT_LEN + 1)
 end
 -- A value of another type or length is not a record this code wrote (a
--- hash of an older layout): read as absent, so that the script starts the
--- breaker afresh and its SET replaces the value.
+-- hash of an older layout, or the few bytes a count in place leaves where
+-- there was no record: redis_breakers.c): read as absent, so that the
+-- script starts the breaker afresh and its SET replaces the value. `stray`
+-- tells a script that does not create one that there is such a string to
+-- delete.
+local stray
 local function load(key, track)
   stored, win_slot, win_cleared = nil, nil, nil
   raw = redis.pcall('GET', key)
+  stray = type(raw) == 'string' and #raw ~= REC_LEN
   if type(raw) ~= 'string' or #raw ~= REC_LEN then raw = nil; return nil end
   local st, cf, cs, oa, ou, gen, ot, ls, ver, fo, fu = struct.unpack(REC_HEAD, raw)
   if track then

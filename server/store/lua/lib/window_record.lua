@@ -10,8 +10,8 @@
 -- breaker_read.lua), and
 -- win_save writes the changed slot alone in place when save() had nothing
 -- else to write.
-local REC_SLOT = '<dddd'
-local REC_WINDOW = '<dddddddddddddddddddddddddddddddddddddddd'
+local REC_SLOT = '>llll'
+local REC_WINDOW = '>llllllllllllllllllllllllllllllllllllllll'
 local wb, w1, w2, w3
 local function rwin_add(w, now, a1, a2, a3)
   local b = win_bucket(w, now)
@@ -44,6 +44,18 @@ local function rwin_total(w, now)
     c1, c2, c3 = w1, w2, w3
   end
   return {c1, c2, c3}
+end
+-- Takes back a call counted in slot s before the script ran
+-- (redis_breakers.c, record_success_without_script), if the slot still
+-- holds the bucket it was counted in; the rules then count the outcome as
+-- they would have. The rare path: the record is rewritten in place at once.
+local function rwin_undo(bkey, s, bucket)
+  local off = REC_HEAD_LEN + s * REC_SLOT_LEN
+  local x, c1, c2, c3 = struct.unpack(REC_SLOT, raw, off + 1)
+  if x ~= bucket or c1 < 1 then return end
+  local bytes = struct.pack(REC_SLOT, x, c1 - 1, c2, c3)
+  raw = string.sub(raw, 1, off) .. bytes .. string.sub(raw, off + REC_SLOT_LEN + 1)
+  redis.call('SETRANGE', bkey, off, bytes)
 end
 -- a new period judges only its own calls
 local function rwin_clear() win_cleared = true; win_slot = nil end
