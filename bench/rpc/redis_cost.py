@@ -11,7 +11,10 @@ three primaries with a replica each, summed over the primaries) and one
 recoveryd (workers=1, the benchmark's config plus --redis-option lines),
 all pinned to --server-cores; for each case sends --warmup calls, then
 --calls calls with h2load (-c4 -m64, pinned to --client-cores), and reads
-/proc, commandstats and stats before and after.
+/proc, commandstats and stats before and after. After each case, as its
+yardstick in the same run, the Redis side of envoyproxy/ratelimit's
+ShouldRateLimit (INCRBY + EXPIRE pipelined) sent the way recoveryd sends
+its calls, at the case's pace.
 
 --full-window 60000 first fills the tool's call window as a tool busy for a
 whole window has it (the calls alone fill one or two of its ten buckets).
@@ -23,6 +26,7 @@ whole window has it (the calls alone fill one or two of its ten buckets).
 import argparse
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -78,22 +82,22 @@ def case_tool(case):
 def fill_window(args, case, redis_ports):
     """Gives the case's tool the call window of a tool busy for a whole
     window (all NB buckets written, the newest the current one), as in
-    production; the bench alone fills one or two buckets."""
+    production; the bench alone fills one or two buckets. The window is the
+    record's tail (server/store/lua/lib/window_record.lua): NB slots of
+    (bucket, calls, failures, slow) as big-endian 64-bit integers."""
     port = redis_ports[0]
     t = subprocess.run(["redis-cli", "-p", str(port), "time"], capture_output=True, text=True,
                        check=True).stdout.split()
     now_ms = int(t[0]) * 1000 + int(t[1]) // 1000
     nb, width = 10, max(args.full_window // 10, 1)
     newest = now_ms // width
-    fields = []
+    slots = [None] * nb
     for b in range(newest - nb + 1, newest + 1):
-        s = b % nb
-        fields += ["b%d" % s, str(b), "v%d_1" % s, "100", "v%d_2" % s, "5", "v%d_3" % s, "1"]
-    key = "bench:{tool:%s}:calls" % case_tool(case)
-    subprocess.run(["redis-cli", "-c", "-p", str(port), "hset", key] + fields,
-                   capture_output=True, check=True)
-    subprocess.run(["redis-cli", "-c", "-p", str(port), "pexpire", key, str(args.full_window)],
-                   capture_output=True, check=True)
+        slots[b % nb] = struct.pack(">4q", b, 100, 5, 1)
+    key = "bench:{tool:%s}:breaker" % case_tool(case)
+    # the record exists after the warm-up; its 11 fields come first
+    subprocess.run(["redis-cli", "-c", "-p", str(port), "-x", "setrange", key, "88"],
+                   input=b"".join(slots), capture_output=True, check=True)
 
 
 def measure(args, case, body, srv, redis_procs, redis_ports):
@@ -109,6 +113,7 @@ def measure(args, case, body, srv, redis_procs, redis_ports):
     n = res["succeeded"]
     us = 1e6 / run.CLK_TCK / n
     redis_us = (r1 - r0) * us
+    recoveryd_us = (t1 - t0) * us
     delta = {k: (after[k][0] - before.get(k, (0, 0))[0], after[k][1] - before.get(k, (0, 0))[1])
              for k in after}
     # Not the calls' own: the bench's INFO, replicas' acks, the slot-map fetches.
@@ -126,6 +131,44 @@ def measure(args, case, body, srv, redis_procs, redis_ports):
         calls, usec = delta[name]
         if calls and name not in others:
             print("    %-14s %5.2f per call, %6.1f us each" % (name, calls / n, usec / calls))
+    return recoveryd_us
+
+
+def ratelimit_baseline(args, redis_procs, redis_ports, work_us, label):
+    """The Redis side of envoyproxy/ratelimit's ShouldRateLimit (one
+    descriptor: INCRBY and EXPIRE pipelined), sent by ratelimit_load (built
+    beside recoveryd) one call at a time on one connection, as recoveryd's
+    one worker sends its calls, from recoveryd's place (--server-cores),
+    each call first spending work_us of CPU as recoveryd spent on the case's
+    calls (the same pace: Redis's CPU per call depends on it): the case's
+    yardstick,
+    measured the same way in the same run. On a cluster, the primary that
+    holds the key."""
+    load = os.path.join(os.path.dirname(os.path.abspath(args.recoveryd)), "bench", "rpc",
+                        "ratelimit_load")
+    if not os.access(load, os.X_OK):
+        sys.exit("%s not built (cmake --build <dir> --target ratelimit_load), or --no-baseline"
+                 % load)
+    key = "ratelimit_bench_descriptor"
+    procs, ports = redis_procs, redis_ports
+    if args.cluster:
+        owner = [i for i, p in enumerate(redis_ports)
+                 if "MOVED" not in subprocess.run(["redis-cli", "-p", str(p), "get", key],
+                                                  capture_output=True, text=True).stdout]
+        procs, ports = [redis_procs[owner[0]]], [redis_ports[owner[0]]]
+    for n, timed in ((args.warmup, False), (args.calls, True)):
+        before = command_stats(ports)
+        r0, w0 = cpu_ticks(procs), time.time()
+        subprocess.run(run.pin(args.server_cores) + [load, str(ports[0]), str(n), "%.1f" % work_us],
+                       check=True)
+        if timed:
+            wall, r1 = time.time() - w0, cpu_ticks(procs)
+            after = command_stats(ports)
+            redis_us = (r1 - r0) * 1e6 / run.CLK_TCK / n
+            commands = sum(after[k][0] - before.get(k, (0, 0))[0] for k in ("incrby", "expire"))
+            print("  yardstick: ratelimit's call at %s's pace: %.0f calls/s, redis-server "
+                  "%.1f us/call (%.2f commands: INCRBY + EXPIRE pipelined)"
+                  % (label, n / wall, redis_us, commands / n))
 
 
 def start_cluster(work, cores):
@@ -174,6 +217,8 @@ def main():
     p.add_argument("--full-window", type=int, default=0, metavar="WINDOW_MS",
                    help="before each case, fill the tool's call window (window_ms of the "
                         "config, 60000 shipped) as a tool busy for a whole window has it")
+    p.add_argument("--no-baseline", action="store_true",
+                   help="skip the yardstick: envoyproxy/ratelimit's Redis commands per call")
     p.add_argument("--server-cores", default="0")
     p.add_argument("--client-cores", default="1")
     args = p.parse_args()
@@ -196,7 +241,9 @@ def main():
     try:
         for case in run.CASES:
             if case.name in args.cases.split(","):
-                measure(args, case, bodies[case.body][1], srv, redis_procs, redis_ports)
+                work_us = measure(args, case, bodies[case.body][1], srv, redis_procs, redis_ports)
+                if not args.no_baseline:
+                    ratelimit_baseline(args, redis_procs, redis_ports, work_us, case.name)
     finally:
         srv.stop()
         for p in redis_procs + others:

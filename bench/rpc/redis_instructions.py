@@ -14,7 +14,9 @@ it), then sends
   admission      the admit script (FCALL), and what an admission that
                  changes nothing sends instead: TIME and GET of the record,
                  pipelined
-  record         a success and a transient failure on a CLOSED breaker
+  record         a success and a transient failure on a CLOSED breaker (the
+                 record script), and what a success that changes nothing
+                 but its window's count sends instead
   ratelimit      envoyproxy/ratelimit's ShouldRateLimit (INCRBY + EXPIRE,
                  pipelined), for comparison
 
@@ -129,8 +131,8 @@ def main():
     def record_args(tool, outcome):
         # record.lua's numbers, as redis_breakers.c packs them; a threshold
         # no run reaches: every failure lengthens the streak
-        numbers = struct.pack("<16d", -1, 1000000000, 1, 30000, int(outcome), 3600000, 1, 0, 50,
-                              10, 60000, 0, 100, 1, 60000, 120)
+        numbers = struct.pack("<18d", -1, 1000000000, 1, 30000, int(outcome), 3600000, 1, 0, 50,
+                              10, 60000, 0, 100, 1, 60000, 120, -1, -1)
         return [key % (tool, x) for x in ("breaker", "probe", "quorum")] + [
             numbers, "0", tool, "bench:breaker-events"]
 
@@ -142,6 +144,11 @@ def main():
         cases.append(("record, %s, FCALL" % what,
                       lambda t, o=outcome: [("FCALL", "rd_bench_record", 3,
                                              *record_args(t, o))]))
+    # what a success on an unchanging CLOSED breaker sends instead (the
+    # breaker's window slot 0's calls: field 12, redis_breakers.c)
+    cases.append(("record, a success, TIME + GET + BITFIELD INCRBY pipelined",
+                  lambda t: [("TIME",), ("GET", key % (t, "breaker")),
+                             ("BITFIELD", key % (t, "breaker"), "INCRBY", "i64", "#12", "1")]))
     cases.append(("ratelimit ShouldRateLimit: INCRBY + EXPIRE pipelined",
                   lambda t: [("INCRBY", "ratelimit_" + t, 1), ("EXPIRE", "ratelimit_" + t, 60)]))
     try:
