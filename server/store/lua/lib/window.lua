@@ -1,6 +1,7 @@
--- The bucketed window of domain/window.c in a hash: field b<slot> holds the
--- absolute bucket number of the slot, v<slot>_<f> its counters (f = 1..3),
--- named by the constants BF and VF. win_load reads the hash once (m: the
+-- The retry budget's bucketed window (domain/window.c) in a hash: field
+-- b<slot> holds the absolute bucket number of the slot, v<slot>_<f> its
+-- counters (f = 1..3), named by the constants BF and VF; win_bucket numbers
+-- the breaker record's window too (window_record.lua). win_load reads the hash once (m: the
 -- fields, sb: each slot's bucket number); win_total sums the slots of the
 -- last NB buckets; win_add adds to the current bucket's slot in one HSET
 -- and keeps m and sb up to date.
