@@ -4,7 +4,10 @@ recoveryd cores serve a load of tool calls (docs/REDIS.md, "Cost at scale").
 
 A tool call costs one admission check (Decide without an error), then one
 RecordOutcome success, or on failure (rate --failure-rate) one Decide with
-the error, which records it. The per-call CPU figures are measured:
+the error, which records it. A success sent alone on an unchanging CLOSED
+breaker runs no script (--record-us); a batch of outcomes is a record script
+run (--run-us, successes; a failure batch costs --error-us). The per-call
+CPU figures are measured:
 redis-server's by bench/rpc/redis_cost.py (--cluster: a primary with a
 replica), recoveryd's by bench/rpc/run.sh (docs/PERFORMANCE.md).
 
@@ -60,7 +63,8 @@ def size(args, load, cached):
     else:
         a, s, e = per_tool_replica, per_tool_replica * (1 - f), per_tool_replica * f
     scripts = (a + s + e) * args.tools * replicas
-    redis_cpu = (a * args.admit_us + s * args.record_us + e * args.error_us) * \
+    ok_us = args.run_us if cached and args.batch_ms > 0 else args.record_us
+    redis_cpu = (a * args.admit_us + s * ok_us + e * args.error_us) * \
         args.tools * replicas / 1e6
     primaries = max(3, math.ceil(redis_cpu / args.utilization))
     return replicas, cores, scripts, redis_cpu, primaries
@@ -74,9 +78,11 @@ def main():
     p.add_argument("--utilization", type=float, default=0.7, help="of each core, at most")
     # redis-server CPU per script run (us), a primary with a replica:
     # bench/rpc/redis_cost.py --cluster with the caches off.
-    p.add_argument("--admit-us", type=float, default=33.8)
-    p.add_argument("--record-us", type=float, default=65.0)
-    p.add_argument("--error-us", type=float, default=77.5)
+    p.add_argument("--admit-us", type=float, default=13.8)
+    p.add_argument("--record-us", type=float, default=21.2)
+    p.add_argument("--error-us", type=float, default=41.2)
+    p.add_argument("--run-us", type=float, default=41.2,
+                   help="a batch of successes (a record script run; at most --error-us)")
     # recoveryd CPU per RPC (us), docs/PERFORMANCE.md, Redis store, workers=1.
     p.add_argument("--rd-admit-us", type=float, default=21.2)
     p.add_argument("--rd-record-us", type=float, default=19.0)

@@ -353,7 +353,10 @@ static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_c
 static bool success_in_place(const redis_store *r, const breaker_call *c)
 {
     const rd_breaker_policy *p = c->policy;
-    return c->script == RD_SCRIPT_RECORD && !c->run && c->outcome == RD_OUTCOME_SUCCESS &&
+    /* a batch that holds one success is that success, of its epoch */
+    bool one = !c->run || (c->run->calls == 1 && c->run->failures == 0 && c->run->slow == 0 &&
+                           c->run->trailing == 0);
+    return c->script == RD_SCRIPT_RECORD && one && c->outcome == RD_OUTCOME_SUCCESS &&
            c->token == 0 && p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
            p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
 }
@@ -399,6 +402,7 @@ static int record_success_without_script(redis_store *r, conn_slot *slot, breake
     *done = c->counted && (caller || time_ms(replies[0], &now)) &&
             now / width == bucket && c->counted_bucket == bucket &&
             record_number(rec->str, F_CF) == 0 &&
+            (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
             admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
     for (size_t i = first; i < 3; i++)
         freeReplyObject(replies[i]);
@@ -581,17 +585,25 @@ int rd_redis_op_record_call(rd_store *s, const char *tool_id, const rd_breaker_p
     return run_breaker(r, &c, out, st);
 }
 
-/* The batch's rd_redis_send_run_fn: a run of outcomes as one record. */
+/* The batch's rd_redis_send_run_fn: a run of outcomes as one record, or a
+ * run of one success as that success (its epoch checked as the script
+ * checks a run's). */
 int rd_redis_send_run(redis_store *r, conn_slot *slot, const char *tool_id,
                       const rd_breaker_policy *p, const outcome_run *run, uint64_t generation,
                       rd_status *st)
 {
     rd_call_report call = {.outcome = RD_OUTCOME_SUCCESS, .executor_id = "", .latency_ms = -1};
     breaker_call c = {.script = RD_SCRIPT_RECORD, .tool = tool_id, .policy = p,
-                      .now_ms = 0, .outcome = RD_OUTCOME_SUCCESS, .call = &call, .run = run,
+                      .now_ms = r->use_caller_time ? 0 : rd_clock_unix_ms(),
+                      .outcome = RD_OUTCOME_SUCCESS, .call = &call, .run = run,
                       .run_gen = generation > INT64_MAX ? INT64_MAX : (int64_t)generation};
     rd_store_result out;
-    bool unknown;
+    bool done = false, unknown;
+    int rc = RD_OK;
+    if (success_in_place(r, &c))
+        rc = record_success_without_script(r, slot, &c, &out, &done, st);
+    if (rc != RD_OK || done)
+        return rc;
     return breaker_once(r, slot, &c, false, &out, &unknown, st);
 }
 

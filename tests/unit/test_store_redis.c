@@ -1323,6 +1323,57 @@ static void test_batches_respect_epochs_and_survive_shutdown(void **state)
     pair_free(&pair);
 }
 
+/* A batch that holds one success, on an unchanging CLOSED breaker, is sent
+ * as that success without a script; one from an epoch that is over is
+ * still dropped, and each outcome counts once. */
+typedef struct calls_wait {
+    rd_store *s;
+    const rd_breaker_policy *p;
+    uint64_t want;
+} calls_wait;
+
+static bool calls_reached(void *arg)
+{
+    calls_wait *w = arg;
+    return window_calls(w->s, "api", w->p, rd_clock_unix_ms()) == w->want;
+}
+
+static void test_single_success_batches_run_no_script(void **state)
+{
+    replica_pair pair = pair_new("one", 5000, 50);
+    rd_store *a = pair.a, *b = pair.b;
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 86400000};
+    must_admit(a, "api", &p, 100);
+    /* the first success of a bucket finds its slot empty: the script */
+    must_record(a, "api", &p, RD_OUTCOME_SUCCESS, 0);
+    calls_wait w = {b, &p, 1};
+    assert_true(wait_for(calls_reached, &w, 2000));
+
+    /* the next ones find it holding their bucket; one more run of the script
+     * is allowed for a bucket that began meanwhile */
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    long long counts = rd_harness_command_calls(port, "bitfield");
+    for (int i = 0; i < 2; i++) {
+        must_record(a, "api", &p, RD_OUTCOME_SUCCESS, 0);
+        rd_harness_sleep_ms(250); /* flushed: 50 ms batches */
+    }
+    assert_true(rd_harness_command_calls(port, "fcall") <= fcalls + 1);
+    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 2);
+    w.want = 3;
+    assert_true(wait_for(calls_reached, &w, 2000));
+
+    /* a success counted before a reset elsewhere is not counted after it */
+    must_record(a, "api", &p, RD_OUTCOME_SUCCESS, 0);
+    rd_store_result r;
+    rd_status st = {0};
+    assert_int_equal(b->ops->force(b, "api", RD_FORCE_RESET, 0, 0, &r, &st), RD_OK);
+    rd_harness_sleep_ms(300);
+    assert_int_equal(window_calls(b, "api", &p, rd_clock_unix_ms()), 3);
+    pair_free(&pair);
+}
+
 #define BATCH_THREADS 8
 #define BATCH_OUTCOMES 400
 
@@ -1706,6 +1757,7 @@ int main(void)
         cmocka_unit_test(test_closed_cache_staleness_bound),
         cmocka_unit_test(test_batched_outcomes_keep_one_replica_exact),
         cmocka_unit_test(test_batches_respect_epochs_and_survive_shutdown),
+        cmocka_unit_test(test_single_success_batches_run_no_script),
         cmocka_unit_test(test_batched_outcomes_under_concurrency),
         cmocka_unit_test(test_what_is_never_batched),
         cmocka_unit_test(test_local_answers_do_not_delay_the_trip),
