@@ -5,16 +5,18 @@ recoveryd cores serve a load of tool calls (docs/REDIS.md, "Cost at scale").
 A tool call costs one admission check (Decide without an error), then one
 RecordOutcome success, or on failure (rate --failure-rate) one Decide with
 the error, which records it. A success sent alone on an unchanging CLOSED
-breaker runs no script (--record-us); a batch of outcomes is a record script
-run (--run-us, successes; a failure batch costs --error-us). The per-call
-CPU figures are measured:
+breaker runs no script (--record-us), and so does a batch that holds one
+success; a larger batch of successes is a record script run (--run-us), a
+batch of failures costs --error-us. The per-call CPU figures are measured:
 redis-server's by bench/rpc/redis_cost.py (--cluster: a primary with a
 replica), recoveryd's by bench/rpc/run.sh (docs/PERFORMANCE.md).
 
 With the shipped caches, what reaches Redis per tool and replica, for
 evenly loaded tools each seeing Poisson arrivals at rate lam on a replica:
   outcome batches:  (1 - exp(-lam_o * batch_s)) / batch_s per kind of outcome
-                    (one flush per batch_s with something in it);
+                    (one flush per batch_s with something in it), of which
+                    the share lam_o batch_s exp(-lam_o batch_s) / (1 -
+                    exp(-lam_o batch_s)) hold one outcome;
   admission checks: m = lam * exp(-(b + m) * closed_cache_s), solved for m:
                     a check asks Redis when no reply for the tool (a check's
                     or a batch's, b of them per second) came in the last
@@ -33,9 +35,17 @@ import math
 CACHE_SLOTS = 1024
 
 
+def single_share(lam, batch_s):
+    """Of the batches of outcomes arriving at rate lam, the share that hold
+    one outcome."""
+    x = lam * batch_s
+    return x * math.exp(-x) / (1 - math.exp(-x)) if x > 0 else 1.0
+
+
 def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s, tools=1):
     """Redis requests per second for one tool on one replica: (admission
-    checks, success batches, failure batches), averaged over the tools."""
+    checks, success batches, successes sent alone, failure batches),
+    averaged over the tools."""
 
     def batches(lam):
         return (1 - math.exp(-lam * batch_s)) / batch_s if batch_s > 0 and lam > 0 else lam
@@ -46,7 +56,7 @@ def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s, tools=1):
         for _ in range(100):  # the fixed point of m = lam exp(-(b + m) c)
             admit = lam_admit * math.exp(-(ok + fail + admit) * closed_s)
     alone = math.exp(-(tools - 1) / CACHE_SLOTS)
-    return (alone * admit + (1 - alone) * lam_admit, alone * ok + (1 - alone) * lam_ok,
+    return (alone * admit + (1 - alone) * lam_admit, alone * ok, (1 - alone) * lam_ok,
             alone * fail + (1 - alone) * lam_fail)
 
 
@@ -57,15 +67,18 @@ def size(args, load, cached):
     replicas = max(3, math.ceil(cores / args.cores_per_replica))
     per_tool_replica = load / (args.tools * replicas)
     if cached:
-        a, s, e = per_tool_scripts(per_tool_replica, per_tool_replica * (1 - f),
-                                   per_tool_replica * f, args.closed_cache_ms / 1000,
-                                   args.batch_ms / 1000, args.tools)
+        a, sb, s1, e = per_tool_scripts(per_tool_replica, per_tool_replica * (1 - f),
+                                        per_tool_replica * f, args.closed_cache_ms / 1000,
+                                        args.batch_ms / 1000, args.tools)
     else:
-        a, s, e = per_tool_replica, per_tool_replica * (1 - f), per_tool_replica * f
-    scripts = (a + s + e) * args.tools * replicas
-    ok_us = args.run_us if cached and args.batch_ms > 0 else args.record_us
-    redis_cpu = (a * args.admit_us + s * ok_us + e * args.error_us) * \
-        args.tools * replicas / 1e6
+        a, sb, s1, e = per_tool_replica, 0.0, per_tool_replica * (1 - f), per_tool_replica * f
+    scripts = (a + sb + s1 + e) * args.tools * replicas
+    batch_us = args.record_us
+    if args.batch_ms > 0:
+        one = single_share(per_tool_replica * (1 - f), args.batch_ms / 1000)
+        batch_us = one * args.record_us + (1 - one) * args.run_us
+    redis_cpu = (a * args.admit_us + sb * batch_us + s1 * args.record_us +
+                 e * args.error_us) * args.tools * replicas / 1e6
     primaries = max(3, math.ceil(redis_cpu / args.utilization))
     return replicas, cores, scripts, redis_cpu, primaries
 
@@ -80,8 +93,8 @@ def main():
     # bench/rpc/redis_cost.py --cluster with the caches off.
     p.add_argument("--admit-us", type=float, default=13.8)
     p.add_argument("--record-us", type=float, default=21.2)
-    p.add_argument("--error-us", type=float, default=41.2)
-    p.add_argument("--run-us", type=float, default=41.2,
+    p.add_argument("--error-us", type=float, default=40.6)
+    p.add_argument("--run-us", type=float, default=40.6,
                    help="a batch of successes (a record script run; at most --error-us)")
     # recoveryd CPU per RPC (us), docs/PERFORMANCE.md, Redis store, workers=1.
     p.add_argument("--rd-admit-us", type=float, default=21.2)
