@@ -198,14 +198,20 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
         err = &no_error;
 
     const rd_rule *rule = winning_rule(rules, tool_id, err);
-    /* Nothing decided and no type given: a type the text names stands for
-     * the field (domain/type_in_text.h); only unknowns pay for it. */
+    /* No type given, and nothing decided or only a weak word: a type the
+     * text names stands for the field (domain/type_in_text.h). It replaces
+     * a weak word only when a specific type's table holds it, as a
+     * specific type given as the field outranks the text. Only these
+     * errors pay for it. */
     char named[RD_TYPE_IN_TEXT_MAX];
-    if (!rule && (!err->exception_type || !err->exception_type[0])
+    if ((!rule || rd_rule_is_weak(rule))
+        && (!err->exception_type || !err->exception_type[0])
         && rd_type_named_in_text(err->message, err->message_len, named, sizeof named)) {
         rd_tool_error typed = *err;
         typed.exception_type = named;
-        rule = winning_rule(rules, tool_id, &typed);
+        const rd_rule *by_type = winning_rule(rules, tool_id, &typed);
+        if (!rule || (by_type && rd_rule_tier(by_type->id) == RD_TIER_EXCEPTION))
+            rule = by_type;
     }
     const char *own_suggestion = NULL;
     rd_error_kind rule_kind = RD_KIND_UNSPECIFIED;

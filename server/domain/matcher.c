@@ -137,6 +137,11 @@ bool rd_rule_is_generic(const rd_rule *r)
     return r && r->id && strncmp(r->id, RD_GENERIC_PREFIX, sizeof RD_GENERIC_PREFIX - 1) == 0;
 }
 
+bool rd_rule_is_weak(const rd_rule *r)
+{
+    return r && r->id && strncmp(r->id, RD_WEAK_PREFIX, sizeof RD_WEAK_PREFIX - 1) == 0;
+}
+
 bool rd_match_is_structured(const rd_match *m)
 {
     return m->n_patterns == 0 || m->n_http_status > 0 || m->n_grpc_code > 0 || m->n_codes > 0

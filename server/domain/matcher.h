@@ -53,6 +53,12 @@ bool rd_match_is_structured(const rd_match *m);
 #define RD_GENERIC_PREFIX "generic."
 bool rd_rule_is_generic(const rd_rule *r);
 
+/* The weak-word groups, the last rules of the message pass: their ids
+ * start with RD_WEAK_PREFIX. A specific exception type the text names
+ * outranks them (domain/classify.c). */
+#define RD_WEAK_PREFIX "text.weak_"
+bool rd_rule_is_weak(const rd_rule *r);
+
 /* Every condition of m except `message` (string compares; the reference
  * that the compiled path must agree with). */
 bool rd_match_fields_hold(const rd_match *m, const char *tool_id, const rd_tool_error *err);

@@ -1557,6 +1557,22 @@ static void test_shipped_precedence(void **state)
                     "this model.\", 'type': 'invalid_request_error'}}",
          .want_retryability = P, .want_category = RD_CAT_LOGIC,
          .want_rule = "http.capability_missing"},
+        /* a database code the server uses for unlike causes: the text decides */
+        {.code = "57014", .message = "ERROR:  canceling statement due to user request",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.canceled_by_user"},
+        {.code = "57014", .message = "ERROR:  canceling statement due to statement timeout",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.concurrency"},
+        {.code = "XX000", .message = "ERROR:  tuple concurrently updated", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "db.internal_concurrent_update"},
+        /* a rate-limit code on 413: one request over the whole budget; a
+         * catch-all request type that names a missing capability */
+        {.code = "rate_limit_exceeded", .http_status = 413,
+         .message = "Request too large for model `llama-3.3-70b` on tokens per minute (TPM)",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "code.rate_limited_too_large"},
+        {.code = "invalid_request_error", .http_status = 400,
+         .message = "deepseek-reasoner does not support Function Calling", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "code.invalid_request_capability"},
         /* conventions of issue 34 */
         {.message = "x509: certificate signed by unknown authority", .want_retryability = P,
          .want_category = RD_CAT_PERMISSION, .want_rule = "text.certificate_invalid"},
@@ -1678,6 +1694,19 @@ static void test_shipped_vendor_tables(void **state)
         {.exception_type = "lxml.etree.XMLSyntaxError",
          .message = "Start tag expected, '<' not found, line 1, column 1", .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "exception.malformed_data"},
+        /* MySQL's query killed (KILL QUERY): a cancellation */
+        {.code = "1317", .message = "ERROR 1317 (70100): Query execution was interrupted",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.query_killed"},
+        /* 421, a proxy's 502 for a certificate, Salesforce's record lock */
+        {.http_status = 421, .message = "Misdirected Request", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "http.misdirected"},
+        {.http_status = 502,
+         .message = "upstream SSL certificate verify error: (20:unable to get local issuer "
+                    "certificate) while SSL handshaking to upstream",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "http.bad_gateway_certificate"},
+        {.code = "UNABLE_TO_LOCK_ROW", .message = "unable to obtain exclusive access to this record",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "code.object_locked"},
         /* Heroku router codes */
         {.message = "at=error code=H10 desc=\"App crashed\" method=GET path=\"/\" status=503",
          .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,

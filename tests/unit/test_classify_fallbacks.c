@@ -151,8 +151,9 @@ static void test_type_name_bounds(void **state)
     assert_false(rd_type_named_in_text(NULL, 0, out, sizeof out));
 }
 
-/* The named type decides only what nothing else decided, as the field
- * would: a specific type's table, and never over a given field. */
+/* The named type decides what nothing else decided, and a specific type
+ * what only a weak word decided, as the field would; never over a given
+ * field. */
 static void test_named_type_stands_for_the_missing_field(void **state)
 {
     const rd_config *cfg = *state;
@@ -163,6 +164,17 @@ static void test_named_type_stands_for_the_missing_field(void **state)
                     "ClosedChannelException: zork",
          .want_retryability = P, .want_category = RD_CAT_LOGIC,
          .want_rule = "exception.closed_handle"},
+        /* a specific type outranks the weak words, as the field would */
+        {.message = "java.util.NoSuchElementException: widget count must stay even",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "exception.not_found"},
+        {.message = "Traceback (most recent call last):\n  File \"t.py\", line 9\n"
+                    "LookupError: cannot frobnicate the widget",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "exception.program_bug_more"},
+        /* a type only the generic pass holds does not */
+        {.message = "RuntimeError: widget count must stay even", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.weak_input"},
         /* a rule that reads the text still comes first */
         {.message = "java.util.NoSuchElementException: connection refused",
          .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "text.network"},
