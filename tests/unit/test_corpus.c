@@ -3,9 +3,9 @@
  * tests/corpus/errors-vendors.yaml and tests/corpus/errors-batch8.yaml,
  * whose held-out fifth the rules were not tuned on. The goal
  * is 97 % right on retryability and 90 % on category: the issue 4 corpus
- * and the tuning split must meet it; the held-out split, which does not
- * yet, must stay at or above a floor (HOLDOUT_FLOOR_*), and the gap to the
- * goal is printed. Figures on the entries marked `verified` (text checked
+ * and the tuning split must meet it; the held-out split, which meets it on
+ * category but not yet on retryability, must stay at or above a floor
+ * (HOLDOUT_FLOOR_*), and the gap to the goal is printed. Figures on the entries marked `verified` (text checked
  * against the named source) are printed apart.
  *
  * Loads config/recovery.yaml (rules and tool manifests), classifies every
@@ -38,19 +38,19 @@
 #define MIN_RETRYABILITY_ACCURACY 0.97
 #define MIN_CATEGORY_ACCURACY 0.90
 
-/* The held-out split of the vendor corpus does NOT meet the goal yet (the
- * goal is 97 % retryability and 90 % category there too). Until it does,
- * the test asserts only that it does not fall below the figures it had
- * when the floor was set, and prints the gap to the goal. Raise the floor
- * whenever the held-out figures rise; never lower it to let a rule change
- * pass. Only a change of the corpus itself (a text corrected to what its
- * source really says) sets it again, from the figures measured then.
- * Set from the split of both vendor files after the eighth batch was
- * checked against its sources: 276 and 256 right of 296 (93.24 % and
- * 86.49 %), rounded down to the tenth of a percent. docs/CLASSIFICATION.md
+/* The held-out split of the vendor corpus meets the goal on category but
+ * NOT yet on retryability (the goal is 97 % and 90 % there too). The test
+ * asserts that it does not fall below the figures it had when the floor
+ * was set, and prints the gap to the goal. Raise the floor whenever the
+ * held-out figures rise; never lower it to let a rule change pass. Only a
+ * change of the corpus itself (a text corrected to what its source really
+ * says) sets it again, from the figures measured then. Set after the
+ * tables of upstream codes and types: 285 and 269 right of 296 (96.28 %
+ * and 90.88 %), rounded down to the tenth of a percent; the category floor
+ * is above the goal, so the goal holds with it. docs/CLASSIFICATION.md
  * ("Figures measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.932
-#define HOLDOUT_FLOOR_CATEGORY 0.864
+#define HOLDOUT_FLOOR_RETRYABILITY 0.962
+#define HOLDOUT_FLOOR_CATEGORY 0.908
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
