@@ -373,6 +373,21 @@ static bool mixed_rule_applies(const eval *x, size_t limit)
     return first_before(x, x->m->mixed, limit) != NONE;
 }
 
+const rd_rule *rd_matcher_structured_winner(const rd_matcher *m, const rd_ruleset *rs,
+                                            const char *tool_id, const rd_tool_error *err)
+{
+    if (!m || !rs || !err || m->n_rules != rs->n_rules)
+        return NULL;
+    eval x = {.m = m, .rs = rs, .tool_id = tool_id, .err = err,
+              .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
+    look_up_names(&x);
+    size_t structured = first_in(&x, m->structured);
+    if (err->message && mixed_rule_applies(&x, structured))
+        rd_matcher_scan(m, err->message, err->message_len, structured, visit_rule, &x);
+    size_t win = x.best_mixed < structured ? x.best_mixed : structured;
+    return win == NONE ? NULL : &rs->rules[win];
+}
+
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
                                  const rd_tool_error *err)
 {
