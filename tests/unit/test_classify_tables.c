@@ -59,6 +59,14 @@ static void test_database_tables(void **state)
          .want_category = RD_CAT_TRANSIENT, .want_rule = "db.sqlstate_connection"},
         {.code = "22P05", .message = "unsupported Unicode escape sequence", .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "db.sqlstate_data"},
+        {.code = "ER_LOCK_NOWAIT",
+         .message = "Statement aborted because lock(s) could not be acquired immediately and "
+                    "NOWAIT is set.",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.mysql_transient"},
+        {.code = "1175",
+         .message = "You are using safe update mode and you tried to update a table without a "
+                    "WHERE that uses a KEY column.",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.mysql_state"},
         {.code = "XX001", .message = "invalid page in block 4 of relation base/16384/16397",
          .want_retryability = P, .want_category = RD_CAT_RESOURCE,
          .want_rule = "db.sqlstate_corrupted"},
