@@ -149,6 +149,17 @@ static const rd_rule *winning_rule(const rd_ruleset *rules, const char *tool_id,
     return r ? r : first_match(rules, EVAL_GENERIC, tool_id, err);
 }
 
+/* The structured pass alone, with the same semantics on both paths. */
+static const rd_rule *structured_rule(const rd_ruleset *rules, const char *tool_id,
+                                      const rd_tool_error *err)
+{
+    if (!rules || !rules->rules)
+        return NULL;
+    if (rules->matcher)
+        return rd_matcher_structured_winner(rules->matcher, rules, tool_id, err);
+    return first_match(rules, EVAL_STRUCTURED, tool_id, err);
+}
+
 static const rd_override *winning_override(const rd_tool_config *tool, const char *tool_id,
                                            const rd_tool_error *err)
 {
@@ -209,9 +220,15 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
         && rd_type_named_in_text(err->message, err->message_len, named, sizeof named)) {
         rd_tool_error typed = *err;
         typed.exception_type = named;
-        const rd_rule *by_type = winning_rule(rules, tool_id, &typed);
-        if (!rule || (by_type && rd_rule_tier(by_type->id) == RD_TIER_EXCEPTION))
-            rule = by_type;
+        if (!rule) {
+            rule = winning_rule(rules, tool_id, &typed);
+        } else {
+            /* Only the structured pass can hold a specific type's rule; the
+             * text was read once already. */
+            const rd_rule *by_type = structured_rule(rules, tool_id, &typed);
+            if (by_type && rd_rule_tier(by_type->id) == RD_TIER_EXCEPTION)
+                rule = by_type;
+        }
     }
     const char *own_suggestion = NULL;
     rd_error_kind rule_kind = RD_KIND_UNSPECIFIED;

@@ -215,17 +215,36 @@ static bool boundaries_hold(const unsigned char *msg, size_t len, size_t start, 
 }
 
 /* Every pattern ending at msg[end - 1] in state row `row`. */
-static size_t report_hits(const rd_matcher *m, const unsigned char *msg, size_t len, size_t end,
+static size_t report_hits(const ac_automaton *a, const unsigned char *msg, size_t len, size_t end,
                           uint32_t row, size_t bound, rd_matcher_visit visit, void *ctx)
 {
-    const state_outputs *o = &m->state_out[row / m->n_classes];
+    const state_outputs *o = &a->state_out[row / a->n_classes];
     for (uint32_t k = 0; k < o->n; k++) {
-        const ac_pattern *p = &m->patterns[m->outputs[o->at + k]];
+        const ac_pattern *p = &a->patterns[a->outputs[o->at + k]];
         if (!boundaries_hold(msg, len, end - p->len, end, p))
             continue;
-        const uint32_t *rules = m->pattern_rules + p->rules_at;
+        const uint32_t *rules = a->pattern_rules + p->rules_at;
         for (uint32_t r = 0; r < p->n_rules && rules[r] < bound; r++)
             bound = visit(ctx, rules[r]);
+    }
+    return bound;
+}
+
+static size_t scan_automaton(const ac_automaton *a, const unsigned char *s, size_t len,
+                             size_t bound, rd_matcher_visit visit, void *ctx)
+{
+    if (a->n_patterns == 0)
+        return bound;
+    const uint32_t *delta = a->delta;
+    const uint8_t *cls = a->byte_class;
+    uint32_t row = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint32_t next = delta[row + cls[s[i]]];
+        if (next & HAS_OUTPUT) {
+            next &= ~HAS_OUTPUT;
+            bound = report_hits(a, s, len, i + 1, next, bound, visit, ctx);
+        }
+        row = next;
     }
     return bound;
 }
@@ -233,20 +252,11 @@ static size_t report_hits(const rd_matcher *m, const unsigned char *msg, size_t 
 void rd_matcher_scan(const rd_matcher *m, const char *msg, size_t len, size_t bound,
                      rd_matcher_visit visit, void *ctx)
 {
-    if (!m || !msg || m->n_patterns == 0)
+    if (!m || !msg)
         return;
     const unsigned char *s = (const unsigned char *)msg;
-    const uint32_t *delta = m->delta;
-    const uint8_t *cls = m->byte_class;
-    uint32_t row = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint32_t next = delta[row + cls[s[i]]];
-        if (next & HAS_OUTPUT) {
-            next &= ~HAS_OUTPUT;
-            bound = report_hits(m, s, len, i + 1, next, bound, visit, ctx);
-        }
-        row = next;
-    }
+    bound = scan_automaton(&m->text, s, len, bound, visit, ctx);
+    scan_automaton(&m->late, s, len, bound, visit, ctx);
 }
 
 /* ---- choosing the winner ---- */
@@ -373,6 +383,22 @@ static bool mixed_rule_applies(const eval *x, size_t limit)
     return first_before(x, x->m->mixed, limit) != NONE;
 }
 
+const rd_rule *rd_matcher_structured_winner(const rd_matcher *m, const rd_ruleset *rs,
+                                            const char *tool_id, const rd_tool_error *err)
+{
+    if (!m || !rs || !err || m->n_rules != rs->n_rules)
+        return NULL;
+    eval x = {.m = m, .rs = rs, .tool_id = tool_id, .err = err,
+              .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
+    look_up_names(&x);
+    size_t structured = first_in(&x, m->structured);
+    if (err->message && mixed_rule_applies(&x, structured)) /* mixed rules are never late */
+        scan_automaton(&m->text, (const unsigned char *)err->message, err->message_len,
+                       structured, visit_rule, &x);
+    size_t win = x.best_mixed < structured ? x.best_mixed : structured;
+    return win == NONE ? NULL : &rs->rules[win];
+}
+
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
                                  const rd_tool_error *err)
 {
@@ -384,9 +410,12 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     size_t structured = first_in(&x, m->structured);
     if (structured != NONE && !mixed_rule_applies(&x, structured))
         return &rs->rules[structured]; /* settled by fields: the text is not read */
-    if (err->message)
-        rd_matcher_scan(m, err->message, err->message_len, m->n_rules, visit_rule, &x);
+    const unsigned char *msg = (const unsigned char *)err->message;
+    if (msg)
+        scan_automaton(&m->text, msg, err->message_len, m->n_rules, visit_rule, &x);
     size_t win = x.best_mixed < structured ? x.best_mixed : structured;
+    if (win == NONE && x.best_message == NONE && msg) /* only a weak word can still hold */
+        scan_automaton(&m->late, msg, err->message_len, m->n_rules, visit_rule, &x);
     if (win == NONE)
         win = x.best_message;
     if (win == NONE)

@@ -73,6 +73,12 @@ void rd_matcher_free(rd_matcher *m);
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
                                  const rd_tool_error *err);
 
+/* The structured pass alone (structured rules, and mixed rules whose
+ * fields hold, the text read only for those): the rule it decides, or
+ * NULL. rs must be the ruleset m was built from. No allocation. */
+const rd_rule *rd_matcher_structured_winner(const rd_matcher *m, const rd_ruleset *rs,
+                                            const char *tool_id, const rd_tool_error *err);
+
 /* The tier rule number `rule` of the ruleset names (rd_rule_tier of its
  * id, read once at build time); RD_TIER_DEFAULT past the last rule. */
 rd_tier rd_matcher_rule_tier(const rd_matcher *m, size_t rule);

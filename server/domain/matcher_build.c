@@ -172,18 +172,20 @@ static int compare_pattern_refs(const void *a, const void *b)
     return c ? c : (x->rule > y->rule) - (x->rule < y->rule);
 }
 
-/* The temporary list of every (pattern, rule) pair, sorted; an empty
- * pattern is left out because it never matches. */
-static int collect_pattern_refs(const rd_ruleset *rs, pattern_ref **refs, size_t *n)
+/* The temporary list of every (pattern, rule) pair of the rules in
+ * [from, to), sorted; an empty pattern is left out because it never
+ * matches. */
+static int collect_pattern_refs(const rd_ruleset *rs, size_t from, size_t to, pattern_ref **refs,
+                                size_t *n)
 {
     size_t total = 0;
-    for (size_t i = 0; i < rs->n_rules; i++)
+    for (size_t i = from; i < to; i++)
         total += rs->rules[i].when.n_patterns;
     *n = 0;
     *refs = calloc(total ? total : 1, sizeof **refs);
     if (!*refs)
         return RD_ERR_NOMEM;
-    for (size_t i = 0; i < rs->n_rules; i++) {
+    for (size_t i = from; i < to; i++) {
         const rd_match *w = &rs->rules[i].when;
         for (size_t k = 0; k < w->n_patterns; k++)
             if (w->patterns[k].text && w->patterns[k].len > 0)
@@ -195,13 +197,13 @@ static int collect_pattern_refs(const rd_ruleset *rs, pattern_ref **refs, size_t
 
 /* Groups the sorted refs into distinct patterns; texts[] receives each
  * pattern's text (borrowed from the ruleset, used only while building). */
-static int group_patterns(rd_matcher *m, const pattern_ref *refs, size_t n,
+static int group_patterns(ac_automaton *a, const pattern_ref *refs, size_t n,
                           const rd_pattern ***texts)
 {
-    m->patterns = calloc(n ? n : 1, sizeof *m->patterns);
-    m->pattern_rules = calloc(n ? n : 1, sizeof *m->pattern_rules);
+    a->patterns = calloc(n ? n : 1, sizeof *a->patterns);
+    a->pattern_rules = calloc(n ? n : 1, sizeof *a->pattern_rules);
     *texts = calloc(n ? n : 1, sizeof **texts);
-    if (!m->patterns || !m->pattern_rules || !*texts)
+    if (!a->patterns || !a->pattern_rules || !*texts)
         return RD_ERR_NOMEM;
     size_t n_rules = 0;
     for (size_t i = 0; i < n; i++) {
@@ -209,15 +211,15 @@ static int group_patterns(rd_matcher *m, const pattern_ref *refs, size_t n,
         if (!same) {
             if (refs[i].p->len > UINT32_MAX)
                 return RD_ERR_EXHAUSTED;
-            (*texts)[m->n_patterns] = refs[i].p;
-            m->patterns[m->n_patterns++] = (ac_pattern){
+            (*texts)[a->n_patterns] = refs[i].p;
+            a->patterns[a->n_patterns++] = (ac_pattern){
                 .len = (uint32_t)refs[i].p->len, .boundary_start = refs[i].p->boundary_start,
                 .boundary_end = refs[i].p->boundary_end, .rules_at = (uint32_t)n_rules};
         }
-        ac_pattern *p = &m->patterns[m->n_patterns - 1];
-        if (same && p->n_rules > 0 && m->pattern_rules[n_rules - 1] == refs[i].rule)
+        ac_pattern *p = &a->patterns[a->n_patterns - 1];
+        if (same && p->n_rules > 0 && a->pattern_rules[n_rules - 1] == refs[i].rule)
             continue; /* one rule listing the same pattern twice */
-        m->pattern_rules[n_rules++] = refs[i].rule;
+        a->pattern_rules[n_rules++] = refs[i].rule;
         p->n_rules++;
     }
     return RD_OK;
@@ -231,26 +233,26 @@ static int group_patterns(rd_matcher *m, const pattern_ref *refs, size_t n,
  * each state's row and a scan touches fewer cache lines. */
 static const char COMMON_BYTES[] = " etaoinsrhldcumfpgwybvk:.,'\"-_/()0123456789xjqz";
 
-static void assign_byte_classes(rd_matcher *m, const rd_pattern *const *texts)
+static void assign_byte_classes(ac_automaton *a, const rd_pattern *const *texts)
 {
-    memset(m->byte_class, 0, sizeof m->byte_class);
+    memset(a->byte_class, 0, sizeof a->byte_class);
     bool used[256] = {false};
-    for (size_t i = 0; i < m->n_patterns; i++)
+    for (size_t i = 0; i < a->n_patterns; i++)
         for (size_t k = 0; k < texts[i]->len; k++)
             used[fold((unsigned char)texts[i]->text[k])] = true;
     uint32_t next = 1;
     for (const char *c = COMMON_BYTES; *c; c++)
-        if (used[(unsigned char)*c] && !m->byte_class[(unsigned char)*c])
-            m->byte_class[(unsigned char)*c] = (uint8_t)next++;
-    for (size_t i = 0; i < m->n_patterns; i++)
+        if (used[(unsigned char)*c] && !a->byte_class[(unsigned char)*c])
+            a->byte_class[(unsigned char)*c] = (uint8_t)next++;
+    for (size_t i = 0; i < a->n_patterns; i++)
         for (size_t k = 0; k < texts[i]->len; k++) {
             unsigned char c = fold((unsigned char)texts[i]->text[k]);
-            if (!m->byte_class[c])
-                m->byte_class[c] = (uint8_t)next++;
+            if (!a->byte_class[c])
+                a->byte_class[c] = (uint8_t)next++;
         }
     for (int c = 'A'; c <= 'Z'; c++)
-        m->byte_class[c] = m->byte_class[fold((unsigned char)c)];
-    m->n_classes = next;
+        a->byte_class[c] = a->byte_class[fold((unsigned char)c)];
+    a->n_classes = next;
 }
 
 /* Building state: the trie's edges in `tab` (NO_STATE = none), later the
@@ -272,17 +274,17 @@ static void free_ac_build(ac_build *b)
     free(b->order);
 }
 
-static int build_trie(rd_matcher *m, const rd_pattern *const *texts, ac_build *b)
+static int build_trie(ac_automaton *a, const rd_pattern *const *texts, ac_build *b)
 {
     size_t cap = 1;
-    for (size_t i = 0; i < m->n_patterns; i++)
+    for (size_t i = 0; i < a->n_patterns; i++)
         cap += texts[i]->len;
-    size_t nc = m->n_classes;
+    size_t nc = a->n_classes;
     if (cap > (HAS_OUTPUT - 1) / nc)
         return RD_ERR_EXHAUSTED; /* row offsets must fit below the output bit */
     b->tab = malloc(cap * nc * sizeof *b->tab);
     b->own_head = malloc(cap * sizeof *b->own_head);
-    b->own_next = malloc((m->n_patterns ? m->n_patterns : 1) * sizeof *b->own_next);
+    b->own_next = malloc((a->n_patterns ? a->n_patterns : 1) * sizeof *b->own_next);
     b->fail = calloc(cap, sizeof *b->fail);
     b->order = malloc(cap * sizeof *b->order);
     if (!b->tab || !b->own_head || !b->own_next || !b->fail || !b->order)
@@ -290,10 +292,10 @@ static int build_trie(rd_matcher *m, const rd_pattern *const *texts, ac_build *b
     memset(b->tab, 0xFF, cap * nc * sizeof *b->tab);
     memset(b->own_head, 0xFF, cap * sizeof *b->own_head);
     size_t n_states = 1;
-    for (size_t i = 0; i < m->n_patterns; i++) {
+    for (size_t i = 0; i < a->n_patterns; i++) {
         uint32_t s = 0;
         for (size_t k = 0; k < texts[i]->len; k++) {
-            uint32_t *edge = &b->tab[s * nc + m->byte_class[(unsigned char)texts[i]->text[k]]];
+            uint32_t *edge = &b->tab[s * nc + a->byte_class[(unsigned char)texts[i]->text[k]]];
             if (*edge == NO_STATE)
                 *edge = (uint32_t)n_states++;
             s = *edge;
@@ -301,16 +303,16 @@ static int build_trie(rd_matcher *m, const rd_pattern *const *texts, ac_build *b
         b->own_next[i] = b->own_head[s];
         b->own_head[s] = (uint32_t)i;
     }
-    m->n_states = n_states;
+    a->n_states = n_states;
     return RD_OK;
 }
 
 /* Breadth-first: each state's failure state (its longest proper suffix
  * that is a trie state) is complete before the state itself, so missing
  * edges can be copied from it. */
-static void complete_transitions(const rd_matcher *m, ac_build *b)
+static void complete_transitions(const ac_automaton *a, ac_build *b)
 {
-    size_t nc = m->n_classes, head = 0, tail = 0;
+    size_t nc = a->n_classes, head = 0, tail = 0;
     b->order[tail++] = 0;
     while (head < tail) {
         uint32_t s = b->order[head++];
@@ -329,72 +331,97 @@ static void complete_transitions(const rd_matcher *m, ac_build *b)
 
 /* A state reports its own patterns and everything its failure state
  * reports (patterns that are suffixes of the text read so far). */
-static int collect_outputs(rd_matcher *m, const ac_build *b)
+static int collect_outputs(ac_automaton *a, const ac_build *b)
 {
-    m->state_out = calloc(m->n_states, sizeof *m->state_out);
-    if (!m->state_out)
+    a->state_out = calloc(a->n_states, sizeof *a->state_out);
+    if (!a->state_out)
         return RD_ERR_NOMEM;
     size_t total = 0;
-    for (size_t k = 0; k < m->n_states; k++) {
+    for (size_t k = 0; k < a->n_states; k++) {
         uint32_t s = b->order[k];
         size_t own = 0;
         for (uint32_t p = b->own_head[s]; p != NO_STATE; p = b->own_next[p])
             own++;
-        size_t n = own + (s == 0 ? 0 : m->state_out[b->fail[s]].n);
+        size_t n = own + (s == 0 ? 0 : a->state_out[b->fail[s]].n);
         if (n > UINT32_MAX || total > UINT32_MAX - n)
             return RD_ERR_EXHAUSTED;
-        m->state_out[s] = (state_outputs){(uint32_t)total, (uint32_t)n};
+        a->state_out[s] = (state_outputs){(uint32_t)total, (uint32_t)n};
         total += n;
     }
-    m->outputs = calloc(total ? total : 1, sizeof *m->outputs);
-    if (!m->outputs)
+    a->outputs = calloc(total ? total : 1, sizeof *a->outputs);
+    if (!a->outputs)
         return RD_ERR_NOMEM;
-    for (size_t k = 1; k < m->n_states; k++) {
+    for (size_t k = 1; k < a->n_states; k++) {
         uint32_t s = b->order[k];
-        uint32_t *dst = m->outputs + m->state_out[s].at;
+        uint32_t *dst = a->outputs + a->state_out[s].at;
         for (uint32_t p = b->own_head[s]; p != NO_STATE; p = b->own_next[p])
             *dst++ = p;
-        const state_outputs *f = &m->state_out[b->fail[s]];
-        memcpy(dst, m->outputs + f->at, f->n * sizeof *dst);
+        const state_outputs *f = &a->state_out[b->fail[s]];
+        memcpy(dst, a->outputs + f->at, f->n * sizeof *dst);
     }
     return RD_OK;
 }
 
 /* The final table: row offsets instead of state numbers, output bit set. */
-static void finish_delta(rd_matcher *m, ac_build *b)
+static void finish_delta(ac_automaton *a, ac_build *b)
 {
-    size_t nc = m->n_classes, n = m->n_states * nc;
+    size_t nc = a->n_classes, n = a->n_states * nc;
     for (size_t i = 0; i < n; i++) {
         uint32_t t = b->tab[i];
-        b->tab[i] = (uint32_t)(t * nc) | (m->state_out[t].n ? HAS_OUTPUT : 0);
+        b->tab[i] = (uint32_t)(t * nc) | (a->state_out[t].n ? HAS_OUTPUT : 0);
     }
-    m->delta = b->tab;
+    a->delta = b->tab;
     b->tab = NULL;
 }
 
-static int build_automaton(rd_matcher *m, const rd_ruleset *rs)
+/* The automaton of the patterns of the rules in [from, to). */
+static int build_automaton(ac_automaton *a, const rd_ruleset *rs, size_t from, size_t to)
 {
     pattern_ref *refs = NULL;
     const rd_pattern **texts = NULL;
     ac_build b = {0};
     size_t n_refs;
-    int rc = collect_pattern_refs(rs, &refs, &n_refs);
+    int rc = collect_pattern_refs(rs, from, to, &refs, &n_refs);
     if (rc == RD_OK)
-        rc = group_patterns(m, refs, n_refs, &texts);
+        rc = group_patterns(a, refs, n_refs, &texts);
     if (rc == RD_OK) {
-        assign_byte_classes(m, texts);
-        rc = build_trie(m, texts, &b);
+        assign_byte_classes(a, texts);
+        rc = build_trie(a, texts, &b);
     }
     if (rc == RD_OK) {
-        complete_transitions(m, &b);
-        rc = collect_outputs(m, &b);
+        complete_transitions(a, &b);
+        rc = collect_outputs(a, &b);
     }
     if (rc == RD_OK)
-        finish_delta(m, &b);
+        finish_delta(a, &b);
     free_ac_build(&b);
     free(texts);
     free(refs);
     return rc;
+}
+
+/* The first of the weak-word rules when every rule from it on that has
+ * patterns is a message rule (they are the last ones the message pass
+ * reads), else n_rules: then there is no late automaton. */
+static size_t late_rules_from(const rd_matcher *m, const rd_ruleset *rs)
+{
+    size_t from = rs->n_rules;
+    for (size_t i = 0; i < rs->n_rules && from == rs->n_rules; i++)
+        if (rd_rule_is_weak(&rs->rules[i]))
+            from = i;
+    for (size_t i = from; i < rs->n_rules; i++)
+        if (rs->rules[i].when.n_patterns > 0 && m->pass[i] != PASS_MESSAGE)
+            return rs->n_rules;
+    return from;
+}
+
+static void free_automaton(ac_automaton *a)
+{
+    free(a->delta);
+    free(a->state_out);
+    free(a->outputs);
+    free(a->patterns);
+    free(a->pattern_rules);
 }
 
 int rd_matcher_build(const rd_ruleset *rs, rd_matcher **out)
@@ -411,8 +438,12 @@ int rd_matcher_build(const rd_ruleset *rs, rd_matcher **out)
         rc = build_name_index(&m->codes, rs, FIELD_CODE);
     if (rc == RD_OK)
         rc = build_name_index(&m->exception_types, rs, FIELD_EXCEPTION);
+    if (rc == RD_OK) {
+        m->late_from = late_rules_from(m, rs);
+        rc = build_automaton(&m->text, rs, 0, m->late_from);
+    }
     if (rc == RD_OK)
-        rc = build_automaton(m, rs);
+        rc = build_automaton(&m->late, rs, m->late_from, rs->n_rules);
     if (rc != RD_OK) {
         rd_matcher_free(m);
         return rc;
@@ -432,13 +463,17 @@ void rd_matcher_free(rd_matcher *m)
     free(m->lists);
     free_name_index(&m->codes);
     free_name_index(&m->exception_types);
-    free(m->delta);
-    free(m->state_out);
-    free(m->outputs);
-    free(m->patterns);
-    free(m->pattern_rules);
+    free_automaton(&m->text);
+    free_automaton(&m->late);
     free(m);
 }
 
-size_t rd_matcher_pattern_count(const rd_matcher *m) { return m ? m->n_patterns : 0; }
-size_t rd_matcher_state_count(const rd_matcher *m) { return m ? m->n_states : 0; }
+size_t rd_matcher_pattern_count(const rd_matcher *m)
+{
+    return m ? m->text.n_patterns + m->late.n_patterns : 0;
+}
+
+size_t rd_matcher_state_count(const rd_matcher *m)
+{
+    return m ? m->text.n_states + m->late.n_states : 0;
+}

@@ -72,6 +72,19 @@ typedef struct state_outputs {
     uint32_t at, n;               /* into outputs: patterns ending in this state */
 } state_outputs;
 
+/* An Aho-Corasick automaton over some rules' patterns. */
+typedef struct ac_automaton {
+    uint8_t byte_class[256];
+    uint32_t n_classes;
+    size_t n_states;
+    uint32_t *delta;              /* n_states * n_classes row entries */
+    state_outputs *state_out;     /* by state */
+    uint32_t *outputs;            /* pattern ids */
+    ac_pattern *patterns;
+    size_t n_patterns;
+    uint32_t *pattern_rules;
+} ac_automaton;
+
 struct rd_matcher {
     size_t n_rules;
     uint8_t *need;                /* by rule: NEED_* bits */
@@ -91,15 +104,11 @@ struct rd_matcher {
     uint32_t *lists;                  /* the storage of all three */
     name_index codes, exception_types;
 
-    uint8_t byte_class[256];
-    uint32_t n_classes;
-    size_t n_states;
-    uint32_t *delta;              /* n_states * n_classes row entries */
-    state_outputs *state_out;     /* by state */
-    uint32_t *outputs;            /* pattern ids */
-    ac_pattern *patterns;
-    size_t n_patterns;
-    uint32_t *pattern_rules;
+    /* The patterns of the rules before late_from, and those of the
+     * weak-word rules from late_from on: the last message rules, read only
+     * when no earlier rule holds, so most texts never walk their patterns. */
+    ac_automaton text, late;
+    size_t late_from;
 };
 
 

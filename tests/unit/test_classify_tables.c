@@ -1,0 +1,201 @@
+/* The data tables of config/rules.yaml completed from upstream sources
+ * (docs/CLASSIFICATION.md, "Rules as data"): one real message or code per
+ * table, worded as its source words it, and the answer the table gives.
+ * A table that stopped matching, or an earlier rule that took its
+ * messages, fails here by name. */
+#include "classify_shipped.h"
+
+#define T RD_TRANSIENT
+#define P RD_PERMANENT
+
+/* Exception types of the standard libraries and SDKs, given as the field:
+ * the specific ones decide in the structured pass, the base classes only
+ * when the text says nothing known. */
+static void test_exception_type_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.exception_type = "aiohttp.ClientConnectorDNSError", .message = "zork",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "exception.connection_more"},
+        {.exception_type = "java.net.NoRouteToHostException", .message = "zork",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "exception.connection_more"},
+        {.exception_type = "asyncpg.exceptions.UndefinedTableError", .message = "zork",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "exception.not_found_more"},
+        {.exception_type = "System.UnauthorizedAccessException", .message = "zork",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "exception.auth_more"},
+        {.exception_type = "subprocess.CalledProcessError", .message = "zork",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "generic.command_failed"},
+        {.exception_type = "ContextWindowExceededError", .message = "zork",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "exception.invalid_input_more"},
+        /* a base class yields to a text that says what happened ... */
+        {.exception_type = "System.Net.Http.HttpRequestException",
+         .message = "Response status code does not indicate success: 404 (Not Found).",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        /* ... and decides a text that says nothing known */
+        {.exception_type = "System.Net.Http.HttpRequestException", .message = "zork",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "generic.network_failure"},
+        {.exception_type = "java.sql.SQLTransientConnectionException",
+         .message = "HikariPool-1 - Connection is not available, request timed out after 30000ms.",
+         .want_retryability = T, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.client_pool_busy"},
+    };
+    check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Database, cache and broker codes: SQLSTATE by class, Redis replies,
+ * MongoDB code names, AMQP reply codes. */
+static void test_database_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.code = "08P01", .message = "invalid frontend message type", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "db.sqlstate_connection"},
+        {.code = "22P05", .message = "unsupported Unicode escape sequence", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "db.sqlstate_data"},
+        {.code = "ER_LOCK_NOWAIT",
+         .message = "Statement aborted because lock(s) could not be acquired immediately and "
+                    "NOWAIT is set.",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.mysql_transient"},
+        {.code = "1175",
+         .message = "You are using safe update mode and you tried to update a table without a "
+                    "WHERE that uses a KEY column.",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.mysql_state"},
+        {.code = "XX001", .message = "invalid page in block 4 of relation base/16384/16397",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "db.sqlstate_corrupted"},
+        {.message = "ERROR: could not serialize access due to read/write dependencies among "
+                    "transactions (SQLSTATE 40001)",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.message = "SQLSTATE[08006] [7] could not connect to server", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.sqlstate_transient"},
+        {.message = "ERROR: permission denied for table invoices (SQLSTATE 42501)",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.message = "MOVED 3999 127.0.0.1:6381", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.redis_retry"},
+        {.message = "redis: nil", .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.redis_missing_key"},
+        {.code = "InterruptedDueToReplStateChange", .message = "operation was interrupted",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "db.mongo_server_side"},
+        {.message = "MongoServerError: Transaction 7 has been aborted.", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.transaction_aborted"},
+        {.message = "pika.exceptions.ChannelClosedByBroker: (405, \"RESOURCE_LOCKED - cannot "
+                    "obtain exclusive access to locked queue 'jobs'\")",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "text.store_contention"},
+    };
+    check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Providers and platforms: LLM refusals and limits, chat, code-host and
+ * payment codes, cloud codes, proxies. */
+static void test_provider_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.message = "Response was blocked due to PROHIBITED_CONTENT", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.llm_content_blocked"},
+        {.message = "The model `mixtral-8x7b-32768` has been decommissioned and is no longer "
+                    "supported.",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.model_unknown"},
+        {.message = "DiscordAPIError[10008]: Unknown Message", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.chat_api_missing"},
+        {.message = "An API error occurred: edit_window_closed", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "text.chat_api_state"},
+        {.http_status = 422, .message = "Validation Failed: No commits between main and topic",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "http.client_error_state"},
+        {.code = "DependencyViolation", .http_status = 400,
+         .message = "resource sg-0a1 has a dependent object", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "code.aws_state"},
+        {.message = "An error occurred (TransactionConflictException) when calling the PutItem "
+                    "operation: Transaction is ongoing for the item",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "text.aws_contention"},
+        {.code = "ZonalAllocationFailed",
+         .message = "Allocation failed. We do not have sufficient capacity for the requested VM "
+                    "size in this zone.",
+         .want_retryability = T, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "code.cloud_capacity"},
+        {.message = "Error 503 Backend fetch failed\n\nGuru Meditation:\nXID: 32770",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.proxy_backend_failed"},
+        {.http_status = 500,
+         .message = "model requires more system memory (9.1 GiB) than is available (6.2 GiB)",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "http.server_error_memory"},
+    };
+    check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* Runtimes, shells and command-line tools in their own words. */
+static void test_runtime_and_cli_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.message = "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE could not resolve",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "text.cli_script_failed"},
+        {.message = "bash: -c: line 1: unexpected EOF while looking for matching `''",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "text.cli_bad_arguments"},
+        {.message = "E: Package 'libssl1.0-dev' has no installation candidate",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "text.cli_missing_package"},
+        {.message = "fatal: Could not read from remote repository.", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "text.cli_login_required"},
+        {.message = "sqlite3.OperationalError: disk I/O error", .want_retryability = T,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.errno_device_busy"},
+        {.message = "EOFError: EOF when reading a line", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "text.runtime_misuse"},
+        {.message = "Bus error", .want_retryability = P, .want_category = RD_CAT_LOGIC,
+         .want_rule = "text.crashed"},
+        {.message = "ssl.SSLError: [SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "text.tls_client_certificate_refused"},
+        {.code = "EXDEV", .message = "cross-device link not permitted, rename", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "errno.program_misuse"},
+    };
+    check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The weakest words decide only a text no group above reads, and never
+ * take one from the groups before them. */
+static void test_weakest_words(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        {.message = "the widget file is gone", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "text.weak_absent"},
+        {.message = "the widget string holds a tab", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.weak_request_shape"},
+        {.message = "sorry, widgets are queued", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "text.weak_server_side"},
+        /* an older weak word still wins over a weakest one */
+        {.message = "the widget string must be short", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.weak_input"},
+        {.message = "connection to widget 7: no file", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "text.weak_retry"},
+    };
+    check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exception_type_tables),
+        cmocka_unit_test(test_database_tables),
+        cmocka_unit_test(test_provider_tables),
+        cmocka_unit_test(test_runtime_and_cli_tables),
+        cmocka_unit_test(test_weakest_words),
+    };
+    return cmocka_run_group_tests_name("shipped data tables", tests, load_shipped, free_shipped);
+}
