@@ -383,14 +383,25 @@ static bool mixed_rule_applies(const eval *x, size_t limit)
     return first_before(x, x->m->mixed, limit) != NONE;
 }
 
+/* An evaluation of err against the rules, with its codes and types looked
+ * up; false when the matcher was not built from rs. */
+static bool begin_eval(eval *x, const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
+                       const rd_tool_error *err)
+{
+    if (!m || !rs || !err || m->n_rules != rs->n_rules)
+        return false;
+    *x = (eval){.m = m, .rs = rs, .tool_id = tool_id, .err = err,
+                .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
+    look_up_names(x);
+    return true;
+}
+
 const rd_rule *rd_matcher_structured_winner(const rd_matcher *m, const rd_ruleset *rs,
                                             const char *tool_id, const rd_tool_error *err)
 {
-    if (!m || !rs || !err || m->n_rules != rs->n_rules)
+    eval x;
+    if (!begin_eval(&x, m, rs, tool_id, err))
         return NULL;
-    eval x = {.m = m, .rs = rs, .tool_id = tool_id, .err = err,
-              .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
-    look_up_names(&x);
     size_t structured = first_in(&x, m->structured);
     if (err->message && mixed_rule_applies(&x, structured)) /* mixed rules are never late */
         scan_automaton(&m->text, (const unsigned char *)err->message, err->message_len,
@@ -402,11 +413,9 @@ const rd_rule *rd_matcher_structured_winner(const rd_matcher *m, const rd_rulese
 const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, const char *tool_id,
                                  const rd_tool_error *err)
 {
-    if (!m || !rs || !err || m->n_rules != rs->n_rules)
+    eval x;
+    if (!begin_eval(&x, m, rs, tool_id, err))
         return NULL;
-    eval x = {.m = m, .rs = rs, .tool_id = tool_id, .err = err,
-              .present = present_fields(err), .best_mixed = NONE, .best_message = NONE};
-    look_up_names(&x);
     size_t structured = first_in(&x, m->structured);
     if (structured != NONE && !mixed_rule_applies(&x, structured))
         return &rs->rules[structured]; /* settled by fields: the text is not read */

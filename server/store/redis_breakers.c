@@ -1,6 +1,6 @@
 /* The Redis store's breakers: the breaker scripts' calls and replies,
- * admission, outcomes, operator commands, reads, and making room for a new
- * tool when max_tools is reached. */
+ * admission and successes without a script when they change nothing but a
+ * count, outcomes, operator commands and reads. */
 #include <endian.h>
 #include <errno.h>
 
@@ -299,6 +299,31 @@ static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
     return true;
 }
 
+/* TIME (not with the caller's time: replies[0] stays NULL), GET of the
+ * record and, when `extra` is given, one more command on it, pipelined in
+ * one round trip to the node that holds the record; the replies are the
+ * caller's to free (free_round_trip). */
+static int record_round_trip(redis_store *r, conn_slot *slot, const char *bkey,
+                             const char *const *extra, int extra_argc, redisReply *replies[3],
+                             rd_status *st)
+{
+    const char *time_cmd[] = {"TIME"};
+    const char *get[] = {"GET", bkey};
+    const char *const *argvs[] = {time_cmd, get, extra};
+    const int argcs[] = {1, 2, extra_argc};
+    size_t first = r->use_caller_time ? 1 : 0, n = extra ? 3 : 2;
+    replies[0] = replies[1] = replies[2] = NULL;
+    return rd_redis_pipeline(r, slot, bkey, n - first, argcs + first, argvs + first,
+                             replies + first, st);
+}
+
+static void free_round_trip(redisReply *replies[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (replies[i])
+            freeReplyObject(replies[i]);
+}
+
 /* *done: answered here; otherwise the admit script decides. */
 static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_call *c,
                                 rd_store_result *out, bool *done, rd_status *st)
@@ -306,25 +331,16 @@ static int admit_without_script(redis_store *r, conn_slot *slot, const breaker_c
     *done = false;
     char bkey[RD_KEY_MAX];
     key_tool(r, c->tool, "breaker", bkey);
-    const char *time_cmd[] = {"TIME"};
-    const char *get[] = {"GET", bkey};
-    /* with the caller's time (tests) only the record is read */
-    bool caller = r->use_caller_time;
-    const char *const *argvs[] = {time_cmd, get};
-    const int argcs[] = {1, 2};
-    redisReply *replies[2] = {NULL, NULL};
+    redisReply *replies[3];
     int64_t mono_sent = rd_clock_mono_ms();
     uint64_t seq_sent = rd_redis_cache_seq(r);
-    size_t first = caller ? 1 : 0;
-    int rc = rd_redis_pipeline(r, slot, bkey, 2 - first, argcs + first, argvs + first,
-                               replies + first, st);
+    int rc = record_round_trip(r, slot, bkey, NULL, 0, replies, st);
     if (rc != RD_OK)
         return rc;
     int64_t now = clamp_time(c->now_ms), version = 0;
-    *done = (caller || time_ms(replies[0], &now)) &&
+    *done = (r->use_caller_time || time_ms(replies[0], &now)) &&
             admit_unchanged(replies[1], now, r->base.limits.tool_idle_ttl_ms, out, &version);
-    for (size_t i = first; i < 2; i++)
-        freeReplyObject(replies[i]);
+    free_round_trip(replies);
     if (*done)
         rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
                             seq_sent);
@@ -374,18 +390,11 @@ static int record_success_without_script(redis_store *r, conn_slot *slot, breake
     int64_t bucket = clamp_time(c->now_ms) / width;
     int64_t slot_at = RD_BREAKER_FIELDS + 4 * (bucket % RD_WINDOW_BUCKETS);
     snprintf(field, sizeof field, "#%" PRId64, slot_at + 1);
-    const char *time_cmd[] = {"TIME"};
-    const char *get[] = {"GET", bkey};
     const char *count[] = {"BITFIELD", bkey, "INCRBY", "i64", field, "1"};
-    bool caller = r->use_caller_time;
-    const char *const *argvs[] = {time_cmd, get, count};
-    const int argcs[] = {1, 2, 6};
-    redisReply *replies[3] = {NULL, NULL, NULL};
+    redisReply *replies[3];
     int64_t mono_sent = rd_clock_mono_ms();
     uint64_t seq_sent = rd_redis_cache_seq(r);
-    size_t first = caller ? 1 : 0;
-    int rc = rd_redis_pipeline(r, slot, bkey, 3 - first, argcs + first, argvs + first,
-                               replies + first, st);
+    int rc = record_round_trip(r, slot, bkey, count, 6, replies, st);
     if (rc != RD_OK)
         return rc;
     const redisReply *rec = replies[1], *added = replies[2];
@@ -399,109 +408,18 @@ static int record_success_without_script(redis_store *r, conn_slot *slot, breake
         c->counted_bucket = record_number(rec->str, (int)slot_at);
     }
     int64_t now = clamp_time(c->now_ms), version = 0;
-    *done = c->counted && (caller || time_ms(replies[0], &now)) &&
+    *done = c->counted && (r->use_caller_time || time_ms(replies[0], &now)) &&
             now / width == bucket && c->counted_bucket == bucket &&
             record_number(rec->str, F_CF) == 0 &&
             (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
             admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
-    for (size_t i = first; i < 3; i++)
-        freeReplyObject(replies[i]);
+    free_round_trip(replies);
     if (*done) {
         out->admission = (rd_admission)0; /* as the record script replies */
         rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
                             seq_sent);
     }
     return RD_OK;
-}
-
-static int index_reserve(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
-                         bool *reserved, rd_status *st)
-{
-    char idx[RD_KEY_MAX], now[24], cap[24];
-    size_t shard_cap = key_index(r, "tools", tool, r->base.limits.max_tools, idx);
-    time_arg(r, now_ms, now);
-    fmt_i64(cap, (int64_t)shard_cap);
-    const char *argv[] = {idx, now, tool, cap};
-    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_INDEX_RESERVE, 1, 4, argv, NULL, st);
-    if (!reply)
-        return st ? st->code : RD_ERR_UNAVAILABLE;
-    *reserved = reply->type == REDIS_REPLY_INTEGER && reply->integer == 1;
-    freeReplyObject(reply);
-    return RD_OK;
-}
-
-/* How many of the index's oldest members are looked at to make room. */
-#define RD_REDIS_DISPLACE_CANDIDATES 64
-
-/* max_tools reached (in the shard `tool` goes to): like the memory store,
- * forgets the least recently used CLOSED breaker without probe or hold
- * among the shard's oldest members (a member whose breaker already expired
- * goes first: it holds nothing). The forget script checks again
- * atomically, so a breaker that opened meanwhile is kept. *made receives
- * whether a place was freed. */
-static int tools_make_room(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
-                           bool *made, rd_status *st)
-{
-    *made = false;
-    char idx[RD_KEY_MAX], last[24];
-    key_index(r, "tools", tool, r->base.limits.max_tools, idx);
-    fmt_i64(last, RD_REDIS_DISPLACE_CANDIDATES - 1);
-    const char *argv[] = {"ZRANGE", idx, "0", last};
-    redisReply *some = rd_redis_command(r, slot, 4, argv, st);
-    if (!some)
-        return st ? st->code : RD_ERR_UNAVAILABLE;
-    if (some->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(some);
-        return rd_status_set(st, RD_ERR_INTERNAL, "store: redis ZRANGE: unexpected reply");
-    }
-    char *victim = NULL;
-    int64_t victim_seen = INT64_MAX;
-    int rc = RD_OK;
-    for (size_t i = 0; rc == RD_OK && i < some->elements; i++) {
-        rd_breaker b;
-        bool found;
-        char *member = some->element[i]->str;
-        rc = rd_redis_read_breaker(r, slot, member, now_ms, &b, &found, st);
-        if (rc != RD_OK)
-            break;
-        if (!found) { /* expired on its own: only the index entry is left */
-            victim = member;
-            break;
-        }
-        bool displaceable = rd_breaker_status_at(&b, now_ms) == RD_BREAKER_CLOSED &&
-                            !rd_breaker_probe_live(&b, now_ms) &&
-                            !rd_breaker_hold_live(&b, now_ms);
-        if (displaceable && b.last_seen_ms < victim_seen) {
-            victim = member;
-            victim_seen = b.last_seen_ms;
-        }
-    }
-    int64_t res = 0;
-    if (rc == RD_OK && victim)
-        rc = rd_redis_forget_tool(r, slot, victim, now_ms, "closed", &res, st);
-    if (rc == RD_OK && victim && res != 0)
-        rc = rd_redis_index_remove(r, slot, "tools", r->base.limits.max_tools, &victim, 1, st);
-    if (rc == RD_OK && victim && res != 0) {
-        *made = true;
-        rd_store_count_displaced(res == 1);
-    }
-    freeReplyObject(some);
-    return rc;
-}
-
-static int reserve_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
-                        rd_status *st)
-{
-    bool reserved, made = false;
-    int rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
-    if (rc == RD_OK && !reserved)
-        rc = tools_make_room(r, slot, tool, now_ms, &made, st);
-    if (rc == RD_OK && !reserved && made)
-        rc = index_reserve(r, slot, tool, now_ms, &reserved, st);
-    if (rc == RD_OK && !reserved)
-        return rd_status_set(st, RD_ERR_EXHAUSTED, "tool_id: tracked tool limit (%zu) reached",
-                             r->base.limits.max_tools);
-    return rc;
 }
 
 /* Without max_tools a new tool is created by the script itself. With it,
@@ -524,7 +442,7 @@ static int run_breaker(redis_store *r, const breaker_call *c, rd_store_result *o
     if (rc == RD_OK && !done)
         rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
     if (rc == RD_OK && need_slot) {
-        rc = reserve_tool(r, slot, call.tool, call.now_ms, st);
+        rc = rd_redis_reserve_tool(r, slot, call.tool, call.now_ms, st);
         if (rc == RD_OK)
             rc = breaker_once(r, slot, &call, true, out, &need_slot, st);
     }
@@ -667,43 +585,4 @@ int rd_redis_op_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker
         rc = rd_redis_read_breaker(r, slot, tool_id, now_ms, out, found, st);
     rd_redis_slot_give(slot);
     return rc;
-}
-
-int rd_redis_forget_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
-                         const char *mode, int64_t *result, rd_status *st)
-{
-    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], now[24], idle[24];
-    key_tool(r, tool, "breaker", bkey);
-    key_tool(r, tool, "probe", pkey);
-    time_arg(r, now_ms, now);
-    fmt_i64(idle, r->base.limits.tool_idle_ttl_ms);
-    const char *argv[] = {bkey, pkey, now, tool, idle, mode, r->channel};
-    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_FORGET_TOOL, 2, 7, argv, NULL, st);
-    if (!reply)
-        return st ? st->code : RD_ERR_UNAVAILABLE;
-    *result = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;
-    freeReplyObject(reply);
-    return RD_OK;
-}
-
-/* ZREM of members from index `index`: in chunks from one key, or one
- * member at a time when the index is sharded. */
-int rd_redis_index_remove(redis_store *r, conn_slot *slot, const char *index, size_t cap,
-                          char **members, size_t n, rd_status *st)
-{
-    bool sharded = index_shards(r, cap) > 1;
-    for (size_t done = 0; done < n;) {
-        size_t chunk = sharded ? 1 : n - done < RD_PIPELINE_BATCH ? n - done : RD_PIPELINE_BATCH;
-        char idx[RD_KEY_MAX];
-        key_index(r, index, members[done], cap, idx);
-        const char *argv[RD_PIPELINE_BATCH + 2] = {"ZREM", idx};
-        for (size_t i = 0; i < chunk; i++)
-            argv[2 + i] = members[done + i];
-        redisReply *reply = rd_redis_command(r, slot, (int)chunk + 2, argv, st);
-        if (!reply)
-            return st ? st->code : RD_ERR_UNAVAILABLE;
-        freeReplyObject(reply);
-        done += chunk;
-    }
-    return RD_OK;
 }

@@ -132,6 +132,13 @@ int rd_redis_read_breaker(redis_store *r, conn_slot *slot, const char *tool, int
                           rd_breaker *out, bool *found, rd_status *st);
 int rd_redis_op_get(rd_store *s, const char *tool_id, int64_t now_ms, rd_breaker *out,
                     bool *found, rd_status *st);
+
+/* redis_tool_index.c */
+/* A place for a new tool in the tools index (max_tools), made by
+ * forgetting a CLOSED breaker when the index is full; RESOURCE_EXHAUSTED
+ * when there is none to forget. */
+int rd_redis_reserve_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
+                          rd_status *st);
 int rd_redis_forget_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                          const char *mode, int64_t *result, rd_status *st);
 /* ZREM of members from index `index` (capped at cap: its shards). */
