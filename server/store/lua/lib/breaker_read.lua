@@ -45,6 +45,11 @@ local function rwin_now()
   local off = win_slot * REC_SLOT_LEN
   return string.sub(base, 1, off) .. win_bytes .. string.sub(base, off + REC_SLOT_LEN + 1)
 end
+local function win_save(bkey)
+  if not win_slot then return end
+  redis.call('SETRANGE', bkey, REC_HEAD_LEN + win_slot * REC_SLOT_LEN, win_bytes)
+  win_slot = nil
+end
 -- A value of another type or length is not a record this code wrote (a
 -- hash of an older layout, or the few bytes a count in place leaves where
 -- there was no record: redis_breakers.c): read as absent, so that the

@@ -29,9 +29,12 @@ end
 -- younger than the slack (idle / 16, at least 1 s), the fields are not
 -- written, unless the kind of expiry changed meanwhile (a timed hold ran
 -- out): last_seen and a sliding TTL lag by less than the slack; a changed
--- window slot alone is written in place (win_save). Otherwise the whole
--- record goes in one SET, keeping the TTL when it is the stored one.
--- `always` (force) writes and sets the expiry.
+-- window slot alone is written in place (win_save). Otherwise the fields
+-- are written in place (SETRANGE) with the changed slot, and the expiry
+-- set only when its kind or end moved; a new record, a new period (its
+-- window cleared) and `always` (force) write the whole record in one SET
+-- with its expiry. After an in-place write `raw` holds the fields alone,
+-- which is all the reply reads.
 local function save(bkey, b, now, idle, caller, always)
   local s = stored
   if always then s = nil end
@@ -47,18 +50,25 @@ local function save(bkey, b, now, idle, caller, always)
       return false
     end
   end
-  local rec = struct.pack(REC_HEAD, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.ls, b.ver,
-                          b.fo, b.fu) .. rwin_now()
-  raw, win_slot, win_cleared = rec, nil, nil
-  if s and idle > 0 then
+  local head = struct.pack(REC_HEAD, b.st, b.cf, b.cs, b.oa, b.ou, b.gen, b.ot, b.ls, b.ver,
+                           b.fo, b.fu)
+  if s and idle > 0 and not win_cleared then
+    -- the fields in place, then the changed slot; the expiry only when its
+    -- kind or end moved
+    redis.call('SETRANGE', bkey, 0, head)
+    win_save(bkey)
+    raw = head
     local old = {st=s[1], cf=s[2], ou=s[5], fo=s[10], fu=s[11], tok=s[12], plu=s[13]}
     local k0, d0 = expiry(old, s[8], s[8], idle)
     local k1, d1 = expiry(b, b.ls, now, idle)
-    if k0 == k1 and d0 == d1 then
-      redis.call('SET', bkey, rec, 'KEEPTTL')
-      return true
+    if k0 ~= k1 or d0 ~= d1 then
+      local px = set_ttl(b, now, idle, caller)
+      if px then redis.call('PEXPIRE', bkey, px) else redis.call('PERSIST', bkey) end
     end
+    return true
   end
+  local rec = head .. rwin_now()
+  raw, win_slot, win_cleared = rec, nil, nil
   local px = set_ttl(b, now, idle, caller)
   if px then
     redis.call('SET', bkey, rec, 'PX', px)

@@ -59,8 +59,3 @@ local function rwin_undo(bkey, s, bucket)
 end
 -- a new period judges only its own calls
 local function rwin_clear() win_cleared = true; win_slot = nil end
-local function win_save(bkey)
-  if not win_slot then return end
-  redis.call('SETRANGE', bkey, REC_HEAD_LEN + win_slot * REC_SLOT_LEN, win_bytes)
-  win_slot = nil
-end
