@@ -91,10 +91,10 @@ def main():
     p.add_argument("--utilization", type=float, default=0.7, help="of each core, at most")
     # redis-server CPU per script run (us), a primary with a replica:
     # bench/rpc/redis_cost.py --cluster with the caches off.
-    p.add_argument("--admit-us", type=float, default=13.8)
-    p.add_argument("--record-us", type=float, default=21.2)
-    p.add_argument("--error-us", type=float, default=40.6)
-    p.add_argument("--run-us", type=float, default=40.6,
+    p.add_argument("--admit-us", type=float, default=12.5)
+    p.add_argument("--record-us", type=float, default=20.6)
+    p.add_argument("--error-us", type=float, default=35.0)
+    p.add_argument("--run-us", type=float, default=35.0,
                    help="a batch of successes (a record script run; at most --error-us)")
     # recoveryd CPU per RPC (us), docs/PERFORMANCE.md, Redis store, workers=1.
     p.add_argument("--rd-admit-us", type=float, default=21.2)
