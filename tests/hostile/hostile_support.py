@@ -1,8 +1,9 @@
 """Runs one attack (attacks.py, in its own process) against a server while
 an executor calls Decide, and measures what the issue's bounds are about:
 the server's resident memory (sampled every 20 ms from /proc), the
-executor's success rate and p99, whether the server lived, and its memory
-10 s after the attacker left."""
+executor's success rate and p99 while the attacker is at work and in the
+seconds after it left, whether the server lived, and its memory 10 s after
+the attacker left."""
 from __future__ import annotations
 
 import json
@@ -50,8 +51,7 @@ class Executor(threading.Thread):
         self.stub = rpc.RecoveryServiceStub(self.channel)
         self.metadata = [("authorization", f"Bearer {token}")] if token else None
         self.stop = threading.Event()
-        self.latencies: list[float] = []
-        self.failures: dict[str, int] = {}
+        self.calls: list[tuple[float, float, str | None]] = []  # (begun, took, failure code)
 
     def run(self):
         i = 0
@@ -60,22 +60,27 @@ class Executor(threading.Thread):
             req = pb.DecideRequest(tool_id=f"exec-{i % 8}", attempt=1, turn_id=f"t{i % 64}",
                                    error=pb.ToolError(message="Connection timeout after 30s"))
             t0 = time.monotonic()
+            code = None
             try:
                 self.stub.Decide(req, timeout=1.0, metadata=self.metadata)
-                self.latencies.append(time.monotonic() - t0)
             except grpc.RpcError as e:
-                self.latencies.append(time.monotonic() - t0)
                 code = e.code().name
-                self.failures[code] = self.failures.get(code, 0) + 1
+            self.calls.append((t0, time.monotonic() - t0, code))
             time.sleep(0.002)
 
-    def figures(self) -> dict:
-        calls = len(self.latencies)
-        failed = sum(self.failures.values())
-        return {"executor_calls": calls,
-                "executor_success": round((calls - failed) / calls, 4) if calls else 0.0,
-                "executor_p99_ms": round(percentile(self.latencies, 99) * 1000, 1),
-                "executor_failures": dict(self.failures)}
+    def figures(self, start: float, end: float, prefix: str = "executor") -> dict:
+        """The calls begun in [start, end): how many, the share that
+        succeeded, their p99 and the failures by code."""
+        window = [(took, code) for t0, took, code in list(self.calls) if start <= t0 < end]
+        failures: dict[str, int] = {}
+        for _, code in window:
+            if code is not None:
+                failures[code] = failures.get(code, 0) + 1
+        n = len(window)
+        return {f"{prefix}_calls": n,
+                f"{prefix}_success": round((n - sum(failures.values())) / n, 4) if n else 0.0,
+                f"{prefix}_p99_ms": round(percentile([took for took, _ in window], 99) * 1000, 1),
+                f"{prefix}_failures": failures}
 
 
 class RssSampler(threading.Thread):
@@ -96,10 +101,12 @@ class RssSampler(threading.Thread):
 
 def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | None = None,
            settle: float = 10.0, extra_wait: float = 0.0, address: str | None = None,
-           **args) -> dict:
+           after: float = 3.0, **args) -> dict:
     """Runs attacks.py NAME against the server for `seconds` while an
-    executor calls Decide; returns the figures. `address` overrides the
-    target (the metrics endpoint)."""
+    executor calls Decide, and `after` seconds more once the attacker has
+    left; returns the figures (executor_*: the calls begun during the
+    attack; after_*: those begun after it). `address` overrides the target
+    (the metrics endpoint)."""
     pid = server.proc.pid
     executor = Executor(server.address, token)
     executor.start()
@@ -114,12 +121,15 @@ def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | 
         cmd += [f"--{k}"] + ([str(v)] if v != "" else [])
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120)
-    attack_s = time.monotonic() - t0
+    t_left = time.monotonic()
+    attack_s = t_left - t0
+    time.sleep(after)
     executor.stop.set()
     executor.join(5)
     executor.channel.close()
     alive = server.proc.poll() is None
-    time.sleep(settle if alive else 0)
+    # memory is read `settle` seconds after the attacker left
+    time.sleep(max(0.0, t_left + settle - time.monotonic()) if alive else 0)
     sampler.stop.set()
     sampler.join(1)
     alive = alive and server.proc.poll() is None
@@ -128,12 +138,12 @@ def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | 
     # core is still working through), up to `extra_wait` seconds.
     returned_after = None
     if alive:
-        t_left = time.monotonic()
+        t_settled = time.monotonic()
         while rss_bytes(pid) - rss_start > RETURN_SLACK and \
-                time.monotonic() - t_left < extra_wait and server.proc.poll() is None:
+                time.monotonic() - t_settled < extra_wait and server.proc.poll() is None:
             time.sleep(0.5)
         if rss_bytes(pid) - rss_start <= RETURN_SLACK:
-            returned_after = round(settle + time.monotonic() - t_left, 1)
+            returned_after = round(time.monotonic() - t_left, 1)
     try:
         report = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -144,7 +154,8 @@ def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | 
             "rss_after_growth_mib": None if rss_after is None
             else round((rss_after - rss_start) / MIB, 1),
             "rss_returned_after_s": returned_after,
-            **executor.figures()}
+            **executor.figures(t0, t_left),
+            **executor.figures(t_left, t_left + after, "after")}
 
 
 def track_tools(server: rdtest.Recoveryd, n: int, token: str | None) -> None:

