@@ -7,7 +7,10 @@ RecordOutcome success, or on failure (rate --failure-rate) one Decide with
 the error, which records it. A success sent alone on an unchanging CLOSED
 breaker runs no script (--record-us), and so does a batch that holds one
 success; a larger batch of successes is a record script run (--run-us), a
-batch of failures costs --error-us. The per-call CPU figures are measured:
+batch of failures costs --error-us. A failure sent alone runs no script when
+it continues a streak (--streak-us) and the record script when it starts one
+(--error-us); with independent failures the share that continue a streak is
+the failure rate. The per-call CPU figures are measured:
 redis-server's by bench/rpc/redis_cost.py (--cluster: a primary with a
 replica), recoveryd's by bench/rpc/run.sh (docs/PERFORMANCE.md).
 
@@ -44,8 +47,8 @@ def single_share(lam, batch_s):
 
 def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s, tools=1):
     """Redis requests per second for one tool on one replica: (admission
-    checks, success batches, successes sent alone, failure batches),
-    averaged over the tools."""
+    checks, success batches, successes sent alone, failure batches, failures
+    sent alone), averaged over the tools."""
 
     def batches(lam):
         return (1 - math.exp(-lam * batch_s)) / batch_s if batch_s > 0 and lam > 0 else lam
@@ -57,7 +60,7 @@ def per_tool_scripts(lam_admit, lam_ok, lam_fail, closed_s, batch_s, tools=1):
             admit = lam_admit * math.exp(-(ok + fail + admit) * closed_s)
     alone = math.exp(-(tools - 1) / CACHE_SLOTS)
     return (alone * admit + (1 - alone) * lam_admit, alone * ok, (1 - alone) * lam_ok,
-            alone * fail + (1 - alone) * lam_fail)
+            alone * fail, (1 - alone) * lam_fail)
 
 
 def size(args, load, cached):
@@ -67,18 +70,20 @@ def size(args, load, cached):
     replicas = max(3, math.ceil(cores / args.cores_per_replica))
     per_tool_replica = load / (args.tools * replicas)
     if cached:
-        a, sb, s1, e = per_tool_scripts(per_tool_replica, per_tool_replica * (1 - f),
-                                        per_tool_replica * f, args.closed_cache_ms / 1000,
-                                        args.batch_ms / 1000, args.tools)
+        a, sb, s1, eb, e1 = per_tool_scripts(per_tool_replica, per_tool_replica * (1 - f),
+                                             per_tool_replica * f, args.closed_cache_ms / 1000,
+                                             args.batch_ms / 1000, args.tools)
     else:
-        a, sb, s1, e = per_tool_replica, 0.0, per_tool_replica * (1 - f), per_tool_replica * f
-    scripts = (a + sb + s1 + e) * args.tools * replicas
+        a, sb, s1, eb, e1 = (per_tool_replica, 0.0, per_tool_replica * (1 - f), 0.0,
+                             per_tool_replica * f)
+    scripts = (a + sb + s1 + eb + e1) * args.tools * replicas
+    alone_us = f * args.streak_us + (1 - f) * args.error_us
     batch_us = args.record_us
     if args.batch_ms > 0:
         one = single_share(per_tool_replica * (1 - f), args.batch_ms / 1000)
         batch_us = one * args.record_us + (1 - one) * args.run_us
     redis_cpu = (a * args.admit_us + sb * batch_us + s1 * args.record_us +
-                 e * args.error_us) * args.tools * replicas / 1e6
+                 eb * args.error_us + e1 * alone_us) * args.tools * replicas / 1e6
     primaries = max(3, math.ceil(redis_cpu / args.utilization))
     return replicas, cores, scripts, redis_cpu, primaries
 
@@ -93,7 +98,10 @@ def main():
     # bench/rpc/redis_cost.py --cluster with the caches off.
     p.add_argument("--admit-us", type=float, default=12.5)
     p.add_argument("--record-us", type=float, default=20.6)
-    p.add_argument("--error-us", type=float, default=35.0)
+    p.add_argument("--error-us", type=float, default=35.0,
+                   help="a failure through the record script")
+    p.add_argument("--streak-us", type=float, default=23.8,
+                   help="a failure that continues a streak, without a script")
     p.add_argument("--run-us", type=float, default=35.0,
                    help="a batch of successes (a record script run; at most --error-us)")
     # recoveryd CPU per RPC (us), docs/PERFORMANCE.md, Redis store, workers=1.

@@ -131,8 +131,8 @@ def main():
     def record_args(tool, outcome):
         # record.lua's numbers, as redis_breakers.c packs them; a threshold
         # no run reaches: every failure lengthens the streak
-        numbers = struct.pack("<18d", -1, 1000000000, 1, 30000, int(outcome), 3600000, 1, 0, 50,
-                              10, 60000, 0, 100, 1, 60000, 120, -1, -1)
+        numbers = struct.pack("<21d", -1, 1000000000, 1, 30000, int(outcome), 3600000, 1, 0, 50,
+                              10, 60000, 0, 100, 1, 60000, 120, -1, -1, -1, -1, 0)
         return [key % (tool, x) for x in ("breaker", "probe", "quorum")] + [
             numbers, "0", tool, "bench:breaker-events"]
 
@@ -149,6 +149,15 @@ def main():
     cases.append(("record, a success, TIME + GET + BITFIELD INCRBY pipelined",
                   lambda t: [("TIME",), ("GET", key % (t, "breaker")),
                              ("BITFIELD", key % (t, "breaker"), "INCRBY", "i64", "#12", "1")]))
+    # what a transient failure on a streak sends instead: the version read
+    # and the streak and slot 0's calls and failures counted in one
+    # BITFIELD, then PTTL (redis_in_place.c)
+    failure_count = ["GET", "i64", "#8", "INCRBY", "i64", "#1", "1", "INCRBY", "i64", "#12", "1",
+                     "INCRBY", "i64", "#13", "1"]
+    cases.append(("record, a failure, TIME + GET + BITFIELD + PTTL pipelined",
+                  lambda t: [("TIME",), ("GET", key % (t, "breaker")),
+                             ("BITFIELD", key % (t, "breaker"), *failure_count),
+                             ("PTTL", key % (t, "breaker"))]))
     cases.append(("ratelimit ShouldRateLimit: INCRBY + EXPIRE pipelined",
                   lambda t: [("INCRBY", "ratelimit_" + t, 1), ("EXPIRE", "ratelimit_" + t, 60)]))
     try:

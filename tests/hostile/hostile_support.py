@@ -2,8 +2,9 @@
 an executor calls Decide, and measures what the issue's bounds are about:
 the server's resident memory (sampled every 20 ms from /proc), the
 executor's success rate and p99 while the attacker is at work and in the
-seconds after it left, whether the server lived, and its memory 10 s after
-the attacker left."""
+seconds after it left, whether the server lived, its memory 10 s after
+the attacker left, and whether a new executor is served once that memory
+is back."""
 from __future__ import annotations
 
 import json
@@ -22,6 +23,7 @@ from recovery.v1 import recovery_pb2 as pb
 HERE = Path(__file__).resolve().parent
 MIB = 1024 * 1024
 RETURN_SLACK = 64 * MIB
+RECOVERY_CHECK_S = 2.0
 
 
 def rss_bytes(pid: int) -> int:
@@ -105,8 +107,9 @@ def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | 
     """Runs attacks.py NAME against the server for `seconds` while an
     executor calls Decide, and `after` seconds more once the attacker has
     left; returns the figures (executor_*: the calls begun during the
-    attack; after_*: those begun after it). `address` overrides the target
-    (the metrics endpoint)."""
+    attack; after_*: those begun after it; recovered_*: a new executor's,
+    for RECOVERY_CHECK_S once the memory is back). `address` overrides the
+    target (the metrics endpoint)."""
     pid = server.proc.pid
     executor = Executor(server.address, token)
     executor.start()
@@ -144,6 +147,18 @@ def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | 
             time.sleep(0.5)
         if rss_bytes(pid) - rss_start <= RETURN_SLACK:
             returned_after = round(time.monotonic() - t_left, 1)
+    # Whether a new executor is served once the server has worked through
+    # what the attack left (its memory back, or given up waiting).
+    recovered = {}
+    if alive and server.proc.poll() is None:
+        check = Executor(server.address, token)
+        t_check = time.monotonic()
+        check.start()
+        time.sleep(RECOVERY_CHECK_S)
+        check.stop.set()
+        check.join(5)
+        check.channel.close()
+        recovered = check.figures(t_check, t_check + RECOVERY_CHECK_S, "recovered")
     try:
         report = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -155,7 +170,7 @@ def attack(server: rdtest.Recoveryd, name: str, seconds: float, *, token: str | 
             else round((rss_after - rss_start) / MIB, 1),
             "rss_returned_after_s": returned_after,
             **executor.figures(t0, t_left),
-            **executor.figures(t_left, t_left + after, "after")}
+            **executor.figures(t_left, t_left + after, "after"), **recovered}
 
 
 def track_tools(server: rdtest.Recoveryd, n: int, token: str | None) -> None:

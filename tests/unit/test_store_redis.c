@@ -15,6 +15,7 @@
 #include "redis_harness.h"
 #include "store/redis.h"
 #include "store/redis_batch.h"
+#include "store/redis_scripts.h"
 #include "store/redis_subscriber.h"
 #include "store/resilient.h"
 
@@ -422,6 +423,208 @@ static void test_pristine_success_runs_no_script(void **state)
     redisReply *exists = rd_harness_cmd(port, "EXISTS %s", key);
     assert_true(exists && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0);
     freeReplyObject(exists);
+    rd_store_destroy(s);
+}
+
+static int64_t key_pttl(const char *key)
+{
+    redisReply *r = rd_harness_cmd(shared_redis.port, "PTTL %s", key);
+    assert_non_null(r);
+    int64_t v = r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
+    freeReplyObject(r);
+    return v;
+}
+
+static uint64_t window_failures(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                                int64_t now)
+{
+    rd_breaker b;
+    rd_breaker_evidence ev;
+    bool found = false;
+    rd_status st = {0};
+    assert_int_equal(s->ops->stats(s, tool, p, now, &b, &ev, &found, &st), RD_OK);
+    return ev.failures;
+}
+
+/* A transient failure that lengthens a streak below the threshold is
+ * counted by one BITFIELD; the first of a streak (its record loses the
+ * pristine TTL), the one that trips, one where the key has a TTL and one
+ * while OPEN run the script, which counts each exactly once. */
+static void test_streak_failures_run_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32], key[128];
+    fresh_prefix(prefix, sizeof prefix, "streak");
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 160000; /* slack 10 s */
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    conf_admit(s, "x", &p, 6000); /* pristine: a sliding TTL */
+    assert_true(key_pttl(key) > 0);
+
+    /* the first of a streak: the script, which keeps the record */
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    rd_store_result r = record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    assert_int_equal(key_pttl(key), -1);
+
+    /* the next two: no script */
+    fcalls = rd_harness_command_calls(port, "fcall");
+    long long counts = rd_harness_command_calls(port, "bitfield");
+    r = record_at(s, "x", &p, 6002, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.breaker.last_seen_ms, 6002);
+    r = record_at(s, "x", &p, 6003, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 3);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 2);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 6003, &found).consecutive_failures, 3);
+    assert_int_equal(window_calls(s, "x", &p, 6003), 3);
+    assert_int_equal(window_failures(s, "x", &p, 6003), 3);
+
+    /* a TTL the record must not keep: the script counts once and drops it */
+    freeReplyObject(rd_harness_cmd(port, "PEXPIRE %s 100000", key));
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6004, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 4);
+    assert_int_equal(key_pttl(key), -1);
+    assert_int_equal(window_failures(s, "x", &p, 6004), 4);
+
+    /* the threshold: the script opens the breaker */
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6005, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+    assert_int_equal(r.breaker.consecutive_failures, 5);
+
+    /* OPEN: the count made in place is taken back, none is counted */
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6006, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_OPEN);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(conf_get(s, "x", 6006, &found).consecutive_failures, 5);
+    assert_int_equal(window_calls(s, "x", &p, 6006), 0);
+    assert_int_equal(window_failures(s, "x", &p, 6006), 0);
+    int64_t opens = conf_get(s, "x", 6006, &found).opens_total;
+
+    /* a reset starts a pristine record: its first failure runs the script */
+    rd_store_result forced;
+    assert_int_equal(s->ops->force(s, "x", RD_FORCE_RESET, 6007, 0, &forced, &st), RD_OK);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    record_at(s, "x", &p, 6008, RD_OUTCOME_TRANSIENT_FAILURE);
+    r = record_at(s, "x", &p, 6009, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_int_equal(conf_get(s, "x", 6009, &found).opens_total, opens);
+    rd_store_destroy(s);
+}
+
+/* What redis_in_place.c's BITFIELD does for a transient failure in slot 1
+ * (bucket 1 of 6-s buckets): the streak and the slot's calls and failures
+ * counted; *ver as it was at that instant, *cf the streak counted. */
+static void count_failure_in_place(int port, const char *key, int64_t *cf, int64_t *ver)
+{
+    redisReply *r = rd_harness_cmd(port, "BITFIELD %s GET i64 #8 INCRBY i64 #1 1 "
+                                         "INCRBY i64 #16 1 INCRBY i64 #17 1", key);
+    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 4);
+    *ver = r->element[0]->integer;
+    *cf = r->element[1]->integer;
+    freeReplyObject(r);
+}
+
+/* The record script for that failure, told it was counted (record.lua's
+ * numbers as redis_breakers.c packs them); returns the transition. */
+static int record_script_after_count(int port, const char *prefix, const char *tool,
+                                     const rd_breaker_policy *p, int64_t now, int64_t cf,
+                                     int64_t ver)
+{
+    const double nums[21] = {(double)now, (double)p->failure_threshold,
+                             (double)p->success_threshold, (double)p->open_timeout_ms,
+                             RD_OUTCOME_TRANSIENT_FAILURE, 160000, 1, 0, 0, 0,
+                             (double)p->window_ms, 0, 0, 0, 0, -1, 1, 1, (double)cf,
+                             (double)ver, 0};
+    char packed[sizeof nums], bkey[128], pkey[128], qkey[128];
+    for (int i = 0; i < 21; i++) {
+        uint64_t bits;
+        memcpy(&bits, &nums[i], sizeof bits);
+        bits = htole64(bits);
+        memcpy(packed + 8 * i, &bits, sizeof bits);
+    }
+    snprintf(bkey, sizeof bkey, "%s{tool:%s}:breaker", prefix, tool);
+    snprintf(pkey, sizeof pkey, "%s{tool:%s}:probe", prefix, tool);
+    snprintf(qkey, sizeof qkey, "%s{tool:%s}:quorum", prefix, tool);
+    redisReply *r = rd_harness_cmd(port, "FCALL %s 3 %s %s %s %b 0 %s unused-channel",
+                                   rd_redis_scripts()[RD_SCRIPT_RECORD].function, bkey, pkey,
+                                   qkey, packed, sizeof packed, tool);
+    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    assert_true(r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len >= 24);
+    uint64_t bits;
+    memcpy(&bits, r->element[0]->str + 16, sizeof bits);
+    bits = le64toh(bits);
+    double tr;
+    memcpy(&tr, &bits, sizeof tr);
+    freeReplyObject(r);
+    return (int)tr;
+}
+
+/* The script's side of a failure counted in place, for the interleavings
+ * a test cannot time: a failure that reached the threshold opens the
+ * breaker even though a success ended the streak after the count; one
+ * counted before a reset is not counted again. */
+static void test_failure_counted_in_place_then_interleaved(void **state)
+{
+    skip_without_redis();
+    char prefix[32], key[128];
+    fresh_prefix(prefix, sizeof prefix, "inter");
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 160000;
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    record_at(s, "x", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE);
+    record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
+    int64_t cf, ver;
+    count_failure_in_place(port, key, &cf, &ver); /* the third: the threshold */
+    assert_int_equal(cf, 3);
+    rd_store_result r = record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(record_script_after_count(port, prefix, "x", &p, 6004, cf, ver),
+                     RD_TRANSITION_OPENED);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 6004, &found).stored, RD_BREAKER_OPEN);
+
+    /* counted, then reset: the reset came after it */
+    record_at(s, "y", &p, 7000, RD_OUTCOME_TRANSIENT_FAILURE);
+    record_at(s, "y", &p, 7001, RD_OUTCOME_TRANSIENT_FAILURE);
+    snprintf(key, sizeof key, "%s{tool:y}:breaker", prefix);
+    count_failure_in_place(port, key, &cf, &ver);
+    rd_store_result forced;
+    assert_int_equal(s->ops->force(s, "y", RD_FORCE_RESET, 7003, 0, &forced, &st), RD_OK);
+    assert_int_equal(record_script_after_count(port, prefix, "y", &p, 7004, cf, ver),
+                     RD_TRANSITION_NONE);
+    rd_breaker b = conf_get(s, "y", 7004, &found);
+    assert_int_equal(b.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(b.consecutive_failures, 0);
     rd_store_destroy(s);
 }
 
@@ -1000,15 +1203,6 @@ static void test_cache_staleness_bound(void **state)
 }
 
 /* ---- what the breaker scripts write ---- */
-
-static int64_t key_pttl(const char *key)
-{
-    redisReply *r = rd_harness_cmd(shared_redis.port, "PTTL %s", key);
-    assert_non_null(r);
-    int64_t v = r->type == REDIS_REPLY_INTEGER ? r->integer : -3;
-    freeReplyObject(r);
-    return v;
-}
 
 /* A breaker that only sees time pass is not rewritten: its stored last_seen
  * (and a pristine breaker's TTL) moves once it is older than the slack,
@@ -1743,6 +1937,8 @@ int main(void)
         cmocka_unit_test(test_scripts_by_name_without_functions),
         cmocka_unit_test(test_unchanging_admission_runs_no_script),
         cmocka_unit_test(test_pristine_success_runs_no_script),
+        cmocka_unit_test(test_streak_failures_run_no_script),
+        cmocka_unit_test(test_failure_counted_in_place_then_interleaved),
         cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),
         cmocka_unit_test(test_replicas_share_breaker),

@@ -11,25 +11,31 @@
 -- failure_rate_threshold, minimum_calls, window_ms, slow_call_ms,
 -- slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
 -- latency_ms (-1 = not measured), the window slot and bucket of a call
--- already counted in place (-1 = none: window_record.lua rwin_undo); then,
+-- already counted in place (-1 = none: window_record.lua rwin_undo), and
+-- for a transient failure counted in place (redis_breakers.c,
+-- rd_redis_record_failure_without_script): the streak it made (-1 = none),
+-- the version the record had then, whether a slow call was counted; then,
 -- for a batched run (redis_batch.c) only: calls, transient failures, slow
 -- calls, trailing failures, reset (1 = the run ends the streak first), the
 -- epoch it was counted in.
 -- Reply: reply() with the window's sums (in the failure-rate mode only: the
 -- consecutive mode judges by the streak, so its outcomes are counted
 -- without summing the window), failing executors, held by quorum.
-local ONE = '<dddddddddddddddddd'
-local RUN = '<dddddddddddddddddddddddd'
+local ONE = '<ddddddddddddddddddddd'
+local RUN = '<ddddddddddddddddddddddddddd'
 local t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms,
-      slowthr, qk, qwin, latency, uslot, ubucket, rcalls, rfail, rslow, trailing, reset, epoch
-if #ARGV[1] == 192 then
+      slowthr, qk, qwin, latency, uslot, ubucket, ucf, uver, uslow, rcalls, rfail, rslow,
+      trailing, reset, epoch
+if #ARGV[1] == 216 then
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, uslot, ubucket, rcalls, rfail, rslow, trailing, reset, epoch =
-    struct.unpack(RUN, ARGV[1])
+    qwin, latency, uslot, ubucket, ucf, uver, uslow, rcalls, rfail, rslow, trailing, reset,
+    epoch = struct.unpack(RUN, ARGV[1])
 else
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, uslot, ubucket = struct.unpack(ONE, ARGV[1])
+    qwin, latency, uslot, ubucket, ucf, uver, uslow = struct.unpack(ONE, ARGV[1])
 end
+-- the streak a failure counted in place made, while it still holds it
+local counted_streak
 local now, caller = clock_at(t)
 local run = rcalls or 0
 local tok = ARGV[2]
@@ -41,8 +47,27 @@ if not b then
   end
   b = fresh(now)
 else
-  if uslot >= 0 then rwin_undo(KEYS[1], uslot, ubucket) end
   load_probe(KEYS[2], b)
+  -- A failure counted in place before a transition or reset came before it:
+  -- that change (every one moves the version) saw its count, so nothing is
+  -- left to do. With the same version the state is the one it was counted
+  -- in.
+  if ucf ~= -1 and b.ver ~= uver then
+    return reply(0, 0, 0, b, now, 0, 0, 0, 0, 0)
+  end
+  if uslot >= 0 then
+    local f = 0
+    if ucf ~= -1 then f = 1 end
+    rwin_undo(KEYS[1], uslot, ubucket, f, uslow)
+  end
+  if ucf ~= -1 then
+    expiry_unsure = true
+    if b.st == 1 and b.fo == 0 then
+      counted_streak = ucf
+    else -- counted where the rules count none: taken back, judged below
+      b.cf = math.max(b.cf - 1, 0)
+    end
+  end
 end
 -- a run counted on a CLOSED breaker is void once its period is over
 if run > 0 and (b.gen ~= epoch or b.st == 2 or hold_live(b, now)) then
@@ -87,7 +112,14 @@ elseif b.st ~= 2 then
   else
     local rate
     if mode == 1 then rate = rate_tripped(ev, rthr, mincalls, slowms, slowthr) end
-    trip = closed_outcome(b, outcome, fthr, rate)
+    if counted_streak then
+      -- The streak already holds this failure, counted in place: what it made
+      -- then decides, even if a success has ended the streak since, which
+      -- came after a failure that had tripped the breaker.
+      trip = counted_streak >= at_least_one(fthr)
+    else
+      trip = closed_outcome(b, outcome, fthr, rate)
+    end
   end
   tr, held = closed_verdict(b, now, timeout, trip, qk <= 1 or execs >= qk)
 elseif probe_speaks(b, now, tok) then

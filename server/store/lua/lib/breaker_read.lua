@@ -57,8 +57,12 @@ end
 -- tells a script that does not create one that there is such a string to
 -- delete.
 local stray
+-- Set by a script that cannot know the key's expiry from the stored fields
+-- (record.lua: a failure counted in place may have left a pristine
+-- record's TTL on a streak): save() then sets it whatever it was.
+local expiry_unsure
 local function load(key, track)
-  stored, win_slot, win_cleared = nil, nil, nil
+  stored, win_slot, win_cleared, expiry_unsure = nil, nil, nil, nil
   raw = redis.pcall('GET', key)
   stray = type(raw) == 'string' and #raw ~= REC_LEN
   if type(raw) ~= 'string' or #raw ~= REC_LEN then raw = nil; return nil end

@@ -45,7 +45,7 @@ local function save(bkey, b, now, idle, caller, always)
     -- the kind of expiry changes with time only where a timed hold ends
     local seen, slack = s[8], math.floor(idle / 16)
     if slack < 1000 then slack = 1000 end
-    if now >= seen and now - seen < slack and
+    if now >= seen and now - seen < slack and not expiry_unsure and
        not ((b.fo == 1 or b.fo == 2) and b.fu > seen and b.fu <= now) then
       return false
     end
@@ -61,7 +61,7 @@ local function save(bkey, b, now, idle, caller, always)
     local old = {st=s[1], cf=s[2], ou=s[5], fo=s[10], fu=s[11], tok=s[12], plu=s[13]}
     local k0, d0 = expiry(old, s[8], s[8], idle)
     local k1, d1 = expiry(b, b.ls, now, idle)
-    if k0 ~= k1 or d0 ~= d1 then
+    if k0 ~= k1 or d0 ~= d1 or expiry_unsure then
       local px = set_ttl(b, now, idle, caller)
       if px then redis.call('PEXPIRE', bkey, px) else redis.call('PERSIST', bkey) end
     end

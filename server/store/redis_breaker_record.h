@@ -1,0 +1,85 @@
+/* The Redis store's breaker record as C reads it, and one call of a
+ * breaker script, shared by redis_breakers.c (the scripts) and
+ * redis_in_place.c (the calls that need none). */
+#ifndef RD_STORE_REDIS_BREAKER_RECORD_H
+#define RD_STORE_REDIS_BREAKER_RECORD_H
+
+#include <endian.h>
+
+#include "domain/window.h"
+#include "store/redis_ops.h"
+
+/* The record (breaker_read.lua): big-endian 64-bit integers, the 11
+ * fields in REC_HEAD's order, then RD_WINDOW_BUCKETS slots of (bucket,
+ * calls, failures, slow). The numbers that lead a reply (REPLY_LEAD):
+ * code, admission, transition, now, calls, failures, slow, failing
+ * executors, held by quorum, the probe's lease end, last_seen; the token's
+ * digits follow them. */
+#define RD_BREAKER_FIELDS 11
+#define RD_RECORD_NUMBERS (RD_BREAKER_FIELDS + 4 * RD_WINDOW_BUCKETS)
+#define RD_RECORD_LEN (8 * RD_RECORD_NUMBERS)
+#define RD_REPLY_LEAD 11
+enum { F_ST, F_CF, F_CS, F_OA, F_OU, F_GEN, F_OT, F_LS, F_VER, F_FO, F_FU };
+
+static inline int64_t record_number(const char *rec, int k)
+{
+    uint64_t bits;
+    memcpy(&bits, rec + 8 * k, sizeof bits);
+    return (int64_t)be64toh(bits);
+}
+
+static inline void record_fields(const char *rec, int64_t f[RD_BREAKER_FIELDS])
+{
+    for (int k = 0; k < RD_BREAKER_FIELDS; k++)
+        f[k] = record_number(rec, k);
+}
+
+static inline rd_breaker breaker_from(const int64_t f[RD_BREAKER_FIELDS])
+{
+    return (rd_breaker){
+        .stored = (rd_breaker_status)f[F_ST],
+        .consecutive_failures = (uint32_t)f[F_CF],
+        .consecutive_successes = (uint32_t)f[F_CS],
+        .opened_at_ms = f[F_OA],
+        .open_until_ms = f[F_OU],
+        .generation = (uint64_t)f[F_GEN],
+        .opens_total = (uint64_t)f[F_OT],
+        .last_seen_ms = f[F_LS],
+        .forced = (rd_breaker_status)f[F_FO],
+        .forced_until_ms = f[F_FU],
+    };
+}
+
+typedef struct breaker_call {
+    rd_script_id script;
+    const char *tool;
+    const rd_breaker_policy *policy;
+    int64_t now_ms;
+    int64_t lease_ms;        /* admit */
+    rd_outcome outcome;      /* record */
+    uint64_t token;          /* admit: fresh token; record: the caller's permit */
+    rd_force_mode mode;      /* force */
+    int64_t hold_ttl_ms;     /* force */
+    const rd_call_report *call; /* record: executor and latency */
+    const outcome_run *run;  /* record: a batch instead of one outcome, or NULL */
+    int64_t run_gen;         /* record: the batch's epoch */
+    bool counted;            /* record: counted in place already, in: */
+    int64_t counted_slot, counted_bucket; /* this window slot, holding this bucket */
+    /* record, a transient failure counted in place: the streak it made, the
+     * record's version then, whether a slow call was counted */
+    bool counted_failure, counted_slow;
+    int64_t counted_streak, counted_ver;
+} breaker_call;
+
+/* redis_in_place.c. Each answers *done; otherwise the script decides, told
+ * by c what was counted already. */
+int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker_call *c,
+                                  rd_store_result *out, bool *done, rd_status *st);
+bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c);
+int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                           rd_store_result *out, bool *done, rd_status *st);
+bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c);
+int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                           rd_store_result *out, bool *done, rd_status *st);
+
+#endif

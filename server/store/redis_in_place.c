@@ -1,0 +1,297 @@
+/* The breaker calls that need no script on the Redis store: an admission
+ * that changes nothing, a success that only counts a call and a failure
+ * that only lengthens a streak, each decided in C from what one round trip
+ * read, every other case left to the script (redis_breakers.c). */
+#include <errno.h>
+
+#include "store/redis_breaker_record.h"
+
+/* ---- admission without a script ----
+ *
+ * An admission of a CLOSED breaker without a hold whose stored last_seen is
+ * younger than the slack changes nothing and writes nothing (admit.lua:
+ * admit_rule admits, save() returns before writing), so it needs no script:
+ * the record's fields and Redis's TIME, pipelined in one round trip to the
+ * node holding the record, and the same rule decide it here. Every other
+ * case (no record or not one of this layout, OPEN, a hold, a slack run out, an
+ * error reply such as MOVED) goes to the admit script, which reads again
+ * and decides atomically; nothing is written here, so nothing is lost by
+ * the extra round trip. TIME is the node's clock, as the script's is, so
+ * replicas' clocks play no part. */
+
+static bool field_i64(const redisReply *e, int64_t *v)
+{
+    if (e->type != REDIS_REPLY_STRING || e->len == 0)
+        return false;
+    char *end;
+    errno = 0;
+    long long x = strtoll(e->str, &end, 10);
+    if (errno || *end != '\0')
+        return false;
+    *v = x;
+    return true;
+}
+
+/* TIME's reply in ms, as clock() in prelude.lua computes it. */
+static bool time_ms(const redisReply *t, int64_t *now)
+{
+    int64_t sec, usec;
+    if (t->type != REDIS_REPLY_ARRAY || t->elements != 2 || !field_i64(t->element[0], &sec) ||
+        !field_i64(t->element[1], &usec))
+        return false;
+    *now = clamp_time(sec * 1000 + usec / 1000);
+    return true;
+}
+
+/* save()'s slack in breaker_write.lua. */
+static int64_t last_seen_slack(int64_t idle_ms)
+{
+    int64_t slack = idle_ms / 16;
+    return slack < 1000 ? 1000 : slack;
+}
+
+/* The answer, from the record (GET's reply) at now, when the rule is the
+ * one described above; false when the script must decide. */
+static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
+                            rd_store_result *out, int64_t *version)
+{
+    if (rec->type != REDIS_REPLY_STRING || rec->len != RD_RECORD_LEN)
+        return false;
+    int64_t f[RD_BREAKER_FIELDS];
+    record_fields(rec->str, f);
+    if (f[F_ST] != RD_BREAKER_CLOSED || f[F_FO] != 0 || idle_ms <= 0 || now < f[F_LS] ||
+        now - f[F_LS] >= last_seen_slack(idle_ms))
+        return false;
+    rd_breaker b = breaker_from(f);
+    b.last_seen_ms = now; /* as the script's reply: the time of the call */
+    *out = (rd_store_result){.breaker = b, .admission = RD_ADMIT_YES, .now_ms = now};
+    *version = f[F_VER];
+    return true;
+}
+
+/* TIME (not with the caller's time: replies[0] stays NULL), GET of the
+ * record and the n_extra commands given, pipelined in one round trip to the
+ * node that holds the record; the replies are the caller's to free
+ * (free_round_trip). */
+#define ROUND_TRIP_MAX 4
+static int record_round_trip(redis_store *r, conn_slot *slot, const char *bkey,
+                             const char *const *const *extra, const int *extra_argc, int n_extra,
+                             redisReply *replies[ROUND_TRIP_MAX], rd_status *st)
+{
+    const char *time_cmd[] = {"TIME"};
+    const char *get[] = {"GET", bkey};
+    const char *const *argvs[ROUND_TRIP_MAX] = {time_cmd, get};
+    int argcs[ROUND_TRIP_MAX] = {1, 2};
+    for (int i = 0; i < n_extra && i + 2 < ROUND_TRIP_MAX; i++) {
+        argvs[2 + i] = extra[i];
+        argcs[2 + i] = extra_argc[i];
+    }
+    size_t first = r->use_caller_time ? 1 : 0, n = 2 + (size_t)n_extra;
+    for (int i = 0; i < ROUND_TRIP_MAX; i++)
+        replies[i] = NULL;
+    return rd_redis_pipeline(r, slot, bkey, n - first, argcs + first, argvs + first,
+                             replies + first, st);
+}
+
+static void free_round_trip(redisReply *replies[ROUND_TRIP_MAX])
+{
+    for (int i = 0; i < ROUND_TRIP_MAX; i++)
+        if (replies[i])
+            freeReplyObject(replies[i]);
+}
+
+/* *done: answered here; otherwise the admit script decides. */
+int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker_call *c,
+                                rd_store_result *out, bool *done, rd_status *st)
+{
+    *done = false;
+    char bkey[RD_KEY_MAX];
+    key_tool(r, c->tool, "breaker", bkey);
+    redisReply *replies[ROUND_TRIP_MAX];
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    int rc = record_round_trip(r, slot, bkey, NULL, NULL, 0, replies, st);
+    if (rc != RD_OK)
+        return rc;
+    int64_t now = clamp_time(c->now_ms), version = 0;
+    *done = (r->use_caller_time || time_ms(replies[0], &now)) &&
+            admit_unchanged(replies[1], now, r->base.limits.tool_idle_ttl_ms, out, &version);
+    free_round_trip(replies);
+    if (*done)
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                            seq_sent);
+    return RD_OK;
+}
+
+/* ---- a success without a script ----
+ *
+ * A success on a CLOSED breaker without a hold and without a streak, whose
+ * stored last_seen is younger than the slack, changes nothing but its
+ * window's count of calls (record.lua: closed_outcome leaves cf at 0 and
+ * save() writes nothing but that slot). Such a success needs no script:
+ * TIME, the record and a BITFIELD INCRBY of the current slot's calls go in
+ * one round trip to the node holding the record, and the record as read
+ * decides here by admit_unchanged's rule and cf = 0. The count is made
+ * before the record is seen, in the slot of this replica's clock; when the
+ * record says otherwise (a streak, OPEN, a hold, the slack run out, the
+ * slot holding another bucket or Redis's clock in another one, no record)
+ * the record script runs told which slot and bucket were counted: it takes
+ * the count back and applies the rules as for any outcome. A count that
+ * lands in the instant between another replica's transition and this
+ * read stays in the next period's window: the consecutive mode judges by
+ * the streak, not the window. The failure-rate mode, which judges by the
+ * window, and a quorum always run the script. */
+
+bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c)
+{
+    const rd_breaker_policy *p = c->policy;
+    /* a batch that holds one success is that success, of its epoch */
+    bool one = !c->run || (c->run->calls == 1 && c->run->failures == 0 && c->run->slow == 0 &&
+                           c->run->trailing == 0);
+    return c->script == RD_SCRIPT_RECORD && one && c->outcome == RD_OUTCOME_SUCCESS &&
+           c->token == 0 && p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
+           p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
+}
+
+/* *done: answered here; otherwise c->counted says whether the record
+ * script must take a count back. */
+int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                         rd_store_result *out, bool *done, rd_status *st)
+{
+    *done = false;
+    c->counted = false;
+    char bkey[RD_KEY_MAX], field[24];
+    key_tool(r, c->tool, "breaker", bkey);
+    int64_t width = rd_window_width_ms(clamp_time(c->policy->window_ms));
+    int64_t bucket = clamp_time(c->now_ms) / width;
+    int64_t slot_at = RD_BREAKER_FIELDS + 4 * (bucket % RD_WINDOW_BUCKETS);
+    snprintf(field, sizeof field, "#%" PRId64, slot_at + 1);
+    const char *count[] = {"BITFIELD", bkey, "INCRBY", "i64", field, "1"};
+    const char *const *extra[] = {count};
+    const int extra_argc[] = {6};
+    redisReply *replies[ROUND_TRIP_MAX];
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    int rc = record_round_trip(r, slot, bkey, extra, extra_argc, 1, replies, st);
+    if (rc != RD_OK)
+        return rc;
+    const redisReply *rec = replies[1], *added = replies[2];
+    bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
+    /* a count made where there was a record is taken back by the script;
+     * without one, the script replaces what the count left */
+    if (added->type == REDIS_REPLY_ARRAY && added->elements == 1 &&
+        added->element[0]->type == REDIS_REPLY_INTEGER && valid) {
+        c->counted = true;
+        c->counted_slot = bucket % RD_WINDOW_BUCKETS;
+        c->counted_bucket = record_number(rec->str, (int)slot_at);
+    }
+    int64_t now = clamp_time(c->now_ms), version = 0;
+    *done = c->counted && (r->use_caller_time || time_ms(replies[0], &now)) &&
+            now / width == bucket && c->counted_bucket == bucket &&
+            record_number(rec->str, F_CF) == 0 &&
+            (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
+            admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
+    free_round_trip(replies);
+    if (*done) {
+        out->admission = (rd_admission)0; /* as the record script replies */
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                            seq_sent);
+    }
+    return RD_OK;
+}
+
+/* ---- a failure on a streak without a script ----
+ *
+ * A transient failure on a CLOSED breaker without a hold whose streak stays
+ * below the threshold changes the streak and its window slot's counts of
+ * calls and failures (record.lua: closed_outcome, save() writing them in
+ * place). One BITFIELD counts all three and reads the record's version in
+ * the same instant; every change of state, hold or generation changes the
+ * version, so a version equal to the GET's before it means the instant's
+ * fields are the GET's. PTTL after it says that the key keeps no TTL: a
+ * streak is kept (breaker_write.lua, expiry), so a pristine record's
+ * sliding TTL must go, which only the script does. When the record says
+ * anything else (OPEN, a hold, the threshold reached, the slack run out,
+ * another bucket, a TTL, another version) the record script runs, told the
+ * streak the count made and the version of that instant: a version changed
+ * since came after the failure and has seen it; otherwise the script reads
+ * the instant's state from the record itself, the streak the count made
+ * decides the trip (a failure that reached the threshold opens the breaker
+ * even if a success ended the streak in between), a count made where the
+ * rules count none is taken back, and the key's expiry is set anew.
+ * Consecutive mode without a quorum only, as for successes. */
+
+bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c)
+{
+    const rd_breaker_policy *p = c->policy;
+    return c->script == RD_SCRIPT_RECORD && !c->run &&
+           c->outcome == RD_OUTCOME_TRANSIENT_FAILURE && c->token == 0 &&
+           p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
+           p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
+}
+
+/* The BITFIELD's replies, in order. */
+enum { AT_VER, AT_CF, AT_CALLS, AT_FAILURES, AT_SLOW, AT_MAX };
+
+int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                           rd_store_result *out, bool *done, rd_status *st)
+{
+    *done = false;
+    c->counted = c->counted_failure = false;
+    const rd_breaker_policy *p = c->policy;
+    char bkey[RD_KEY_MAX], ver[24], cf[24], calls[24], failures[24], slow_calls[24];
+    key_tool(r, c->tool, "breaker", bkey);
+    int64_t width = rd_window_width_ms(clamp_time(p->window_ms));
+    int64_t bucket = clamp_time(c->now_ms) / width;
+    int64_t slot_at = RD_BREAKER_FIELDS + 4 * (bucket % RD_WINDOW_BUCKETS);
+    int64_t latency = c->call ? c->call->latency_ms : -1;
+    bool slow = p->slow_call_ms > 0 && latency >= p->slow_call_ms;
+    snprintf(ver, sizeof ver, "#%d", F_VER);
+    snprintf(cf, sizeof cf, "#%d", F_CF);
+    snprintf(calls, sizeof calls, "#%" PRId64, slot_at + 1);
+    snprintf(failures, sizeof failures, "#%" PRId64, slot_at + 2);
+    snprintf(slow_calls, sizeof slow_calls, "#%" PRId64, slot_at + 3);
+    const char *count[] = {"BITFIELD", bkey, "GET", "i64", ver,
+                           "INCRBY", "i64", cf, "1", "INCRBY", "i64", calls, "1",
+                           "INCRBY", "i64", failures, "1", "INCRBY", "i64", slow_calls, "1"};
+    const char *pttl[] = {"PTTL", bkey};
+    const char *const *extra[] = {count, pttl};
+    const int extra_argc[] = {slow ? 21 : 17, 2};
+    redisReply *replies[ROUND_TRIP_MAX];
+    int64_t mono_sent = rd_clock_mono_ms();
+    uint64_t seq_sent = rd_redis_cache_seq(r);
+    int rc = record_round_trip(r, slot, bkey, extra, extra_argc, 2, replies, st);
+    if (rc != RD_OK)
+        return rc;
+    const redisReply *rec = replies[1], *at = replies[2], *ttl = replies[3];
+    size_t n_at = slow ? AT_MAX : AT_SLOW;
+    bool counted = at->type == REDIS_REPLY_ARRAY && at->elements == n_at;
+    for (size_t k = 0; counted && k < n_at; k++)
+        counted = at->element[k]->type == REDIS_REPLY_INTEGER;
+    if (counted) {
+        /* told even when GET found no record: one may have been made since */
+        bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
+        int64_t streak = at->element[AT_CF]->integer, at_ver = at->element[AT_VER]->integer;
+        c->counted = c->counted_failure = true;
+        c->counted_slow = slow;
+        c->counted_slot = bucket % RD_WINDOW_BUCKETS;
+        c->counted_bucket = valid ? record_number(rec->str, (int)slot_at) : -1;
+        c->counted_streak = streak;
+        c->counted_ver = at_ver;
+        int64_t threshold = p->failure_threshold ? p->failure_threshold : 1;
+        int64_t now = clamp_time(c->now_ms), version = 0;
+        *done = valid && record_number(rec->str, F_VER) == at_ver && streak < threshold &&
+                c->counted_bucket == bucket && ttl->type == REDIS_REPLY_INTEGER &&
+                ttl->integer == -1 && (r->use_caller_time || time_ms(replies[0], &now)) &&
+                now / width == bucket &&
+                admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
+        if (*done) {
+            out->breaker.consecutive_failures = (uint32_t)streak;
+            out->admission = (rd_admission)0; /* as the record script replies */
+            rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
+                                seq_sent);
+        }
+    }
+    free_round_trip(replies);
+    return RD_OK;
+}
