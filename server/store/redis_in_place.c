@@ -69,17 +69,36 @@ static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
     return true;
 }
 
-/* TIME (not with the caller's time: replies[0] stays NULL), GET of the
- * record and the n_extra commands given, pipelined in one round trip to the
- * node that holds the record; the replies are the caller's to free
- * (free_round_trip). */
+/* One round trip about a tool's record: TIME (not with the caller's time:
+ * replies[0] stays NULL), GET of the record and the commands given,
+ * pipelined to the node that holds the record; when it was sent, for the
+ * cache's note of the answer; and the tool's window slot at the caller's
+ * time. trip_begin names the key, trip_send sends, trip_end frees. */
 #define ROUND_TRIP_MAX 4
-static int record_round_trip(redis_store *r, conn_slot *slot, const char *bkey,
-                             const char *const *const *extra, const int *extra_argc, int n_extra,
-                             redisReply *replies[ROUND_TRIP_MAX], rd_status *st)
+typedef struct record_trip {
+    char bkey[RD_KEY_MAX];
+    redisReply *replies[ROUND_TRIP_MAX];
+    int64_t mono_sent;
+    uint64_t seq_sent;
+    int64_t width, bucket, slot_at; /* the window's, at the caller's time */
+} record_trip;
+
+static void trip_begin(redis_store *r, const breaker_call *c, record_trip *t)
+{
+    key_tool(r, c->tool, "breaker", t->bkey);
+    for (int i = 0; i < ROUND_TRIP_MAX; i++)
+        t->replies[i] = NULL;
+    t->width = rd_window_width_ms(clamp_time(c->policy->window_ms));
+    t->bucket = clamp_time(c->now_ms) / t->width;
+    t->slot_at = RD_BREAKER_FIELDS + 4 * (t->bucket % RD_WINDOW_BUCKETS);
+}
+
+static int trip_send(redis_store *r, conn_slot *slot, record_trip *t,
+                     const char *const *const *extra, const int *extra_argc, int n_extra,
+                     rd_status *st)
 {
     const char *time_cmd[] = {"TIME"};
-    const char *get[] = {"GET", bkey};
+    const char *get[] = {"GET", t->bkey};
     const char *const *argvs[ROUND_TRIP_MAX] = {time_cmd, get};
     int argcs[ROUND_TRIP_MAX] = {1, 2};
     for (int i = 0; i < n_extra && i + 2 < ROUND_TRIP_MAX; i++) {
@@ -87,39 +106,46 @@ static int record_round_trip(redis_store *r, conn_slot *slot, const char *bkey,
         argcs[2 + i] = extra_argc[i];
     }
     size_t first = r->use_caller_time ? 1 : 0, n = 2 + (size_t)n_extra;
-    for (int i = 0; i < ROUND_TRIP_MAX; i++)
-        replies[i] = NULL;
-    return rd_redis_pipeline(r, slot, bkey, n - first, argcs + first, argvs + first,
-                             replies + first, st);
+    t->mono_sent = rd_clock_mono_ms();
+    t->seq_sent = rd_redis_cache_seq(r);
+    return rd_redis_pipeline(r, slot, t->bkey, n - first, argcs + first, argvs + first,
+                             t->replies + first, st);
 }
 
-static void free_round_trip(redisReply *replies[ROUND_TRIP_MAX])
+/* Redis's time (the caller's with use_caller_time), false on a bad reply. */
+static bool trip_now(const redis_store *r, const breaker_call *c, const record_trip *t,
+                     int64_t *now)
+{
+    *now = clamp_time(c->now_ms);
+    return r->use_caller_time || time_ms(t->replies[0], now);
+}
+
+/* Frees the replies; when answered here, the answer goes to the cache. */
+static void trip_end(redis_store *r, const breaker_call *c, record_trip *t, bool done,
+                     const rd_store_result *out, int64_t version)
 {
     for (int i = 0; i < ROUND_TRIP_MAX; i++)
-        if (replies[i])
-            freeReplyObject(replies[i]);
+        if (t->replies[i])
+            freeReplyObject(t->replies[i]);
+    if (done)
+        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, t->mono_sent,
+                            t->seq_sent);
 }
 
 /* *done: answered here; otherwise the admit script decides. */
 int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker_call *c,
-                                rd_store_result *out, bool *done, rd_status *st)
+                                  rd_store_result *out, bool *done, rd_status *st)
 {
     *done = false;
-    char bkey[RD_KEY_MAX];
-    key_tool(r, c->tool, "breaker", bkey);
-    redisReply *replies[ROUND_TRIP_MAX];
-    int64_t mono_sent = rd_clock_mono_ms();
-    uint64_t seq_sent = rd_redis_cache_seq(r);
-    int rc = record_round_trip(r, slot, bkey, NULL, NULL, 0, replies, st);
+    record_trip t;
+    trip_begin(r, c, &t);
+    int rc = trip_send(r, slot, &t, NULL, NULL, 0, st);
     if (rc != RD_OK)
         return rc;
-    int64_t now = clamp_time(c->now_ms), version = 0;
-    *done = (r->use_caller_time || time_ms(replies[0], &now)) &&
-            admit_unchanged(replies[1], now, r->base.limits.tool_idle_ttl_ms, out, &version);
-    free_round_trip(replies);
-    if (*done)
-        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
-                            seq_sent);
+    int64_t now, version = 0;
+    *done = trip_now(r, c, &t, &now) &&
+            admit_unchanged(t.replies[1], now, r->base.limits.tool_idle_ttl_ms, out, &version);
+    trip_end(r, c, &t, *done, out, version);
     return RD_OK;
 }
 
@@ -156,47 +182,38 @@ bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c)
 /* *done: answered here; otherwise c->counted says whether the record
  * script must take a count back. */
 int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
-                                         rd_store_result *out, bool *done, rd_status *st)
+                                           rd_store_result *out, bool *done, rd_status *st)
 {
     *done = false;
     c->counted = false;
-    char bkey[RD_KEY_MAX], field[24];
-    key_tool(r, c->tool, "breaker", bkey);
-    int64_t width = rd_window_width_ms(clamp_time(c->policy->window_ms));
-    int64_t bucket = clamp_time(c->now_ms) / width;
-    int64_t slot_at = RD_BREAKER_FIELDS + 4 * (bucket % RD_WINDOW_BUCKETS);
-    snprintf(field, sizeof field, "#%" PRId64, slot_at + 1);
-    const char *count[] = {"BITFIELD", bkey, "INCRBY", "i64", field, "1"};
+    record_trip t;
+    trip_begin(r, c, &t);
+    char field[24];
+    snprintf(field, sizeof field, "#%" PRId64, t.slot_at + 1);
+    const char *count[] = {"BITFIELD", t.bkey, "INCRBY", "i64", field, "1"};
     const char *const *extra[] = {count};
     const int extra_argc[] = {6};
-    redisReply *replies[ROUND_TRIP_MAX];
-    int64_t mono_sent = rd_clock_mono_ms();
-    uint64_t seq_sent = rd_redis_cache_seq(r);
-    int rc = record_round_trip(r, slot, bkey, extra, extra_argc, 1, replies, st);
+    int rc = trip_send(r, slot, &t, extra, extra_argc, 1, st);
     if (rc != RD_OK)
         return rc;
-    const redisReply *rec = replies[1], *added = replies[2];
+    const redisReply *rec = t.replies[1], *added = t.replies[2];
     bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
     /* a count made where there was a record is taken back by the script;
      * without one, the script replaces what the count left */
     if (added->type == REDIS_REPLY_ARRAY && added->elements == 1 &&
         added->element[0]->type == REDIS_REPLY_INTEGER && valid) {
         c->counted = true;
-        c->counted_slot = bucket % RD_WINDOW_BUCKETS;
-        c->counted_bucket = record_number(rec->str, (int)slot_at);
+        c->counted_slot = t.bucket % RD_WINDOW_BUCKETS;
+        c->counted_bucket = record_number(rec->str, (int)t.slot_at);
     }
-    int64_t now = clamp_time(c->now_ms), version = 0;
-    *done = c->counted && (r->use_caller_time || time_ms(replies[0], &now)) &&
-            now / width == bucket && c->counted_bucket == bucket &&
-            record_number(rec->str, F_CF) == 0 &&
+    int64_t now, version = 0;
+    *done = c->counted && trip_now(r, c, &t, &now) && now / t.width == t.bucket &&
+            c->counted_bucket == t.bucket && record_number(rec->str, F_CF) == 0 &&
             (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
             admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
-    free_round_trip(replies);
-    if (*done) {
+    if (*done)
         out->admission = (rd_admission)0; /* as the record script replies */
-        rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
-                            seq_sent);
-    }
+    trip_end(r, c, &t, *done, out, version);
     return RD_OK;
 }
 
@@ -239,59 +256,51 @@ int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, brea
     *done = false;
     c->counted = c->counted_failure = false;
     const rd_breaker_policy *p = c->policy;
-    char bkey[RD_KEY_MAX], ver[24], cf[24], calls[24], failures[24], slow_calls[24];
-    key_tool(r, c->tool, "breaker", bkey);
-    int64_t width = rd_window_width_ms(clamp_time(p->window_ms));
-    int64_t bucket = clamp_time(c->now_ms) / width;
-    int64_t slot_at = RD_BREAKER_FIELDS + 4 * (bucket % RD_WINDOW_BUCKETS);
+    record_trip t;
+    trip_begin(r, c, &t);
     int64_t latency = c->call ? c->call->latency_ms : -1;
     bool slow = p->slow_call_ms > 0 && latency >= p->slow_call_ms;
+    char ver[24], cf[24], calls[24], failures[24], slow_calls[24];
     snprintf(ver, sizeof ver, "#%d", F_VER);
     snprintf(cf, sizeof cf, "#%d", F_CF);
-    snprintf(calls, sizeof calls, "#%" PRId64, slot_at + 1);
-    snprintf(failures, sizeof failures, "#%" PRId64, slot_at + 2);
-    snprintf(slow_calls, sizeof slow_calls, "#%" PRId64, slot_at + 3);
-    const char *count[] = {"BITFIELD", bkey, "GET", "i64", ver,
+    snprintf(calls, sizeof calls, "#%" PRId64, t.slot_at + 1);
+    snprintf(failures, sizeof failures, "#%" PRId64, t.slot_at + 2);
+    snprintf(slow_calls, sizeof slow_calls, "#%" PRId64, t.slot_at + 3);
+    const char *count[] = {"BITFIELD", t.bkey, "GET", "i64", ver,
                            "INCRBY", "i64", cf, "1", "INCRBY", "i64", calls, "1",
                            "INCRBY", "i64", failures, "1", "INCRBY", "i64", slow_calls, "1"};
-    const char *pttl[] = {"PTTL", bkey};
+    const char *pttl[] = {"PTTL", t.bkey};
     const char *const *extra[] = {count, pttl};
     const int extra_argc[] = {slow ? 21 : 17, 2};
-    redisReply *replies[ROUND_TRIP_MAX];
-    int64_t mono_sent = rd_clock_mono_ms();
-    uint64_t seq_sent = rd_redis_cache_seq(r);
-    int rc = record_round_trip(r, slot, bkey, extra, extra_argc, 2, replies, st);
+    int rc = trip_send(r, slot, &t, extra, extra_argc, 2, st);
     if (rc != RD_OK)
         return rc;
-    const redisReply *rec = replies[1], *at = replies[2], *ttl = replies[3];
+    const redisReply *rec = t.replies[1], *at = t.replies[2], *ttl = t.replies[3];
     size_t n_at = slow ? AT_MAX : AT_SLOW;
     bool counted = at->type == REDIS_REPLY_ARRAY && at->elements == n_at;
     for (size_t k = 0; counted && k < n_at; k++)
         counted = at->element[k]->type == REDIS_REPLY_INTEGER;
+    int64_t version = 0;
     if (counted) {
         /* told even when GET found no record: one may have been made since */
         bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
         int64_t streak = at->element[AT_CF]->integer, at_ver = at->element[AT_VER]->integer;
         c->counted = c->counted_failure = true;
         c->counted_slow = slow;
-        c->counted_slot = bucket % RD_WINDOW_BUCKETS;
-        c->counted_bucket = valid ? record_number(rec->str, (int)slot_at) : -1;
+        c->counted_slot = t.bucket % RD_WINDOW_BUCKETS;
+        c->counted_bucket = valid ? record_number(rec->str, (int)t.slot_at) : -1;
         c->counted_streak = streak;
         c->counted_ver = at_ver;
-        int64_t threshold = p->failure_threshold ? p->failure_threshold : 1;
-        int64_t now = clamp_time(c->now_ms), version = 0;
+        int64_t threshold = p->failure_threshold ? p->failure_threshold : 1, now;
         *done = valid && record_number(rec->str, F_VER) == at_ver && streak < threshold &&
-                c->counted_bucket == bucket && ttl->type == REDIS_REPLY_INTEGER &&
-                ttl->integer == -1 && (r->use_caller_time || time_ms(replies[0], &now)) &&
-                now / width == bucket &&
+                c->counted_bucket == t.bucket && ttl->type == REDIS_REPLY_INTEGER &&
+                ttl->integer == -1 && trip_now(r, c, &t, &now) && now / t.width == t.bucket &&
                 admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
         if (*done) {
             out->breaker.consecutive_failures = (uint32_t)streak;
             out->admission = (rd_admission)0; /* as the record script replies */
-            rd_redis_cache_note(r, c->tool, &out->breaker, version, out->now_ms, mono_sent,
-                                seq_sent);
         }
     }
-    free_round_trip(replies);
+    trip_end(r, c, &t, *done, out, version);
     return RD_OK;
 }

@@ -331,8 +331,9 @@ static rd_store_result record_at(rd_store *s, const char *tool, const rd_breaker
     return r;
 }
 
-static uint64_t window_calls(rd_store *s, const char *tool, const rd_breaker_policy *p,
-                             int64_t now)
+/* The tool's call window as stats() reads it. */
+static rd_breaker_evidence window_of(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                                     int64_t now)
 {
     rd_breaker b;
     rd_breaker_evidence ev;
@@ -340,7 +341,13 @@ static uint64_t window_calls(rd_store *s, const char *tool, const rd_breaker_pol
     rd_status st = {0};
     assert_int_equal(s->ops->stats(s, tool, p, now, &b, &ev, &found, &st), RD_OK);
     assert_true(found);
-    return ev.calls;
+    return ev;
+}
+
+static uint64_t window_calls(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                             int64_t now)
+{
+    return window_of(s, tool, p, now).calls;
 }
 
 static void test_pristine_success_runs_no_script(void **state)
@@ -435,15 +442,18 @@ static int64_t key_pttl(const char *key)
     return v;
 }
 
-static uint64_t window_failures(rd_store *s, const char *tool, const rd_breaker_policy *p,
-                                int64_t now)
+/* A store on the shared Redis driven by the caller's time, without local
+ * caches, whose tools are forgotten after 160 s idle (slack 10 s). */
+static rd_store *in_place_store(const char *prefix)
 {
-    rd_breaker b;
-    rd_breaker_evidence ev;
-    bool found = false;
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 160000;
     rd_status st = {0};
-    assert_int_equal(s->ops->stats(s, tool, p, now, &b, &ev, &found, &st), RD_OK);
-    return ev.failures;
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    return s;
 }
 
 /* A transient failure that lengthens a streak below the threshold is
@@ -456,13 +466,8 @@ static void test_streak_failures_run_no_script(void **state)
     char prefix[32], key[128];
     fresh_prefix(prefix, sizeof prefix, "streak");
     snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
-    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
-                          .use_caller_time = true, .no_local_cache = true,
-                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
-    o.limits.tool_idle_ttl_ms = 160000; /* slack 10 s */
+    rd_store *s = in_place_store(prefix);
     rd_status st = {0};
-    rd_store *s = rd_store_redis_new(&o, &st);
-    assert_non_null(s);
     int port = shared_redis.port;
     const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
@@ -491,7 +496,7 @@ static void test_streak_failures_run_no_script(void **state)
     bool found;
     assert_int_equal(conf_get(s, "x", 6003, &found).consecutive_failures, 3);
     assert_int_equal(window_calls(s, "x", &p, 6003), 3);
-    assert_int_equal(window_failures(s, "x", &p, 6003), 3);
+    assert_int_equal(window_of(s, "x", &p, 6003).failures, 3);
 
     /* a TTL the record must not keep: the script counts once and drops it */
     freeReplyObject(rd_harness_cmd(port, "PEXPIRE %s 100000", key));
@@ -500,7 +505,7 @@ static void test_streak_failures_run_no_script(void **state)
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.consecutive_failures, 4);
     assert_int_equal(key_pttl(key), -1);
-    assert_int_equal(window_failures(s, "x", &p, 6004), 4);
+    assert_int_equal(window_of(s, "x", &p, 6004).failures, 4);
 
     /* the threshold: the script opens the breaker */
     fcalls = rd_harness_command_calls(port, "fcall");
@@ -517,7 +522,7 @@ static void test_streak_failures_run_no_script(void **state)
     assert_int_equal(r.transition, RD_TRANSITION_NONE);
     assert_int_equal(conf_get(s, "x", 6006, &found).consecutive_failures, 5);
     assert_int_equal(window_calls(s, "x", &p, 6006), 0);
-    assert_int_equal(window_failures(s, "x", &p, 6006), 0);
+    assert_int_equal(window_of(s, "x", &p, 6006).failures, 0);
     int64_t opens = conf_get(s, "x", 6006, &found).opens_total;
 
     /* a reset starts a pristine record: its first failure runs the script */
@@ -590,13 +595,8 @@ static void test_failure_counted_in_place_then_interleaved(void **state)
     char prefix[32], key[128];
     fresh_prefix(prefix, sizeof prefix, "inter");
     snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
-    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
-                          .use_caller_time = true, .no_local_cache = true,
-                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
-    o.limits.tool_idle_ttl_ms = 160000;
+    rd_store *s = in_place_store(prefix);
     rd_status st = {0};
-    rd_store *s = rd_store_redis_new(&o, &st);
-    assert_non_null(s);
     int port = shared_redis.port;
     const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
