@@ -230,22 +230,53 @@ static size_t report_hits(const ac_automaton *a, const unsigned char *msg, size_
     return bound;
 }
 
+/* The automaton's step from row on msg[at], reporting the patterns that
+ * end there; the next row. */
+static inline uint32_t step(const ac_automaton *a, uint32_t row, const unsigned char *msg,
+                            size_t len, size_t at, size_t *bound, rd_matcher_visit visit,
+                            void *ctx)
+{
+    uint32_t next = a->delta[row + a->byte_class[msg[at]]];
+    if (next & HAS_OUTPUT) {
+        next &= ~HAS_OUTPUT;
+        *bound = report_hits(a, msg, len, at + 1, next, *bound, visit, ctx);
+    }
+    return next;
+}
+
+/* A text at least this many times the longest pattern is read by two walks
+ * side by side (scan_automaton). */
+#define SPLIT_FACTOR 2
+
 static size_t scan_automaton(const ac_automaton *a, const unsigned char *s, size_t len,
                              size_t bound, rd_matcher_visit visit, void *ctx)
 {
     if (a->n_patterns == 0)
         return bound;
-    const uint32_t *delta = a->delta;
-    const uint8_t *cls = a->byte_class;
     uint32_t row = 0;
-    for (size_t i = 0; i < len; i++) {
-        uint32_t next = delta[row + cls[s[i]]];
-        if (next & HAS_OUTPUT) {
-            next &= ~HAS_OUTPUT;
-            bound = report_hits(a, s, len, i + 1, next, bound, visit, ctx);
-        }
-        row = next;
+    if (len < SPLIT_FACTOR * a->max_len || len < 2) {
+        for (size_t i = 0; i < len; i++)
+            row = step(a, row, s, len, i, &bound, visit, ctx);
+        return bound;
     }
+    /* Each step waits for the table read of the one before, so one walk
+     * leaves the processor mostly idle; two independent walks run side by
+     * side. The first reads [0, mid); the second starts from the root
+     * max_len bytes before mid, enough for its state to be exact at every
+     * end past mid (a state is a suffix of the text of at most max_len
+     * bytes), and reports only those: each occurrence once. */
+    size_t mid = (len + a->max_len) / 2, second = mid - a->max_len, i = 0;
+    uint32_t row2 = 0;
+    for (; i < a->max_len; i++) {
+        row = step(a, row, s, len, i, &bound, visit, ctx);
+        row2 = a->delta[row2 + a->byte_class[s[second + i]]] & ~HAS_OUTPUT;
+    }
+    for (; i < mid; i++) {
+        row = step(a, row, s, len, i, &bound, visit, ctx);
+        row2 = step(a, row2, s, len, second + i, &bound, visit, ctx);
+    }
+    for (i += second; i < len; i++)
+        row2 = step(a, row2, s, len, i, &bound, visit, ctx);
     return bound;
 }
 
