@@ -12,7 +12,7 @@
 -- slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
 -- latency_ms (-1 = not measured), the window slot and bucket of a call
 -- already counted in place (-1 = none: window_record.lua rwin_undo), and
--- for a transient failure counted in place (redis_breakers.c,
+-- for a transient failure counted in place (redis_in_place.c,
 -- rd_redis_record_failure_without_script): the streak it made (-1 = none),
 -- the version the record had then, whether a slow call was counted; then,
 -- for a batched run (redis_batch.c) only: calls, transient failures, slow

@@ -3,7 +3,7 @@
 --
 -- The record is one string of REC_LEN bytes (docs/REDIS.md, "Keys"):
 -- big-endian signed 64-bit integers (BITFIELD's i64, so that a plain
--- command can count a call in place: redis_breakers.c), first the 11
+-- command can count a call in place: redis_in_place.c), first the 11
 -- fields st..fu (REC_HEAD), then the call window's REC_NB slots of
 -- (bucket, calls, failures, slow). One GET and one struct.unpack read it:
 -- for Redis a fraction of the cost of a hash's fields looked up by name
@@ -52,7 +52,7 @@ local function win_save(bkey)
 end
 -- A value of another type or length is not a record this code wrote (a
 -- hash of an older layout, or the few bytes a count in place leaves where
--- there was no record: redis_breakers.c): read as absent, so that the
+-- there was no record: redis_in_place.c): read as absent, so that the
 -- script starts the breaker afresh and its SET replaces the value. `stray`
 -- tells a script that does not create one that there is such a string to
 -- delete.

@@ -46,7 +46,7 @@ local function rwin_total(w, now)
   return {c1, c2, c3}
 end
 -- Takes back a call counted in slot s before the script ran
--- (redis_breakers.c: a success or a failure counted without a script),
+-- (redis_in_place.c: a success or a failure counted without a script),
 -- with its failure and slow call (f, sl: 0 or 1), if the slot still holds
 -- the bucket it was counted in; the rules then count the outcome as they
 -- would have. The rare path: the record is rewritten in place at once.
