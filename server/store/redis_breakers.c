@@ -2,7 +2,6 @@
  * outcomes, operator commands and reads; the calls that need no script are
  * in redis_in_place.c. */
 #include <endian.h>
-#include <errno.h>
 
 #include "store/redis_breaker_record.h"
 
