@@ -123,10 +123,22 @@ def write_config(directory: Path, *, defaults: dict | None = None, tools=(),
 
 # ---------------------------------------------------------------- process
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on now and that this process has not
+    handed out before: a port is only bound when its server starts, so two
+    servers chosen one after the other (a Redis node and its cluster bus
+    port, recoveryd beside them) could otherwise be given the same one."""
+    for _ in range(1000):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
+    raise RuntimeError("no loopback port left that was not handed out before")
 
 
 class ServerDied(Exception):
@@ -150,32 +162,64 @@ class Recoveryd:
         self.stub = None
         self.returncode: int | None = None
 
+    # Another process can still take a free port between its choice and
+    # recoveryd's bind (a client's outgoing connection is given one from the
+    # same range): recoveryd then exits saying so, and starts again on
+    # another port, at most this many times in all.
+    LISTEN_ATTEMPTS = 3
+
     def start(self, ready_timeout: float = 20.0) -> "Recoveryd":
         self._log = open(self.log_path, "wb")
+        Recoveryd.live.append(self)
+        for attempt in range(self.LISTEN_ATTEMPTS):
+            if self._launch(ready_timeout, last=attempt + 1 == self.LISTEN_ATTEMPTS):
+                return self
+            self.port = free_port()
+            self.address = f"127.0.0.1:{self.port}"
+        return self
+
+    def _launch(self, ready_timeout: float, last: bool) -> bool:
+        """Starts recoveryd on self.address and waits until it answers; False
+        when it exited because the port was taken (and `last` is False)."""
         self.proc = subprocess.Popen(
             [str(self.binary), "--config", str(self.config), "--listen", self.address],
             stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        Recoveryd.live.append(self)
         deadline = time.monotonic() + ready_timeout
+
+        def died() -> bool:
+            if self.proc.poll() is None:
+                return False
+            if not last and "cannot listen" in self.log_text(2000):
+                return True
+            raise ServerDied(f"recoveryd exited with {self.proc.returncode} during "
+                             f"startup:\n{self.log_text()}")
+
         # Wait for the port first: a gRPC channel that finds nothing there
         # backs off for a second before it tries again.
         while not self._port_open():
-            if self.proc.poll() is not None:
-                raise ServerDied(f"recoveryd exited with {self.proc.returncode} during "
-                                 f"startup:\n{self.log_text()}")
+            if died():
+                return False
             if time.monotonic() > deadline:
                 raise ServerDied(f"recoveryd did not listen on {self.address} within "
                                  f"{ready_timeout}s:\n{self.log_text()}")
             time.sleep(0.01)
         self.channel = self.new_channel()
-        try:
-            grpc.channel_ready_future(self.channel).result(
-                timeout=max(1.0, deadline - time.monotonic()))
-        except grpc.FutureTimeoutError:
-            raise ServerDied(f"recoveryd did not answer on {self.address} within "
-                             f"{ready_timeout}s:\n{self.log_text()}") from None
+        ready = grpc.channel_ready_future(self.channel)
+        while True:
+            try:
+                ready.result(timeout=0.2)
+                break
+            except grpc.FutureTimeoutError:
+                # what answers on the port may be another process's
+                if died():
+                    self.channel.close()
+                    self.channel = None
+                    return False
+                if time.monotonic() > deadline:
+                    raise ServerDied(f"recoveryd did not answer on {self.address} within "
+                                     f"{ready_timeout}s:\n{self.log_text()}") from None
         self.stub = pb_grpc.RecoveryServiceStub(self.channel)
-        return self
+        return True
 
     def _port_open(self) -> bool:
         try:
