@@ -254,7 +254,7 @@ static size_t scan_automaton(const ac_automaton *a, const unsigned char *s, size
     if (a->n_patterns == 0)
         return bound;
     uint32_t row = 0;
-    if (len < SPLIT_FACTOR * a->max_len || len < 2) {
+    if (len < SPLIT_FACTOR * a->max_len) {
         for (size_t i = 0; i < len; i++)
             row = step(a, row, s, len, i, &bound, visit, ctx);
         return bound;
