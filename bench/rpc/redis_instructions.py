@@ -16,7 +16,8 @@ it), then sends
                  pipelined
   record         a success and a transient failure on a CLOSED breaker (the
                  record script), and what a success that changes nothing
-                 but its window's count sends instead
+                 but its window's count and a failure below the threshold
+                 send instead
   ratelimit      envoyproxy/ratelimit's ShouldRateLimit (INCRBY + EXPIRE,
                  pipelined), for comparison
 
@@ -149,15 +150,16 @@ def main():
     cases.append(("record, a success, TIME + GET + BITFIELD INCRBY pipelined",
                   lambda t: [("TIME",), ("GET", key % (t, "breaker")),
                              ("BITFIELD", key % (t, "breaker"), "INCRBY", "i64", "#12", "1")]))
-    # what a transient failure on a streak sends instead: the version read
-    # and the streak and slot 0's calls and failures counted in one
-    # BITFIELD, then PTTL (redis_in_place.c)
-    failure_count = ["GET", "i64", "#8", "INCRBY", "i64", "#1", "1", "INCRBY", "i64", "#12", "1",
-                     "INCRBY", "i64", "#13", "1"]
-    cases.append(("record, a failure, TIME + GET + BITFIELD + PTTL pipelined",
-                  lambda t: [("TIME",), ("GET", key % (t, "breaker")),
+    # what a transient failure below the threshold sends instead: the
+    # version and slot 0's bucket read and the streak and the slot's calls
+    # and failures counted in one BITFIELD, then the record read with its
+    # TTL taken away (redis_in_place.c)
+    failure_count = ["GET", "i64", "#8", "GET", "i64", "#11", "INCRBY", "i64", "#1", "1",
+                     "INCRBY", "i64", "#12", "1", "INCRBY", "i64", "#13", "1"]
+    cases.append(("record, a failure, TIME + BITFIELD + GETEX pipelined",
+                  lambda t: [("TIME",),
                              ("BITFIELD", key % (t, "breaker"), *failure_count),
-                             ("PTTL", key % (t, "breaker"))]))
+                             ("GETEX", key % (t, "breaker"), "PERSIST")]))
     cases.append(("ratelimit ShouldRateLimit: INCRBY + EXPIRE pipelined",
                   lambda t: [("INCRBY", "ratelimit_" + t, 1), ("EXPIRE", "ratelimit_" + t, 60)]))
     try:

@@ -70,10 +70,10 @@ static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
 }
 
 /* One round trip about a tool's record: TIME (not with the caller's time:
- * replies[0] stays NULL), GET of the record and the commands given,
- * pipelined to the node that holds the record; when it was sent, for the
- * cache's note of the answer; and the tool's window slot at the caller's
- * time. trip_begin names the key, trip_send sends, trip_end frees. */
+ * replies[0] stays NULL) and the commands given, pipelined to the node that
+ * holds the record; when it was sent, for the cache's note of the answer;
+ * and the tool's window slot at the caller's time. trip_begin names the
+ * key, trip_send sends, trip_end frees. */
 #define ROUND_TRIP_MAX 4
 typedef struct record_trip {
     char bkey[RD_KEY_MAX];
@@ -93,22 +93,22 @@ static void trip_begin(redis_store *r, const breaker_call *c, record_trip *t)
     t->slot_at = RD_BREAKER_FIELDS + 4 * (t->bucket % RD_WINDOW_BUCKETS);
 }
 
+/* Sends TIME and then cmds[0..n), whose replies land in replies[1..n]. */
 static int trip_send(redis_store *r, conn_slot *slot, record_trip *t,
-                     const char *const *const *extra, const int *extra_argc, int n_extra,
+                     const char *const *const *cmds, const int *cmd_argc, int n,
                      rd_status *st)
 {
     const char *time_cmd[] = {"TIME"};
-    const char *get[] = {"GET", t->bkey};
-    const char *const *argvs[ROUND_TRIP_MAX] = {time_cmd, get};
-    int argcs[ROUND_TRIP_MAX] = {1, 2};
-    for (int i = 0; i < n_extra && i + 2 < ROUND_TRIP_MAX; i++) {
-        argvs[2 + i] = extra[i];
-        argcs[2 + i] = extra_argc[i];
+    const char *const *argvs[ROUND_TRIP_MAX] = {time_cmd};
+    int argcs[ROUND_TRIP_MAX] = {1};
+    for (int i = 0; i < n && i + 1 < ROUND_TRIP_MAX; i++) {
+        argvs[1 + i] = cmds[i];
+        argcs[1 + i] = cmd_argc[i];
     }
-    size_t first = r->use_caller_time ? 1 : 0, n = 2 + (size_t)n_extra;
+    size_t first = r->use_caller_time ? 1 : 0, total = 1 + (size_t)n;
     t->mono_sent = rd_clock_mono_ms();
     t->seq_sent = rd_redis_cache_seq(r);
-    return rd_redis_pipeline(r, slot, t->bkey, n - first, argcs + first, argvs + first,
+    return rd_redis_pipeline(r, slot, t->bkey, total - first, argcs + first, argvs + first,
                              t->replies + first, st);
 }
 
@@ -139,7 +139,10 @@ int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker
     *done = false;
     record_trip t;
     trip_begin(r, c, &t);
-    int rc = trip_send(r, slot, &t, NULL, NULL, 0, st);
+    const char *get[] = {"GET", t.bkey};
+    const char *const *cmds[] = {get};
+    const int cmd_argc[] = {2};
+    int rc = trip_send(r, slot, &t, cmds, cmd_argc, 1, st);
     if (rc != RD_OK)
         return rc;
     int64_t now, version = 0;
@@ -190,10 +193,11 @@ int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, brea
     trip_begin(r, c, &t);
     char field[24];
     snprintf(field, sizeof field, "#%" PRId64, t.slot_at + 1);
+    const char *get[] = {"GET", t.bkey};
     const char *count[] = {"BITFIELD", t.bkey, "INCRBY", "i64", field, "1"};
-    const char *const *extra[] = {count};
-    const int extra_argc[] = {6};
-    int rc = trip_send(r, slot, &t, extra, extra_argc, 1, st);
+    const char *const *cmds[] = {get, count};
+    const int cmd_argc[] = {2, 6};
+    int rc = trip_send(r, slot, &t, cmds, cmd_argc, 2, st);
     if (rc != RD_OK)
         return rc;
     const redisReply *rec = t.replies[1], *added = t.replies[2];
@@ -217,26 +221,34 @@ int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, brea
     return RD_OK;
 }
 
-/* ---- a failure on a streak without a script ----
+/* ---- a failure without a script ----
  *
  * A transient failure on a CLOSED breaker without a hold whose streak stays
  * below the threshold changes the streak and its window slot's counts of
  * calls and failures (record.lua: closed_outcome, save() writing them in
- * place). One BITFIELD counts all three and reads the record's version in
- * the same instant; every change of state, hold or generation changes the
- * version, so a version equal to the GET's before it means the instant's
- * fields are the GET's. PTTL after it says that the key keeps no TTL: a
- * streak is kept (breaker_write.lua, expiry), so a pristine record's
- * sliding TTL must go, which only the script does. When the record says
- * anything else (OPEN, a hold, the threshold reached, the slack run out,
- * another bucket, a TTL, another version) the record script runs, told the
- * streak the count made and the version of that instant: a version changed
- * since came after the failure and has seen it; otherwise the script reads
- * the instant's state from the record itself, the streak the count made
- * decides the trip (a failure that reached the threshold opens the breaker
- * even if a success ended the streak in between), a count made where the
- * rules count none is taken back, and the key's expiry is set anew.
- * Consecutive mode without a quorum only, as for successes. */
+ * place), and the key's expiry: a streak is kept (breaker_write.lua,
+ * expiry), so a pristine record's sliding TTL goes with the first failure.
+ * One BITFIELD reads the record's version and the bucket its window slot
+ * holds and counts all three in one instant; then GETEX ... PERSIST reads
+ * the record and takes any TTL away in a second instant. When the second
+ * shows the same version and the streak the count made, nothing that
+ * matters came between them (every change of state, hold or generation
+ * moves the version, and every other change of the streak moves it): the
+ * record is then a CLOSED streak without a hold, which keeps no TTL, and
+ * the answer is that record. A save between the two that only moved
+ * last_seen leaves a streak's expiry alone.
+ *
+ * Otherwise (OPEN, a hold, the threshold reached, the slack run out,
+ * another bucket, another version or streak, no record) the record script
+ * runs, told the streak the count made, the version and the slot's bucket
+ * of that instant. A version changed since came after the failure and has
+ * seen it; otherwise the script reads the state from the record itself,
+ * the streak the count made decides the trip (a failure that reached the
+ * threshold opens the breaker even if a success ended the streak in
+ * between), a count made where the rules count none is taken back. Either
+ * way the script sets the key's expiry again from the record, since the
+ * GETEX may have taken away a TTL the record needs. Consecutive mode
+ * without a quorum only, as for successes. */
 
 bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c)
 {
@@ -248,7 +260,7 @@ bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c)
 }
 
 /* The BITFIELD's replies, in order. */
-enum { AT_VER, AT_CF, AT_CALLS, AT_FAILURES, AT_SLOW, AT_MAX };
+enum { AT_VER, AT_BUCKET, AT_CF, AT_CALLS, AT_FAILURES, AT_SLOW, AT_MAX };
 
 int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
                                            rd_store_result *out, bool *done, rd_status *st)
@@ -260,46 +272,47 @@ int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, brea
     trip_begin(r, c, &t);
     int64_t latency = c->call ? c->call->latency_ms : -1;
     bool slow = p->slow_call_ms > 0 && latency >= p->slow_call_ms;
-    char ver[24], cf[24], calls[24], failures[24], slow_calls[24];
+    char ver[24], bucket[24], cf[24], calls[24], failures[24], slow_calls[24];
     snprintf(ver, sizeof ver, "#%d", F_VER);
+    snprintf(bucket, sizeof bucket, "#%" PRId64, t.slot_at);
     snprintf(cf, sizeof cf, "#%d", F_CF);
     snprintf(calls, sizeof calls, "#%" PRId64, t.slot_at + 1);
     snprintf(failures, sizeof failures, "#%" PRId64, t.slot_at + 2);
     snprintf(slow_calls, sizeof slow_calls, "#%" PRId64, t.slot_at + 3);
-    const char *count[] = {"BITFIELD", t.bkey, "GET", "i64", ver,
+    const char *count[] = {"BITFIELD", t.bkey, "GET", "i64", ver, "GET", "i64", bucket,
                            "INCRBY", "i64", cf, "1", "INCRBY", "i64", calls, "1",
                            "INCRBY", "i64", failures, "1", "INCRBY", "i64", slow_calls, "1"};
-    const char *pttl[] = {"PTTL", t.bkey};
-    const char *const *extra[] = {count, pttl};
-    const int extra_argc[] = {slow ? 21 : 17, 2};
-    int rc = trip_send(r, slot, &t, extra, extra_argc, 2, st);
+    const char *read[] = {"GETEX", t.bkey, "PERSIST"};
+    const char *const *cmds[] = {count, read};
+    const int cmd_argc[] = {slow ? 24 : 20, 3};
+    int rc = trip_send(r, slot, &t, cmds, cmd_argc, 2, st);
     if (rc != RD_OK)
         return rc;
-    const redisReply *rec = t.replies[1], *at = t.replies[2], *ttl = t.replies[3];
+    const redisReply *at = t.replies[1], *rec = t.replies[2];
     size_t n_at = slow ? AT_MAX : AT_SLOW;
     bool counted = at->type == REDIS_REPLY_ARRAY && at->elements == n_at;
     for (size_t k = 0; counted && k < n_at; k++)
         counted = at->element[k]->type == REDIS_REPLY_INTEGER;
     int64_t version = 0;
     if (counted) {
-        /* told even when GET found no record: one may have been made since */
+        /* told even when there was no record: the script replaces what the
+         * count left */
         bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
         int64_t streak = at->element[AT_CF]->integer, at_ver = at->element[AT_VER]->integer;
         c->counted = c->counted_failure = true;
         c->counted_slow = slow;
         c->counted_slot = t.bucket % RD_WINDOW_BUCKETS;
-        c->counted_bucket = valid ? record_number(rec->str, (int)t.slot_at) : -1;
+        c->counted_bucket = at->element[AT_BUCKET]->integer;
         c->counted_streak = streak;
         c->counted_ver = at_ver;
         int64_t threshold = p->failure_threshold ? p->failure_threshold : 1, now;
-        *done = valid && record_number(rec->str, F_VER) == at_ver && streak < threshold &&
-                c->counted_bucket == t.bucket && ttl->type == REDIS_REPLY_INTEGER &&
-                ttl->integer == -1 && trip_now(r, c, &t, &now) && now / t.width == t.bucket &&
+        *done = valid && record_number(rec->str, F_VER) == at_ver &&
+                record_number(rec->str, F_CF) == streak && streak < threshold &&
+                c->counted_bucket == t.bucket && trip_now(r, c, &t, &now) &&
+                now / t.width == t.bucket &&
                 admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
-        if (*done) {
-            out->breaker.consecutive_failures = (uint32_t)streak;
+        if (*done)
             out->admission = (rd_admission)0; /* as the record script replies */
-        }
     }
     trip_end(r, c, &t, *done, out, version);
     return RD_OK;

@@ -456,11 +456,12 @@ static rd_store *in_place_store(const char *prefix)
     return s;
 }
 
-/* A transient failure that lengthens a streak below the threshold is
- * counted by one BITFIELD; the first of a streak (its record loses the
- * pristine TTL), the one that trips, one where the key has a TTL and one
- * while OPEN run the script, which counts each exactly once. */
-static void test_streak_failures_run_no_script(void **state)
+/* A transient failure that leaves the streak below the threshold is
+ * counted by one BITFIELD and read back by one GETEX, which takes away the
+ * TTL a streak must not keep (a pristine record's, or any other); the one
+ * that trips and one while OPEN run the script, which counts each exactly
+ * once and gives the key back the expiry its record needs. */
+static void test_failures_below_threshold_run_no_script(void **state)
 {
     skip_without_redis();
     char prefix[32], key[128];
@@ -472,18 +473,17 @@ static void test_streak_failures_run_no_script(void **state)
     const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
     conf_admit(s, "x", &p, 6000); /* pristine: a sliding TTL */
+    /* a success that starts the window's current bucket (a script) */
+    record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS);
     assert_true(key_pttl(key) > 0);
 
-    /* the first of a streak: the script, which keeps the record */
+    /* the first of a streak and the next two: no script; the first takes
+     * the pristine TTL away */
     long long fcalls = rd_harness_command_calls(port, "fcall");
+    long long counts = rd_harness_command_calls(port, "bitfield");
     rd_store_result r = record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
-    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.consecutive_failures, 1);
     assert_int_equal(key_pttl(key), -1);
-
-    /* the next two: no script */
-    fcalls = rd_harness_command_calls(port, "fcall");
-    long long counts = rd_harness_command_calls(port, "bitfield");
     r = record_at(s, "x", &p, 6002, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(r.breaker.consecutive_failures, 2);
     assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
@@ -492,47 +492,55 @@ static void test_streak_failures_run_no_script(void **state)
     r = record_at(s, "x", &p, 6003, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(r.breaker.consecutive_failures, 3);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
-    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 2);
+    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 3);
     bool found;
     assert_int_equal(conf_get(s, "x", 6003, &found).consecutive_failures, 3);
-    assert_int_equal(window_calls(s, "x", &p, 6003), 3);
+    assert_int_equal(window_calls(s, "x", &p, 6003), 4);
     assert_int_equal(window_of(s, "x", &p, 6003).failures, 3);
 
-    /* a TTL the record must not keep: the script counts once and drops it */
+    /* a TTL the record must not keep goes with the next failure's read */
     freeReplyObject(rd_harness_cmd(port, "PEXPIRE %s 100000", key));
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6004, RD_OUTCOME_TRANSIENT_FAILURE);
-    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
     assert_int_equal(r.breaker.consecutive_failures, 4);
     assert_int_equal(key_pttl(key), -1);
     assert_int_equal(window_of(s, "x", &p, 6004).failures, 4);
+    assert_int_equal(window_calls(s, "x", &p, 6004), 5);
 
-    /* the threshold: the script opens the breaker */
+    /* the threshold: the script opens the breaker, whose record expires */
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6005, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.transition, RD_TRANSITION_OPENED);
     assert_int_equal(r.breaker.consecutive_failures, 5);
+    assert_true(key_pttl(key) > 0);
 
-    /* OPEN: the count made in place is taken back, none is counted */
+    /* OPEN: the count made in place is taken back, none is counted, and
+     * the TTL the read took away is set again */
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6006, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.stored, RD_BREAKER_OPEN);
     assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_true(key_pttl(key) > 0);
     assert_int_equal(conf_get(s, "x", 6006, &found).consecutive_failures, 5);
     assert_int_equal(window_calls(s, "x", &p, 6006), 0);
     assert_int_equal(window_of(s, "x", &p, 6006).failures, 0);
     int64_t opens = conf_get(s, "x", 6006, &found).opens_total;
 
-    /* a reset starts a pristine record: its first failure runs the script */
+    /* a reset starts a pristine record with an empty window: the failure
+     * that starts the window's current bucket runs the script, the next
+     * one does not */
     rd_store_result forced;
     assert_int_equal(s->ops->force(s, "x", RD_FORCE_RESET, 6007, 0, &forced, &st), RD_OK);
+    assert_true(key_pttl(key) > 0);
     fcalls = rd_harness_command_calls(port, "fcall");
     record_at(s, "x", &p, 6008, RD_OUTCOME_TRANSIENT_FAILURE);
     r = record_at(s, "x", &p, 6009, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_int_equal(key_pttl(key), -1);
     assert_int_equal(conf_get(s, "x", 6009, &found).opens_total, opens);
     rd_store_destroy(s);
 }
@@ -542,11 +550,21 @@ static void test_streak_failures_run_no_script(void **state)
  * counted; *ver as it was at that instant, *cf the streak counted. */
 static void count_failure_in_place(int port, const char *key, int64_t *cf, int64_t *ver)
 {
-    redisReply *r = rd_harness_cmd(port, "BITFIELD %s GET i64 #8 INCRBY i64 #1 1 "
-                                         "INCRBY i64 #16 1 INCRBY i64 #17 1", key);
-    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 4);
+    redisReply *r = rd_harness_cmd(port, "BITFIELD %s GET i64 #8 GET i64 #15 "
+                                         "INCRBY i64 #1 1 INCRBY i64 #16 1 INCRBY i64 #17 1",
+                                   key);
+    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5);
     *ver = r->element[0]->integer;
-    *cf = r->element[1]->integer;
+    assert_int_equal(r->element[1]->integer, 1); /* the slot holds bucket 1 */
+    *cf = r->element[2]->integer;
+    freeReplyObject(r);
+}
+
+/* Its read after the count, which takes the key's TTL away. */
+static void read_after_count(int port, const char *key)
+{
+    redisReply *r = rd_harness_cmd(port, "GETEX %s PERSIST", key);
+    assert_true(r && r->type == REDIS_REPLY_STRING);
     freeReplyObject(r);
 }
 
@@ -588,7 +606,8 @@ static int record_script_after_count(int port, const char *prefix, const char *t
 /* The script's side of a failure counted in place, for the interleavings
  * a test cannot time: a failure that reached the threshold opens the
  * breaker even though a success ended the streak after the count; one
- * counted before a reset is not counted again. */
+ * counted before a reset is not counted again. Either way the key gets
+ * back the TTL its record needs, which the count's read took away. */
 static void test_failure_counted_in_place_then_interleaved(void **state)
 {
     skip_without_redis();
@@ -608,10 +627,12 @@ static void test_failure_counted_in_place_then_interleaved(void **state)
     rd_store_result r = record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
     assert_int_equal(r.breaker.consecutive_failures, 0);
     assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    read_after_count(port, key);
     assert_int_equal(record_script_after_count(port, prefix, "x", &p, 6004, cf, ver),
                      RD_TRANSITION_OPENED);
     bool found;
     assert_int_equal(conf_get(s, "x", 6004, &found).stored, RD_BREAKER_OPEN);
+    assert_true(key_pttl(key) > 0);
 
     /* counted, then reset: the reset came after it */
     record_at(s, "y", &p, 7000, RD_OUTCOME_TRANSIENT_FAILURE);
@@ -620,11 +641,14 @@ static void test_failure_counted_in_place_then_interleaved(void **state)
     count_failure_in_place(port, key, &cf, &ver);
     rd_store_result forced;
     assert_int_equal(s->ops->force(s, "y", RD_FORCE_RESET, 7003, 0, &forced, &st), RD_OK);
+    read_after_count(port, key); /* takes the reset's pristine TTL away */
+    assert_int_equal(key_pttl(key), -1);
     assert_int_equal(record_script_after_count(port, prefix, "y", &p, 7004, cf, ver),
                      RD_TRANSITION_NONE);
     rd_breaker b = conf_get(s, "y", 7004, &found);
     assert_int_equal(b.stored, RD_BREAKER_CLOSED);
     assert_int_equal(b.consecutive_failures, 0);
+    assert_true(key_pttl(key) > 0); /* the script gave it back */
     rd_store_destroy(s);
 }
 
@@ -1937,7 +1961,7 @@ int main(void)
         cmocka_unit_test(test_scripts_by_name_without_functions),
         cmocka_unit_test(test_unchanging_admission_runs_no_script),
         cmocka_unit_test(test_pristine_success_runs_no_script),
-        cmocka_unit_test(test_streak_failures_run_no_script),
+        cmocka_unit_test(test_failures_below_threshold_run_no_script),
         cmocka_unit_test(test_failure_counted_in_place_then_interleaved),
         cmocka_unit_test(test_scripts_run_by_text_without_script_load),
         cmocka_unit_test(test_recovers_after_restart),

@@ -50,9 +50,10 @@ else
   load_probe(KEYS[2], b)
   -- A failure counted in place before a transition or reset came before it:
   -- that change (every one moves the version) saw its count, so nothing is
-  -- left to do. With the same version the state is the one it was counted
-  -- in.
+  -- left to do but the key's expiry, which the count's read took away. With
+  -- the same version the state is the one it was counted in.
   if ucf ~= -1 and b.ver ~= uver then
+    expiry_restore(KEYS[1], b, now, idle, caller)
     return reply(0, 0, 0, b, now, 0, 0, 0, 0, 0)
   end
   if uslot >= 0 then

@@ -58,8 +58,8 @@ end
 -- delete.
 local stray
 -- Set by a script that cannot know the key's expiry from the stored fields
--- (record.lua: a failure counted in place may have left a pristine
--- record's TTL on a streak): save() then sets it whatever it was.
+-- (record.lua: a failure counted in place takes the TTL away as it reads
+-- the record): save() then sets it whatever it was.
 local expiry_unsure
 local function load(key, track)
   stored, win_slot, win_cleared, expiry_unsure = nil, nil, nil, nil

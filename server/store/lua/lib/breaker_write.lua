@@ -22,6 +22,16 @@ local function set_ttl(b, now, idle, caller)
   if ttl < 1 then ttl = 1 end
   return real_ttl(ttl, caller)
 end
+-- Sets the key's expiry to the one expiry() gives the stored record b at its
+-- stored ls, for a caller that cannot know what the key now has (record.lua:
+-- a failure counted in place takes the TTL away as it reads the record).
+local function expiry_restore(bkey, b, now, idle, caller)
+  local kind, ends = expiry(b, b.ls, now, idle)
+  if kind == 0 then redis.call('PERSIST', bkey); return end
+  local ttl = ends - now
+  if ttl < 1 then ttl = 1 end
+  redis.call('PEXPIRE', bkey, real_ttl(ttl, caller))
+end
 -- Writes b (b.ls = now) with the window as it now is, after load(key, true)
 -- or for a new record; returns true when it wrote.
 -- Invariant: the key's TTL is the one expiry() gives the stored record at
