@@ -47,12 +47,13 @@
  * pass. Only a change of the corpus itself (a text corrected to what its
  * source really says, a new batch) sets it again, from the figures
  * measured then. The held-out split now includes the tenth batch's 65
- * entries, so the floor is the value measured on that set of 449 when the
- * batch was added, before any rule was written for it: 422 and 372 right
- * (93.99 % and 82.85 %), rounded down to the tenth of a percent.
+ * entries: measured on that set of 449 when the batch was added, before
+ * any rule was written for it, 422 and 372 right (93.99 % and 82.85 %);
+ * with the rules written from the batch's tuning split, 422 and 373
+ * (83.07 %), rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.939
-#define HOLDOUT_FLOOR_CATEGORY 0.828
+#define HOLDOUT_FLOOR_CATEGORY 0.830
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
