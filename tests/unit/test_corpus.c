@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch11.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch12.yaml), whose held-out
  * fifth the rules were not tuned on. The goal
  * is 97 % right on retryability and 90 % on category: the issue 4 corpus
  * and the tuning split must meet it; the held-out split, which meets it on
@@ -46,13 +46,13 @@
  * whenever the held-out figures rise; never lower it to let a rule change
  * pass. Only a change of the corpus itself (a text corrected to what its
  * source really says, a new batch) sets it again, from the figures
- * measured then. The held-out split now includes the eleventh batch's
- * 59 entries, so the floor is the value measured on that set of 508 when
- * the batch was added, before any rule was written for it: 470 and 412
- * right (92.52 % and 81.10 %), rounded down to the tenth of a percent.
+ * measured then. The held-out split now includes the twelfth batch's
+ * 71 entries, so the floor is the value measured on that set of 579 when
+ * the batch was added, before any rule was written for it: 531 and 458
+ * right (91.71 % and 79.10 %), rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.925
-#define HOLDOUT_FLOOR_CATEGORY 0.811
+#define HOLDOUT_FLOOR_RETRYABILITY 0.917
+#define HOLDOUT_FLOOR_CATEGORY 0.791
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -64,7 +64,7 @@
 #define MISS_MESSAGE_SHOWN 160 /* bytes of a missed message printed */
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to eleventh batches (files of their own, same families and split
+ * eighth to twelfth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -74,6 +74,7 @@ enum {
     CORPUS_BATCH9,
     CORPUS_BATCH10,
     CORPUS_BATCH11,
+    CORPUS_BATCH12,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -83,6 +84,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch9.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch10.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch11.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch12.yaml",
 };
 
 typedef struct fixture {
@@ -385,9 +387,10 @@ static void test_corpus_accuracy(void **state)
     const rd_corpus *issue4[] = {&fx->corpus[CORPUS_ISSUE4]};
     const rd_corpus *vendors[] = {&fx->corpus[CORPUS_VENDORS], &fx->corpus[CORPUS_BATCH8],
                                   &fx->corpus[CORPUS_BATCH9], &fx->corpus[CORPUS_BATCH10],
-                                  &fx->corpus[CORPUS_BATCH11]};
+                                  &fx->corpus[CORPUS_BATCH11], &fx->corpus[CORPUS_BATCH12]};
     enum { N_VENDOR_FILES = sizeof vendors / sizeof vendors[0] };
-    set_report old, tuning, held, held_b17, held_b8, held_b9, held_b10, held_b11, tuning_b11;
+    set_report old, tuning, held, held_b17, held_b8, held_b9, held_b10, held_b11, held_b12,
+        tuning_b12;
     measure_set(fx->cfg, issue4, 1, false, "errors.yaml (issue 4)", true, &old);
     measure_set(fx->cfg, vendors, N_VENDOR_FILES, false,
                 "vendor corpus (all its files), tuning split", true, &tuning);
@@ -403,8 +406,10 @@ static void test_corpus_accuracy(void **state)
                 &held_b10);
     measure_set(fx->cfg, vendors + 4, 1, true, "errors-batch11.yaml, held-out split", false,
                 &held_b11);
-    measure_set(fx->cfg, vendors + 4, 1, false, "errors-batch11.yaml, tuning split", false,
-                &tuning_b11);
+    measure_set(fx->cfg, vendors + 5, 1, true, "errors-batch12.yaml, held-out split", false,
+                &held_b12);
+    measure_set(fx->cfg, vendors + 5, 1, false, "errors-batch12.yaml, tuning split", false,
+                &tuning_b12);
     printf("\n%-26s %5s %10s %10s\n", "set", "n", "retry", "category");
     print_line("errors.yaml", &old.total);
     print_line("vendors, tuning", &tuning.total);
@@ -414,7 +419,8 @@ static void test_corpus_accuracy(void **state)
     print_line("  of it batch 9", &held_b9.total);
     print_line("  of it batch 10", &held_b10.total);
     print_line("  of it batch 11", &held_b11.total);
-    print_line("batch 11, tuning", &tuning_b11.total);
+    print_line("  of it batch 12", &held_b12.total);
+    print_line("batch 12, tuning", &tuning_b12.total);
     printf("%-26s %5s %10s %10s\n", "verified entries only", "n", "retry", "category");
     print_line("errors.yaml", &old.verified);
     print_line("vendors, tuning", &tuning.verified);
