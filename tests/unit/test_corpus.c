@@ -48,11 +48,13 @@
  * source really says, a new batch) sets it again, from the figures
  * measured then. The held-out split now includes the twelfth batch's
  * 71 entries, so the floor is the value measured on that set of 579 when
- * the batch was added, before any rule was written for it: 531 and 458
- * right (91.71 % and 79.10 %), rounded down to the tenth of a percent.
+ * the batch was added, before any rule was written for it, 531 and 458
+ * right (91.71 % and 79.10 %); with the rules written from the batch's
+ * tuning split, 531 and 459 (79.27 %), rounded down to the tenth of a
+ * percent.
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.917
-#define HOLDOUT_FLOOR_CATEGORY 0.791
+#define HOLDOUT_FLOOR_CATEGORY 0.792
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
