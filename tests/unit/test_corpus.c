@@ -89,6 +89,13 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch12.yaml",
 };
 
+/* The vendor files (CORPUS_VENDORS on) as the summary names them. */
+static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "batch 9",
+                                                 "batch 10",    "batch 11", "batch 12"};
+_Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
+                   N_CORPORA - CORPUS_VENDORS,
+               "one label per vendor file");
+
 typedef struct fixture {
     rd_config *cfg;
     rd_corpus corpus[N_CORPORA];
@@ -387,42 +394,38 @@ static void test_corpus_accuracy(void **state)
     const fixture *fx = *state;
     bool show_holdout = getenv("RD_CORPUS_SHOW_HOLDOUT") != NULL;
     const rd_corpus *issue4[] = {&fx->corpus[CORPUS_ISSUE4]};
-    const rd_corpus *vendors[] = {&fx->corpus[CORPUS_VENDORS], &fx->corpus[CORPUS_BATCH8],
-                                  &fx->corpus[CORPUS_BATCH9], &fx->corpus[CORPUS_BATCH10],
-                                  &fx->corpus[CORPUS_BATCH11], &fx->corpus[CORPUS_BATCH12]};
-    enum { N_VENDOR_FILES = sizeof vendors / sizeof vendors[0] };
-    set_report old, tuning, held, held_b17, held_b8, held_b9, held_b10, held_b11, held_b12,
-        tuning_b12;
+    enum { N_VENDOR_FILES = N_CORPORA - CORPUS_VENDORS };
+    const rd_corpus *vendors[N_VENDOR_FILES];
+    for (size_t k = 0; k < N_VENDOR_FILES; k++)
+        vendors[k] = &fx->corpus[CORPUS_VENDORS + k];
+    set_report old, tuning, held, per_file[N_VENDOR_FILES][2]; /* [k][0] tuning, [k][1] held out */
     measure_set(fx->cfg, issue4, 1, false, "errors.yaml (issue 4)", true, &old);
     measure_set(fx->cfg, vendors, N_VENDOR_FILES, false,
                 "vendor corpus (all its files), tuning split", true, &tuning);
     measure_set(fx->cfg, vendors, N_VENDOR_FILES, true,
                 "vendor corpus (all its files), held-out split", show_holdout, &held);
-    measure_set(fx->cfg, vendors, 1, true, "errors-vendors.yaml (batches 1-7), held-out split",
-                false, &held_b17);
-    measure_set(fx->cfg, vendors + 1, 1, true, "errors-batch8.yaml, held-out split", false,
-                &held_b8);
-    measure_set(fx->cfg, vendors + 2, 1, true, "errors-batch9.yaml, held-out split", false,
-                &held_b9);
-    measure_set(fx->cfg, vendors + 3, 1, true, "errors-batch10.yaml, held-out split", false,
-                &held_b10);
-    measure_set(fx->cfg, vendors + 4, 1, true, "errors-batch11.yaml, held-out split", false,
-                &held_b11);
-    measure_set(fx->cfg, vendors + 5, 1, true, "errors-batch12.yaml, held-out split", false,
-                &held_b12);
-    measure_set(fx->cfg, vendors + 5, 1, false, "errors-batch12.yaml, tuning split", false,
-                &tuning_b12);
+    for (size_t k = 0; k < N_VENDOR_FILES; k++)
+        for (int h = 0; h < 2; h++) {
+            const char *path = CORPUS_PATHS[CORPUS_VENDORS + k], *name = strrchr(path, '/');
+            char title[96];
+            snprintf(title, sizeof title, "%s, %s split", name ? name + 1 : path,
+                     h ? "held-out" : "tuning");
+            measure_set(fx->cfg, vendors + k, 1, h, title, false, &per_file[k][h]);
+        }
     printf("\n%-26s %5s %10s %10s\n", "set", "n", "retry", "category");
     print_line("errors.yaml", &old.total);
     print_line("vendors, tuning", &tuning.total);
+    for (size_t k = 0; k < N_VENDOR_FILES; k++) {
+        char label[48];
+        snprintf(label, sizeof label, "  of it %s", VENDOR_FILE_LABELS[k]);
+        print_line(label, &per_file[k][0].total);
+    }
     print_line("vendors, held out", &held.total);
-    print_line("  of it batches 1-7", &held_b17.total);
-    print_line("  of it batch 8", &held_b8.total);
-    print_line("  of it batch 9", &held_b9.total);
-    print_line("  of it batch 10", &held_b10.total);
-    print_line("  of it batch 11", &held_b11.total);
-    print_line("  of it batch 12", &held_b12.total);
-    print_line("batch 12, tuning", &tuning_b12.total);
+    for (size_t k = 0; k < N_VENDOR_FILES; k++) {
+        char label[48];
+        snprintf(label, sizeof label, "  of it %s", VENDOR_FILE_LABELS[k]);
+        print_line(label, &per_file[k][1].total);
+    }
     printf("%-26s %5s %10s %10s\n", "verified entries only", "n", "retry", "category");
     print_line("errors.yaml", &old.verified);
     print_line("vendors, tuning", &tuning.verified);
