@@ -1,7 +1,8 @@
 /* The breaker calls that need no script on the Redis store: an admission
  * that changes nothing, a success that only counts a call and a failure
- * that only lengthens a streak, each decided in C from what one round trip
- * read, every other case left to the script (redis_breakers.c). */
+ * that leaves the streak below the threshold, each decided in C from what
+ * one round trip read, every other case left to the script
+ * (redis_breakers.c). */
 #include <errno.h>
 
 #include "store/redis_breaker_record.h"
