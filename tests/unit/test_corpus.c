@@ -1,13 +1,13 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch12.yaml), whose held-out
- * fifth the rules were not tuned on. The goal
- * is 97 % right on retryability and 90 % on category: the issue 4 corpus
- * and the tuning split must meet it; the held-out split, which meets it on
- * category but not yet on retryability, must stay at or above a floor
- * (HOLDOUT_FLOOR_*), and the gap to the goal is printed. Figures on the entries marked `verified` (text checked
- * against the named source) are printed apart.
+ * (tests/corpus/errors-batch8.yaml to errors-batch13.yaml), whose held-out
+ * fifth the rules were not tuned on. The goal is 97 % right on
+ * retryability and 90 % on category: the issue 4 corpus and the tuning
+ * split must meet it; the held-out split, which does not meet it yet, must
+ * stay at or above a floor (HOLDOUT_FLOOR_*), and the gap to the goal is
+ * printed. Figures on the entries marked `verified` (text checked against
+ * the named source) are printed apart.
  *
  * Loads config/recovery.yaml (rules and tool manifests), classifies every
  * entry with rd_classify, prints per set the accuracy per source family,
@@ -46,15 +46,13 @@
  * whenever the held-out figures rise; never lower it to let a rule change
  * pass. Only a change of the corpus itself (a text corrected to what its
  * source really says, a new batch) sets it again, from the figures
- * measured then. The held-out split now includes the twelfth batch's
- * 71 entries, so the floor is the value measured on that set of 579 when
- * the batch was added, before any rule was written for it, 531 and 458
- * right (91.71 % and 79.10 %); with the rules written from the batch's
- * tuning split, 531 and 459 (79.27 %), rounded down to the tenth of a
- * percent.
+ * measured then. The held-out split now includes the thirteenth batch's
+ * 57 entries, so the floor is the value measured on that set of 636 when
+ * the batch was added, before any rule was written for it, 579 and 501
+ * right (91.04 % and 78.77 %), rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.917
-#define HOLDOUT_FLOOR_CATEGORY 0.792
+#define HOLDOUT_FLOOR_RETRYABILITY 0.910
+#define HOLDOUT_FLOOR_CATEGORY 0.787
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -66,7 +64,7 @@
 #define MISS_MESSAGE_SHOWN 160 /* bytes of a missed message printed */
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to twelfth batches (files of their own, same families and split
+ * eighth to thirteenth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -77,6 +75,7 @@ enum {
     CORPUS_BATCH10,
     CORPUS_BATCH11,
     CORPUS_BATCH12,
+    CORPUS_BATCH13,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -87,11 +86,12 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch10.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch11.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch12.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch13.yaml",
 };
 
 /* The vendor files (CORPUS_VENDORS on) as the summary names them. */
-static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "batch 9",
-                                                 "batch 10",    "batch 11", "batch 12"};
+static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "batch 9", "batch 10",
+                                                 "batch 11",    "batch 12", "batch 13"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
