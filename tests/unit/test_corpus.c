@@ -107,7 +107,9 @@ static int setup(void **state)
 {
     static fixture fx;
     char err[RD_CONFIG_ERR_MAX];
-    fx.cfg = rd_config_load(CONFIG_PATH, err, sizeof err);
+    /* RD_CORPUS_CONFIG measures another ruleset (scripts/rule-precision.py) */
+    const char *config = getenv("RD_CORPUS_CONFIG");
+    fx.cfg = rd_config_load(config && *config ? config : CONFIG_PATH, err, sizeof err);
     if (!fx.cfg) {
         fprintf(stderr, "config: %s\n", err);
         return -1;
@@ -387,12 +389,42 @@ static bool meets_goal(const tally *t)
     return meets(t, MIN_RETRYABILITY_ACCURACY, MIN_CATEGORY_ACCURACY);
 }
 
+/* RD_CORPUS_DUMP=FILE writes every entry's answer as a tab-separated line
+ * (file, id, split, expected and answered retryability/category, rule,
+ * tier), for measuring rules across batches; held-out lines are for
+ * figures, not for tuning. */
+static void dump_answers(const rd_config *cfg, const rd_corpus *corpora, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "file\tid\tsplit\texpected\tanswered\trule\ttier\n");
+    for (int k = 0; k < N_CORPORA; k++) {
+        const char *name = strrchr(CORPUS_PATHS[k], '/');
+        for (size_t i = 0; i < corpora[k].n_entries; i++) {
+            const rd_corpus_entry *e = &corpora[k].entries[i];
+            rd_classification got;
+            classify_entry(cfg, e, &got);
+            fprintf(f, "%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n", name + 1, e->id,
+                    e->holdout ? "holdout" : "tuning",
+                    rd_corpus_retryability_name(e->expect_retryability),
+                    rd_corpus_category_name(e->expect_category),
+                    rd_corpus_retryability_name(got.retryability),
+                    rd_corpus_category_name(got.category), got.rule_id,
+                    rd_tier_name(rd_rule_tier(got.rule_id)));
+        }
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
 /* The held-out misses are not listed unless asked for
  * (RD_CORPUS_SHOW_HOLDOUT=1): rules are tuned on the other sets only. */
 static void test_corpus_accuracy(void **state)
 {
     const fixture *fx = *state;
     bool show_holdout = getenv("RD_CORPUS_SHOW_HOLDOUT") != NULL;
+    const char *dump = getenv("RD_CORPUS_DUMP");
+    if (dump && *dump)
+        dump_answers(fx->cfg, fx->corpus, dump);
     const rd_corpus *issue4[] = {&fx->corpus[CORPUS_ISSUE4]};
     enum { N_VENDOR_FILES = N_CORPORA - CORPUS_VENDORS };
     const rd_corpus *vendors[N_VENDOR_FILES];
