@@ -49,10 +49,12 @@
  * measured then. The held-out split now includes the fourteenth batch's
  * 68 entries, so the floor is the value measured on that set of 704 when
  * the batch was added, before any rule was written for it, 638 and 553
- * right (90.63 % and 78.55 %), rounded down to the tenth of a percent.
+ * right (90.63 % and 78.55 %); with the rules written from the batch's
+ * tuning split, 638 and 554 (78.69 %), rounded down to the tenth of a
+ * percent.
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.906
-#define HOLDOUT_FLOOR_CATEGORY 0.785
+#define HOLDOUT_FLOOR_CATEGORY 0.786
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
