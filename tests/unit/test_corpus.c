@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch14.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch15.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -46,15 +46,13 @@
  * whenever the held-out figures rise; never lower it to let a rule change
  * pass. Only a change of the corpus itself (a text corrected to what its
  * source really says, a new batch) sets it again, from the figures
- * measured then. The held-out split now includes the fourteenth batch's
- * 68 entries, so the floor is the value measured on that set of 704 when
- * the batch was added, before any rule was written for it, 638 and 553
- * right (90.63 % and 78.55 %); with the rules written from the batch's
- * tuning split, 638 and 554 (78.69 %), rounded down to the tenth of a
- * percent.
+ * measured then. The held-out split now includes the fifteenth batch's
+ * 56 entries, so the floor is the value measured on that set of 760 when
+ * the batch was added, before any rule was written for it, 685 and 587
+ * right (90.13 % and 77.24 %), rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.906
-#define HOLDOUT_FLOOR_CATEGORY 0.786
+#define HOLDOUT_FLOOR_RETRYABILITY 0.901
+#define HOLDOUT_FLOOR_CATEGORY 0.772
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -66,7 +64,7 @@
 #define MISS_MESSAGE_SHOWN 160 /* bytes of a missed message printed */
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fourteenth batches (files of their own, same families and split
+ * eighth to fifteenth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -79,6 +77,7 @@ enum {
     CORPUS_BATCH12,
     CORPUS_BATCH13,
     CORPUS_BATCH14,
+    CORPUS_BATCH15,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -91,12 +90,13 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch12.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch13.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch14.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch15.yaml",
 };
 
 /* The vendor files (CORPUS_VENDORS on) as the summary names them. */
 static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "batch 9",
                                                  "batch 10",    "batch 11", "batch 12",
-                                                 "batch 13",    "batch 14"};
+                                                 "batch 13",    "batch 14", "batch 15"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
