@@ -4,6 +4,7 @@
  * A table that stopped matching, or an earlier rule that took its
  * messages, fails here by name. */
 #include "classify_shipped.h"
+#include "domain/matcher.h"
 
 #define T RD_TRANSIENT
 #define P RD_PERMANENT
@@ -188,6 +189,72 @@ static void test_weakest_words(void **state)
     check_cases(cfg, cases, sizeof cases / sizeof cases[0]);
 }
 
+/* A rule that reads only the message and comes first decides every text
+ * its pattern is found in; so does a pattern's own rule. */
+static bool message_only(const rd_match *m)
+{
+    return m->n_http_status == 0 && m->n_grpc_code == 0 && m->n_codes == 0 &&
+           m->n_exception_types == 0 && m->n_kinds == 0 && m->n_sources == 0 &&
+           m->n_tools == 0;
+}
+
+/* q is found wherever p is: q lies inside p and asks for no word boundary. */
+static bool covers(const rd_pattern *q, const rd_pattern *p)
+{
+    if (q->boundary_start || q->boundary_end || q->len == 0 || q->len > p->len)
+        return false;
+    for (size_t at = 0; at + q->len <= p->len; at++)
+        if (memcmp(p->text + at, q->text, q->len) == 0)
+            return true;
+    return false;
+}
+
+/* Every pattern can decide some text: none is found only where a pattern
+ * of its own rule is found too, nor, in a rule of the message pass, where
+ * a pattern of an earlier rule that reads nothing but the message is (a
+ * rule of the structured pass is read before those). Such a pattern costs
+ * every scan its automaton states and never changes an answer. */
+static void test_no_pattern_is_shadowed(void **state)
+{
+    const rd_config *cfg = *state;
+    const rd_ruleset *rs = &cfg->rules;
+    size_t shadowed = 0;
+    for (size_t i = 0; i < rs->n_rules; i++) {
+        const rd_match *w = &rs->rules[i].when;
+        bool message_pass = !rd_match_is_structured(w) && !rd_rule_is_generic(&rs->rules[i]);
+        for (size_t k = 0; k < w->n_patterns; k++) {
+            const rd_pattern *p = &w->patterns[k];
+            for (size_t j = 0; j <= i; j++) {
+                const rd_match *v = &rs->rules[j].when;
+                if (j < i && (!message_pass || !message_only(v)))
+                    continue;
+                bool found = false;
+                for (size_t l = 0; l < v->n_patterns && !found; l++) {
+                    if (j == i && l == k)
+                        continue;
+                    /* of two same patterns in one rule, the later is the spare */
+                    const rd_pattern *q = &v->patterns[l];
+                    if (j == i && l > k && q->len == p->len &&
+                        q->boundary_start == p->boundary_start &&
+                        q->boundary_end == p->boundary_end)
+                        continue;
+                    if (covers(q, p)) {
+                        fprintf(stderr, "rule %s: pattern \"%s\" never decides: %s has \"%s\"\n",
+                                rs->rules[i].id, p->text, j == i ? "its own rule" : rs->rules[j].id,
+                                q->text);
+                        found = true;
+                    }
+                }
+                if (found) {
+                    shadowed++;
+                    break;
+                }
+            }
+        }
+    }
+    assert_int_equal(shadowed, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -196,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_provider_tables),
         cmocka_unit_test(test_runtime_and_cli_tables),
         cmocka_unit_test(test_weakest_words),
+        cmocka_unit_test(test_no_pattern_is_shadowed),
     };
     return cmocka_run_group_tests_name("shipped data tables", tests, load_shipped, free_shipped);
 }
