@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config/words_parse.h"
 #include "domain/err.h"
 #include "domain/matcher.h"
 
@@ -397,6 +398,10 @@ static int parse_rule_id(const rd_yctx *c, const rd_ynode *map, const char *path
         return rc;
     if (!valid_rule_id(text))
         return rd_yerr(c, id->line, p, "\"%s\" is not a rule id ([a-z0-9_.-]+)", text);
+    /* the answers no rule gives carry these (domain/classify.h, tiers) */
+    if (strcmp(text, "unknown") == 0 || strcmp(text, "unspecified") == 0 ||
+        strcmp(text, RD_WORDS_RULE_ID) == 0)
+        return rd_yerr(c, id->line, p, "\"%s\" is reserved for answers no rule gives", text);
     r->id = strdup(text);
     r->line = id->line;
     return r->id ? RD_OK : rd_yerr(c, id->line, p, "out of memory");
@@ -569,7 +574,7 @@ static int compile_rules(const rd_yctx *c, rd_ruleset *rs)
 
 int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
 {
-    static const char *const keys[] = {"unknown", "suggestions", "rules", NULL};
+    static const char *const keys[] = {"unknown", "suggestions", "rules", "words", NULL};
     rd_ynode *root;
     int rc = rd_yaml_load(c, &root);
     if (rc != RD_OK)
@@ -584,6 +589,8 @@ int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
     const rd_ynode *rules = rd_ymap_get(root, "rules");
     if (rc == RD_OK && rules)
         rc = parse_rules_list(c, rules, rs);
+    if (rc == RD_OK)
+        rc = rd_words_parse(c, root, &rs->words);
     rd_yaml_free(root);
     return rc == RD_OK ? compile_rules(c, rs) : rc;
 }
@@ -591,6 +598,7 @@ int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
 void rd_ruleset_clear(rd_ruleset *rs)
 {
     rd_matcher_free(rs->matcher); /* refers to the rules: freed before them */
+    rd_word_model_free(rs->words);
     for (size_t i = 0; rs->rules && i < rs->n_rules; i++) {
         rd_rule *r = &rs->rules[i];
         free(r->id);

@@ -12,6 +12,7 @@
 
 #include "domain/matcher.h"
 #include "domain/trace.h"
+#include "domain/words.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -241,6 +242,10 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
                               : rd_rule_tier(rule->id);
         own_suggestion = rule->suggestion;
         rule_kind = rule->kind;
+    } else if (rules && rd_words_decide(rules->words, err->message, err->message_len,
+                                        &out->retryability, &out->category, NULL)) {
+        out->rule_id = RD_WORDS_RULE_ID;
+        out->decided_by = RD_TIER_WORDS;
     } else {
         /* 000 section 1.3: an unknown error is transient unless configured. */
         out->retryability = (rules && rules->unknown_retryability == RD_PERMANENT) ? RD_PERMANENT
@@ -285,6 +290,8 @@ rd_tier rd_rule_tier(const char *rule_id)
         return RD_TIER_DEFAULT;
     if (has_prefix(rule_id, "learned:"))
         return RD_TIER_LEARNED;
+    if (strcmp(rule_id, RD_WORDS_RULE_ID) == 0)
+        return RD_TIER_WORDS;
     if (has_prefix(rule_id, "text."))
         return RD_TIER_MESSAGE;
     if (has_prefix(rule_id, RD_GENERIC_PREFIX))
@@ -297,7 +304,8 @@ rd_tier rd_rule_tier(const char *rule_id)
 const char *rd_tier_name(rd_tier t)
 {
     static const char *const names[RD_TIER_COUNT] = {
-        "unspecified", "structured", "exception", "message", "generic", "learned", "default"};
+        "unspecified", "structured", "exception", "message", "generic", "learned", "default",
+        "words"};
     return (int)t >= 0 && t < RD_TIER_COUNT ? names[t] : "unspecified";
 }
 

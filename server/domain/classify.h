@@ -8,8 +8,10 @@
  *      only once the structured conditions hold, so text refines a status);
  *   2. otherwise message-pattern rules, in file order, first match wins;
  *   3. otherwise generic.* rules (generic exception types), in file order;
- *   4. otherwise the rules file's unknown default (TRANSIENT unless set);
- *   5. then the tool manifest's overrides, first match wins.
+ *   4. otherwise the message's words, when the rules file counts words and
+ *      they say one retryability clearly enough (domain/words.h);
+ *   5. otherwise the rules file's unknown default (TRANSIENT unless set);
+ *   6. then the tool manifest's overrides, first match wins.
  * A loaded ruleset carries a compiled matcher (domain/matcher.h): one pass
  * over the message finds every pattern. Hand-built rulesets without one
  * are evaluated rule by rule, with the same result.
@@ -33,6 +35,7 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
  *   MESSAGE     text.
  *   GENERIC     generic.
  *   LEARNED     learned:<hash> (engine/classification.c)
+ *   WORDS       words (domain/words.h)
  *   DEFAULT     "unknown", "unspecified", "" and NULL
  * rd_classify fills decided_by from the compiled matcher's table of it, so
  * no rule id is compared per call. */

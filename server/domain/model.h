@@ -76,6 +76,10 @@ typedef struct rd_ruleset {
      * loader and freed with the ruleset; NULL (hand-built rulesets) means
      * the rules are evaluated one by one, with the same result. */
     struct rd_matcher *matcher;
+    /* The words tier (domain/words.h) for errors no rule decides, from the
+     * file's `words:` section; NULL without one (the unknown default then
+     * answers them). Owned, freed with the ruleset. */
+    struct rd_word_model *words;
 } rd_ruleset;
 
 /* ---- tools ---- */

@@ -154,6 +154,7 @@ typedef enum rd_tier {
     RD_TIER_GENERIC = 4,     /* a generic exception type, the text saying nothing known */
     RD_TIER_LEARNED = 5,     /* a learned signature */
     RD_TIER_DEFAULT = 6,     /* nothing decided: the unknown default */
+    RD_TIER_WORDS = 7,       /* no rule decided; the message's words did (domain/words.h) */
     RD_TIER_COUNT
 } rd_tier;
 

@@ -79,10 +79,12 @@ static int apply_learning(const rd_engine *e, const char *tool_id, const rd_sign
 }
 
 /* Whether learning looks at this classification: an error no rule (and
- * no override) decided. */
+ * no override) decided, answered by the default or by its words alone;
+ * what this error's retries did outweighs what its words suggest. */
 static bool learnable(const rd_engine *e, const rd_classification *c)
 {
-    return e->policy->learning.enabled && !c->overridden && strcmp(c->rule_id, "unknown") == 0;
+    return e->policy->learning.enabled && !c->overridden &&
+           (strcmp(c->rule_id, "unknown") == 0 || c->decided_by == RD_TIER_WORDS);
 }
 
 /* The tool's manifest, or NULL, from its settings (a manifest's own or the

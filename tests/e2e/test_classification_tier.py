@@ -60,6 +60,18 @@ def test_unknown_error_is_the_documented_default(stub):
     assert c.category == pb.CATEGORY_UNKNOWN, c
 
 
+def test_words_decide_what_no_rule_knows(stub):
+    """No rule knows the text, but its words clearly say a program that
+    failed: the words tier answers, permanent, and says so; words every
+    kind of message holds decide nothing (the test above)."""
+    c = classify(stub, "flight_search", err("Process failed with exit code 2"))
+    assert c.decided_by == pb.CLASSIFICATION_TIER_WORDS, c
+    assert c.rule_id == "words", c
+    assert c.retryability == pb.RETRYABILITY_PERMANENT, c
+    assert c.category == pb.CATEGORY_LOGIC, c
+    assert c.suggestion, c
+
+
 def test_decide_answers_carry_the_tier(stub):
     turn = unique("turn")
     r = decide(stub, "flight_search", err("Rate exceeded", code="ThrottlingException",

@@ -1186,9 +1186,11 @@ static void test_shipped_002_pattern_groups(void **state)
         /* "unexpected" is not "expected" */
         {.message = "Unexpected EOF", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
          .want_rule = "text.network"},
-        /* whole tokens only: nothing here is a status code */
+        /* whole tokens only: nothing here is a status code (no 429 or 500
+         * rule); no rule knows it, and its words ("took", "ms") say a slow
+         * call */
         {.message = "Query took 4290 ms on port 5001", .want_retryability = T,
-         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "words"},
         {.message = "something nobody has seen before", .want_retryability = T,
          .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
     };
@@ -1209,8 +1211,10 @@ static void test_shipped_002_per_tool_rules(void **state)
         /* another tool: "not found" is a missing resource */
         {.tool_id = "python_exec", .message = "foo: command not found", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE, .want_rule = "text.not_found"},
+        /* another tool: the bash rule does not apply; no rule knows the
+         * text, and its words ("exit", "code") say a program that failed */
         {.tool_id = "python_exec", .message = "Process failed with exit code 2",
-         .want_retryability = T, .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "words"},
         {.tool_id = "read_file", .message = "cannot read binary file", .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.file_binary"},
         {.tool_id = "read_file", .message = "stream is not valid UTF-8", .want_retryability = P,
@@ -1611,6 +1615,7 @@ static void test_rule_tiers(void **state)
     assert_int_equal(rd_rule_tier("text.network"), RD_TIER_MESSAGE);
     assert_int_equal(rd_rule_tier("generic.value_or_type"), RD_TIER_GENERIC);
     assert_int_equal(rd_rule_tier("learned:1a2b3c"), RD_TIER_LEARNED);
+    assert_int_equal(rd_rule_tier("words"), RD_TIER_WORDS);
     assert_int_equal(rd_rule_tier("unknown"), RD_TIER_DEFAULT);
     assert_int_equal(rd_rule_tier(""), RD_TIER_DEFAULT);
     assert_int_equal(rd_rule_tier(NULL), RD_TIER_DEFAULT);
@@ -1748,6 +1753,8 @@ static void test_decided_by(void **state)
          RD_TIER_EXCEPTION},
         {{.message = "read ECONNRESET"}, RD_TIER_MESSAGE},
         {{.exception_type = "TypeError", .message = "quux"}, RD_TIER_GENERIC},
+        {{.message = "Process failed with exit code 2"}, RD_TIER_WORDS},
+        /* words every kind of message holds decide nothing */
         {{.message = "the frobnicator is sulking"}, RD_TIER_DEFAULT},
         {{.exception_type = "Exception", .message = "zork"}, RD_TIER_DEFAULT},
     };

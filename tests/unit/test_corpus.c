@@ -27,6 +27,7 @@
 
 #include "config/config.h"
 #include "domain/classify.h"
+#include "corpus_files.h"
 #include "corpus_reader.h"
 
 #ifndef RD_SOURCE_DIR
@@ -49,10 +50,12 @@
  * measured then. The held-out split now includes the fifteenth batch's
  * 56 entries, so the floor is the value measured on that set of 760 when
  * the batch was added, before any rule was written for it, 685 and 587
- * right (90.13 % and 77.24 %), rounded down to the tenth of a percent.
+ * right (90.13 % and 77.24 %), rounded down to the tenth of a percent;
+ * raised since by the words tier (domain/words.h, whose counts come from
+ * the tuning split alone) to 695 and 600 right (91.45 % and 78.95 %).
  * docs/CLASSIFICATION.md ("Figures measured") has how it moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.901
-#define HOLDOUT_FLOOR_CATEGORY 0.772
+#define HOLDOUT_FLOOR_RETRYABILITY 0.914
+#define HOLDOUT_FLOOR_CATEGORY 0.789
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -62,36 +65,6 @@
 
 #define CONFIG_PATH RD_SOURCE_DIR "/config/recovery.yaml"
 #define MISS_MESSAGE_SHOWN 160 /* bytes of a missed message printed */
-
-/* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fifteenth batches (files of their own, same families and split
- * rule); the vendor files alone have a held-out split and are measured as
- * one. */
-enum {
-    CORPUS_ISSUE4,
-    CORPUS_VENDORS,
-    CORPUS_BATCH8,
-    CORPUS_BATCH9,
-    CORPUS_BATCH10,
-    CORPUS_BATCH11,
-    CORPUS_BATCH12,
-    CORPUS_BATCH13,
-    CORPUS_BATCH14,
-    CORPUS_BATCH15,
-    N_CORPORA
-};
-static const char *const CORPUS_PATHS[N_CORPORA] = {
-    RD_SOURCE_DIR "/tests/corpus/errors.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-vendors.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch8.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch9.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch10.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch11.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch12.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch13.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch14.yaml",
-    RD_SOURCE_DIR "/tests/corpus/errors-batch15.yaml",
-};
 
 /* The vendor files (CORPUS_VENDORS on) as the summary names them. */
 static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "batch 9",

@@ -439,6 +439,7 @@ const (
 	ClassificationTier_CLASSIFICATION_TIER_GENERIC     ClassificationTier = 4 // only a generic exception type (TypeError, ValueError, ...)
 	ClassificationTier_CLASSIFICATION_TIER_LEARNED     ClassificationTier = 5 // a learned signature (learning:)
 	ClassificationTier_CLASSIFICATION_TIER_DEFAULT     ClassificationTier = 6 // nothing decided: the rules file's unknown default
+	ClassificationTier_CLASSIFICATION_TIER_WORDS       ClassificationTier = 7 // no rule decided; the message's words, weighed against labelled messages, did
 )
 
 // Enum value maps for ClassificationTier.
@@ -451,6 +452,7 @@ var (
 		4: "CLASSIFICATION_TIER_GENERIC",
 		5: "CLASSIFICATION_TIER_LEARNED",
 		6: "CLASSIFICATION_TIER_DEFAULT",
+		7: "CLASSIFICATION_TIER_WORDS",
 	}
 	ClassificationTier_value = map[string]int32{
 		"CLASSIFICATION_TIER_UNSPECIFIED": 0,
@@ -460,6 +462,7 @@ var (
 		"CLASSIFICATION_TIER_GENERIC":     4,
 		"CLASSIFICATION_TIER_LEARNED":     5,
 		"CLASSIFICATION_TIER_DEFAULT":     6,
+		"CLASSIFICATION_TIER_WORDS":       7,
 	}
 )
 
@@ -2691,7 +2694,7 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x1bEFFECT_SAFETY_DECLARED_SAFE\x10\x01\x12\x1e\n" +
 	"\x1aEFFECT_SAFETY_NOT_EXECUTED\x10\x02\x12!\n" +
 	"\x1dEFFECT_SAFETY_IDEMPOTENCY_KEY\x10\x03\x12\x19\n" +
-	"\x15EFFECT_SAFETY_UNKNOWN\x10\x04*\x84\x02\n" +
+	"\x15EFFECT_SAFETY_UNKNOWN\x10\x04*\xa3\x02\n" +
 	"\x12ClassificationTier\x12#\n" +
 	"\x1fCLASSIFICATION_TIER_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eCLASSIFICATION_TIER_STRUCTURED\x10\x01\x12!\n" +
@@ -2699,7 +2702,8 @@ const file_recovery_v1_recovery_proto_rawDesc = "" +
 	"\x1bCLASSIFICATION_TIER_MESSAGE\x10\x03\x12\x1f\n" +
 	"\x1bCLASSIFICATION_TIER_GENERIC\x10\x04\x12\x1f\n" +
 	"\x1bCLASSIFICATION_TIER_LEARNED\x10\x05\x12\x1f\n" +
-	"\x1bCLASSIFICATION_TIER_DEFAULT\x10\x06*\xc8\x01\n" +
+	"\x1bCLASSIFICATION_TIER_DEFAULT\x10\x06\x12\x1d\n" +
+	"\x19CLASSIFICATION_TIER_WORDS\x10\a*\xc8\x01\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eACTION_PROCEED\x10\x01\x12\x10\n" +

@@ -3283,7 +3283,7 @@ const ProtobufCEnumDescriptor recovery__v1__effect_safety__descriptor =
   recovery__v1__effect_safety__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue recovery__v1__classification_tier__enum_values_by_number[7] =
+static const ProtobufCEnumValue recovery__v1__classification_tier__enum_values_by_number[8] =
 {
   { "CLASSIFICATION_TIER_UNSPECIFIED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_UNSPECIFIED", 0 },
   { "CLASSIFICATION_TIER_STRUCTURED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_STRUCTURED", 1 },
@@ -3292,11 +3292,12 @@ static const ProtobufCEnumValue recovery__v1__classification_tier__enum_values_b
   { "CLASSIFICATION_TIER_GENERIC", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_GENERIC", 4 },
   { "CLASSIFICATION_TIER_LEARNED", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_LEARNED", 5 },
   { "CLASSIFICATION_TIER_DEFAULT", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_DEFAULT", 6 },
+  { "CLASSIFICATION_TIER_WORDS", "RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_WORDS", 7 },
 };
 static const ProtobufCIntRange recovery__v1__classification_tier__value_ranges[] = {
-{0, 0},{0, 7}
+{0, 0},{0, 8}
 };
-static const ProtobufCEnumValueIndex recovery__v1__classification_tier__enum_values_by_name[7] =
+static const ProtobufCEnumValueIndex recovery__v1__classification_tier__enum_values_by_name[8] =
 {
   { "CLASSIFICATION_TIER_DEFAULT", 6 },
   { "CLASSIFICATION_TIER_EXCEPTION", 2 },
@@ -3305,6 +3306,7 @@ static const ProtobufCEnumValueIndex recovery__v1__classification_tier__enum_val
   { "CLASSIFICATION_TIER_MESSAGE", 3 },
   { "CLASSIFICATION_TIER_STRUCTURED", 1 },
   { "CLASSIFICATION_TIER_UNSPECIFIED", 0 },
+  { "CLASSIFICATION_TIER_WORDS", 7 },
 };
 const ProtobufCEnumDescriptor recovery__v1__classification_tier__descriptor =
 {
@@ -3313,9 +3315,9 @@ const ProtobufCEnumDescriptor recovery__v1__classification_tier__descriptor =
   "ClassificationTier",
   "Recovery__V1__ClassificationTier",
   "recovery.v1",
-  7,
+  8,
   recovery__v1__classification_tier__enum_values_by_number,
-  7,
+  8,
   recovery__v1__classification_tier__enum_values_by_name,
   1,
   recovery__v1__classification_tier__value_ranges,

@@ -203,7 +203,11 @@ typedef enum _Recovery__V1__ClassificationTier {
   /*
    * nothing decided: the rules file's unknown default
    */
-  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_DEFAULT = 6
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_DEFAULT = 6,
+  /*
+   * no rule decided; the message's words, weighed against labelled messages, did
+   */
+  RECOVERY__V1__CLASSIFICATION_TIER__CLASSIFICATION_TIER_WORDS = 7
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(RECOVERY__V1__CLASSIFICATION_TIER)
 } Recovery__V1__ClassificationTier;
 typedef enum _Recovery__V1__Action {

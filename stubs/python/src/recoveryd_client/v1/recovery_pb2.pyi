@@ -73,6 +73,7 @@ class ClassificationTier(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLASSIFICATION_TIER_GENERIC: _ClassVar[ClassificationTier]
     CLASSIFICATION_TIER_LEARNED: _ClassVar[ClassificationTier]
     CLASSIFICATION_TIER_DEFAULT: _ClassVar[ClassificationTier]
+    CLASSIFICATION_TIER_WORDS: _ClassVar[ClassificationTier]
 
 class Action(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -143,6 +144,7 @@ CLASSIFICATION_TIER_MESSAGE: ClassificationTier
 CLASSIFICATION_TIER_GENERIC: ClassificationTier
 CLASSIFICATION_TIER_LEARNED: ClassificationTier
 CLASSIFICATION_TIER_DEFAULT: ClassificationTier
+CLASSIFICATION_TIER_WORDS: ClassificationTier
 ACTION_UNSPECIFIED: Action
 ACTION_PROCEED: Action
 ACTION_RETRY: Action

@@ -1,0 +1,41 @@
+/* The corpus files of real error messages (tests/corpus), for the tests
+ * that read them all: test_corpus.c (accuracy) and test_words.c (the
+ * words tier's counts). */
+#ifndef RD_TEST_CORPUS_FILES_H
+#define RD_TEST_CORPUS_FILES_H
+
+#ifndef RD_SOURCE_DIR
+#define RD_SOURCE_DIR "."
+#endif
+
+/* The files: issue 4's corpus, then issue 34's vendor corpus and its
+ * eighth to fifteenth batches (files of their own, same families and split
+ * rule); the vendor files alone have a held-out split and are measured as
+ * one. */
+enum {
+    CORPUS_ISSUE4,
+    CORPUS_VENDORS,
+    CORPUS_BATCH8,
+    CORPUS_BATCH9,
+    CORPUS_BATCH10,
+    CORPUS_BATCH11,
+    CORPUS_BATCH12,
+    CORPUS_BATCH13,
+    CORPUS_BATCH14,
+    CORPUS_BATCH15,
+    N_CORPORA
+};
+static const char *const CORPUS_PATHS[N_CORPORA] = {
+    RD_SOURCE_DIR "/tests/corpus/errors.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-vendors.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch8.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch9.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch10.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch11.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch12.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch13.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch14.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch15.yaml",
+};
+
+#endif
