@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fifteenth batches (files of their own, same families and split
+ * eighth to sixteenth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -23,6 +23,7 @@ enum {
     CORPUS_BATCH13,
     CORPUS_BATCH14,
     CORPUS_BATCH15,
+    CORPUS_BATCH16,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -36,6 +37,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch13.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch14.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch15.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch16.yaml",
 };
 
 #endif
