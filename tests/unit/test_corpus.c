@@ -52,10 +52,10 @@
  * rule written for it. The held-out split now includes the seventeenth
  * batch's 35 entries: 832, of which 760 and 648 are right (91.35 % and
  * 77.88 %; 760 and 649 before the recount), rounded down to the tenth of
- * a percent. docs/CLASSIFICATION.md ("Figures measured") has how it
+ * a percent; raised since by its rules to 760 and 649 (78.00 %). docs/CLASSIFICATION.md ("Figures measured") has how it
  * moved. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.913
-#define HOLDOUT_FLOOR_CATEGORY 0.778
+#define HOLDOUT_FLOOR_CATEGORY 0.780
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
