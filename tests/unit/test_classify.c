@@ -1186,15 +1186,17 @@ static void test_shipped_002_pattern_groups(void **state)
         /* "unexpected" is not "expected" */
         {.message = "Unexpected EOF", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
          .want_rule = "text.network"},
-        /* whole tokens only: nothing here is a status code (no 429 or 500
-         * rule); no rule knows it, and its words ("took", "ms") say a slow
-         * call */
-        {.message = "Query took 4290 ms on port 5001", .want_retryability = T,
-         .want_category = RD_CAT_TRANSIENT, .want_rule = "words"},
         {.message = "something nobody has seen before", .want_retryability = T,
          .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
     };
     check_cases(cfg, cases, LEN(cases));
+    /* whole tokens only: nothing here is a status code (no 429 or 500
+     * rule); no rule knows it, and its words ("took", "ms") say a slow
+     * call, transient */
+    const shipped_case slow = {.message = "Query took 4290 ms on port 5001"};
+    rd_classification c = classify_shipped(cfg, &slow);
+    assert_string_equal(c.rule_id, "words");
+    assert_int_equal(c.retryability, RD_TRANSIENT);
 }
 
 static void test_shipped_002_per_tool_rules(void **state)
@@ -1211,10 +1213,6 @@ static void test_shipped_002_per_tool_rules(void **state)
         /* another tool: "not found" is a missing resource */
         {.tool_id = "python_exec", .message = "foo: command not found", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE, .want_rule = "text.not_found"},
-        /* another tool: the bash rule does not apply; no rule knows the
-         * text, and its words ("exit", "code") say a program that failed */
-        {.tool_id = "python_exec", .message = "Process failed with exit code 2",
-         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "words"},
         {.tool_id = "read_file", .message = "cannot read binary file", .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.file_binary"},
         {.tool_id = "read_file", .message = "stream is not valid UTF-8", .want_retryability = P,
@@ -1234,6 +1232,15 @@ static void test_shipped_002_per_tool_rules(void **state)
          .want_rule = "text.web_redirect"},
     };
     check_cases(cfg, cases, LEN(cases));
+    /* another tool: the bash rule does not apply; no rule knows the text,
+     * and its words ("exit", "code") say a program that failed, permanent
+     * (the words tier's category follows the corpus's counts) */
+    const shipped_case other = {.tool_id = "python_exec",
+                                .message = "Process failed with exit code 2"};
+    rd_classification c = classify_shipped(cfg, &other);
+    assert_string_equal(c.rule_id, "words");
+    assert_int_equal(c.decided_by, RD_TIER_WORDS);
+    assert_int_equal(c.retryability, RD_PERMANENT);
 }
 
 static void test_shipped_004_llm_and_mcp_additions(void **state)
