@@ -116,8 +116,10 @@ size_t rd_word_model_size(const rd_word_model *m) { return m ? m->n_entries : 0;
 
 const uint32_t *rd_word_model_messages(const rd_word_model *m) { return m->messages; }
 
-/* The entry of a word, or NULL. */
-static const word_entry *find(const rd_word_model *m, const char *w, size_t len, uint64_t h)
+/* The entry of the word at w[0..len), compared folded (a word of the
+ * table folds to itself), or NULL. */
+static const word_entry *find(const rd_word_model *m, const unsigned char *w, size_t len,
+                              uint64_t h)
 {
     if (!m->n_slots)
         return NULL;
@@ -127,14 +129,20 @@ static const word_entry *find(const rd_word_model *m, const char *w, size_t len,
         if (!slot)
             return NULL;
         const word_entry *e = &m->entries[slot - 1];
-        if (e->hash == h && e->len == len && memcmp(e->word, w, len) == 0)
-            return e;
+        if (e->hash == h && e->len == len) {
+            size_t i = 0;
+            while (i < len && (unsigned char)e->word[i] == m->fold[w[i]])
+                i++;
+            if (i == len)
+                return e;
+        }
     }
 }
 
 const uint32_t *rd_word_model_counts(const rd_word_model *m, const char *word, size_t len)
 {
-    const word_entry *e = m ? find(m, word, len, word_hash(word, len)) : NULL;
+    const word_entry *e =
+        m ? find(m, (const unsigned char *)word, len, word_hash(word, len)) : NULL;
     return e ? e->counts : NULL;
 }
 
@@ -188,7 +196,7 @@ int rd_word_model_add(rd_word_model *m, const char *word, size_t len,
             return -1;
         }
     uint64_t h = word_hash(word, len);
-    if (find(m, word, len, h)) {
+    if (find(m, (const unsigned char *)word, len, h)) {
         *why = "the word is counted twice";
         return -1;
     }
@@ -221,26 +229,6 @@ int rd_word_model_add(rd_word_model *m, const char *word, size_t len,
 
 /* ---- the answer ---- */
 
-/* The entry of the word at msg[0..len), compared folded. */
-static const word_entry *find_folded(const rd_word_model *m, const unsigned char *w, size_t len,
-                                     uint64_t h, const unsigned char *fold)
-{
-    size_t mask = m->n_slots - 1;
-    for (size_t at = (size_t)h & mask;; at = (at + 1) & mask) {
-        uint32_t slot = m->slots[at];
-        if (!slot)
-            return NULL;
-        const word_entry *e = &m->entries[slot - 1];
-        if (e->hash == h && e->len == len) {
-            size_t i = 0;
-            while (i < len && (unsigned char)e->word[i] == fold[w[i]])
-                i++;
-            if (i == len)
-                return e;
-        }
-    }
-}
-
 bool rd_words_decide(const rd_word_model *m, const char *msg, size_t len,
                      rd_retryability *retryability, rd_category *category, double *probability)
 {
@@ -264,7 +252,7 @@ bool rd_words_decide(const rd_word_model *m, const char *msg, size_t len,
         size_t w = i - start;
         if (w < 2 || w > RD_WORD_MAX)
             continue;
-        const word_entry *e = find_folded(m, s + start, w, h, fold);
+        const word_entry *e = find(m, s + start, w, h);
         if (!e)
             continue;
         /* once each: the counts say how many messages hold a word, not how
