@@ -118,6 +118,26 @@ def test_learning_classifies_an_unknown_error_from_retries(launcher):
     assert classify(stub, unique("other"), err(message.format(42))).rule_id == "unknown"
 
 
+def test_learning_outweighs_the_words_tier(launcher):
+    """An error only its words decided is followed like an unknown one:
+    when its retries keep failing, what they did replaces what the words
+    suggested."""
+    server = _with_learning(launcher, min_samples=4)
+    stub = server.stub
+    tool = unique("slowpoke")
+    message = "Query took {} ms on port 5001"
+    first = classify(stub, tool, err(message.format(1)))
+    assert first.decided_by == pb.CLASSIFICATION_TIER_WORDS, first
+    assert first.retryability == pb.RETRYABILITY_TRANSIENT, first
+    turn = unique("t")
+    for attempt in range(1, 6):
+        decide(stub, tool, err(message.format(attempt)), attempt=attempt, turn_id=turn)
+    c = classify(stub, tool, err(message.format(99)))
+    assert c.rule_id.startswith("learned:"), c
+    assert c.decided_by == pb.CLASSIFICATION_TIER_LEARNED, c
+    assert c.retryability == pb.RETRYABILITY_PERMANENT, c
+
+
 def test_learning_teaches_permanent_and_decide_escalates(launcher):
     server = _with_learning(launcher, min_samples=4)
     stub = server.stub
