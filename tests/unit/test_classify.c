@@ -1205,7 +1205,7 @@ static void test_shipped_002_per_tool_rules(void **state)
     static const shipped_case cases[] = {
         {.tool_id = "bash", .message = "bash: foo: command not found", .want_retryability = P,
          .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "text.bash_command_not_found"},
-        {.tool_id = "bash", .message = "Process failed with exit code 2", .want_retryability = P,
+        {.tool_id = "bash", .message = "Script failed with exit code 2", .want_retryability = P,
          .want_category = RD_CAT_LOGIC, .want_rule = "text.bash_exit_code"},
         /* generic groups still come first for bash */
         {.tool_id = "bash", .message = "curl: (7) Connection refused, exit code 7",
@@ -1236,7 +1236,7 @@ static void test_shipped_002_per_tool_rules(void **state)
      * and its words ("exit", "code") say a program that failed, permanent
      * (the words tier's category follows the corpus's counts) */
     const shipped_case other = {.tool_id = "python_exec",
-                                .message = "Process failed with exit code 2"};
+                                .message = "Script failed with exit code 2"};
     rd_classification c = classify_shipped(cfg, &other);
     assert_string_equal(c.rule_id, "words");
     assert_int_equal(c.decided_by, RD_TIER_WORDS);
@@ -1760,7 +1760,7 @@ static void test_decided_by(void **state)
          RD_TIER_EXCEPTION},
         {{.message = "read ECONNRESET"}, RD_TIER_MESSAGE},
         {{.exception_type = "TypeError", .message = "quux"}, RD_TIER_GENERIC},
-        {{.message = "Process failed with exit code 2"}, RD_TIER_WORDS},
+        {{.message = "Script failed with exit code 2"}, RD_TIER_WORDS},
         /* words every kind of message holds decide nothing */
         {{.message = "the frobnicator is sulking"}, RD_TIER_DEFAULT},
         {{.exception_type = "Exception", .message = "zork"}, RD_TIER_DEFAULT},
