@@ -244,9 +244,11 @@ static inline uint32_t step(const ac_automaton *a, uint32_t row, const unsigned 
     return next;
 }
 
-/* A text at least this many times the longest pattern is read by two walks
- * side by side (scan_automaton). */
-#define SPLIT_FACTOR 2
+/* A text longer than the longest pattern by at least this many bytes is
+ * read by two walks side by side (scan_automaton): the second walk's
+ * lead-in of max_len bytes then costs less than the half of the text it
+ * takes from the first. */
+#define SPLIT_MIN_EXCESS 16
 
 static size_t scan_automaton(const ac_automaton *a, const unsigned char *s, size_t len,
                              size_t bound, rd_matcher_visit visit, void *ctx)
@@ -254,7 +256,7 @@ static size_t scan_automaton(const ac_automaton *a, const unsigned char *s, size
     if (a->n_patterns == 0)
         return bound;
     uint32_t row = 0;
-    if (len < SPLIT_FACTOR * a->max_len) {
+    if (len < a->max_len + SPLIT_MIN_EXCESS) {
         for (size_t i = 0; i < len; i++)
             row = step(a, row, s, len, i, &bound, visit, ctx);
         return bound;
