@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch21.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch22.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -49,13 +49,13 @@
  * source really says, a new batch) sets it again, from the figures
  * measured then, with the words tier's counts recounted for it
  * (scripts/word-counts.sh: they follow the corpus mechanically) and no
- * rule written for it. The held-out split now includes the twenty-first
- * batch's 52 entries: 1,019, of which 921 and 776 are right (90.38 % and
- * 76.15 %; 920 and 777 before the recount), rounded down to the tenth of
+ * rule written for it. The held-out split now includes the twenty-second
+ * batch's 53 entries: 1,072, of which 964 and 813 are right (89.93 % and
+ * 75.84 %; 966 and 810 before the recount), rounded down to the tenth of
  * a percent. docs/CLASSIFICATION.md ("Figures measured") has how it
  * moved. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.903
-#define HOLDOUT_FLOOR_CATEGORY 0.761
+#define HOLDOUT_FLOOR_RETRYABILITY 0.899
+#define HOLDOUT_FLOOR_CATEGORY 0.758
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -71,7 +71,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 10",    "batch 11", "batch 12",
                                                  "batch 13",    "batch 14", "batch 15",
                                                  "batch 16",    "batch 17", "batch 18",
-                                                 "batch 19",    "batch 20", "batch 21"};
+                                                 "batch 19",    "batch 20", "batch 21",
+                                                 "batch 22"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
