@@ -1027,20 +1027,21 @@ static void test_matcher_64k_is_linear(void **state)
     free(big);
 }
 
-/* A text long enough to be read by two walks (matcher.c): an occurrence
- * at every offset, across the point where they meet included, is found
- * and visited once. */
+/* Texts of every length up to well past the one from which two walks
+ * read them (matcher.c): an occurrence at every offset, across the point
+ * where the walks meet included, is found and visited once. */
 static void test_matcher_two_walks_find_every_offset(void **state)
 {
     const rd_matcher *m = *state;
     char text[160];
-    for (size_t at = 0; at + 4 <= sizeof text; at++) {
-        memset(text, ' ', sizeof text);
-        memcpy(text + at, "hers", 4);
-        hit_log h = scan_bytes(m, text, sizeof text, SIZE_MAX);
-        assert_int_equal(h.seen, BIT("he") | BIT("hers"));
-        assert_int_equal(h.visits, 2);
-    }
+    for (size_t len = 4; len <= sizeof text; len++)
+        for (size_t at = 0; at + 4 <= len; at++) {
+            memset(text, ' ', sizeof text);
+            memcpy(text + at, "hers", 4);
+            hit_log h = scan_bytes(m, text, len, SIZE_MAX);
+            assert_int_equal(h.seen, BIT("he") | BIT("hers"));
+            assert_int_equal(h.visits, 2);
+        }
 }
 
 /* rd_matcher_build on an empty ruleset and on rules without patterns */
