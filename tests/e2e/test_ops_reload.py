@@ -87,16 +87,24 @@ def test_directory_change_reloads_like_a_configmap_swap(ops_launcher, tmp_path):
 
 
 def test_reload_under_load_fails_no_call(ops_launcher):
+    """Ten SIGHUPs under load: no call fails, and the change written last is
+    the one in force, though signals that arrive during a reload coalesce
+    and how many reloads run depends on the machine's speed."""
     server = ops_launcher.start(tools=[{"id": "busy", "retry_policy": {"max_attempts": 5}}])
     with Load(server, n_threads=8) as load:
         for i in range(10):
-            set_max_attempts(server.config, "busy", 3 + i % 2)
+            # 4 and 6 keep attempt 3 retrying; only the last value, 3, gives up.
+            set_max_attempts(server.config, "busy", 3 if i == 9 else 4 + 2 * (i % 2))
             sighup(server)
             time.sleep(0.1)
         time.sleep(0.3)
     assert load.codes() == {"OK"}, load.codes()
     assert len(load.results) > 100
-    assert server.log_text().count("configuration reloaded") >= 5
+    deadline = time.monotonic() + 10
+    while attempt3(server, "busy").action != pb.ACTION_GIVE_UP:
+        assert time.monotonic() < deadline, server.log_text()
+        time.sleep(0.05)
+    assert server.log_text().count("configuration reloaded") >= 2, server.log_text()
 
 
 def test_unrelated_file_in_the_config_directory_does_not_reload(ops_launcher):
