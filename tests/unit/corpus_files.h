@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to twenty-second batches (files of their own, same families and split
+ * eighth to twenty-third batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -30,6 +30,7 @@ enum {
     CORPUS_BATCH20,
     CORPUS_BATCH21,
     CORPUS_BATCH22,
+    CORPUS_BATCH23,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -50,6 +51,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch20.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch21.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch22.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch23.yaml",
 };
 
 #endif
