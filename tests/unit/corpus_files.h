@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to twenty-fourth batches (files of their own, same families and split
+ * eighth to twenty-fifth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -32,6 +32,7 @@ enum {
     CORPUS_BATCH22,
     CORPUS_BATCH23,
     CORPUS_BATCH24,
+    CORPUS_BATCH25,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -54,6 +55,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch22.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch23.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch24.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch25.yaml",
 };
 
 #endif
