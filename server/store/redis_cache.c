@@ -192,19 +192,25 @@ uint64_t rd_redis_cache_seq(redis_store *r)
 }
 
 /* Whether the slot knows better than a reply (or, absent, a read that
- * found nothing) to a command sent at seq_sent. A lower version is stale if
- * an event for the tool came in after the command was sent, or a newer
- * reply is held (versions only restart after an eviction, whose event
- * leaves the slot invalid). An absent entry is not a reply: it never
- * stands in the way of one, and never replaces one. */
+ * found nothing) to a command sent at seq_sent and mono_sent_ms. A lower
+ * version is stale if an event for the tool came in after the command was
+ * sent, or a newer reply is held (versions only restart after an eviction,
+ * whose event leaves the slot invalid). A reply of the held version to a
+ * command sent earlier than the held one's is older too: a streak moves
+ * without moving the version, and a read sent before this replica's batch
+ * landed must not hide the batch's reply from this replica's reads. An
+ * absent entry is not a reply: it never stands in the way of one, and
+ * never replaces one. */
 static bool slot_knows_better(const cache_entry *e, bool same_tool, bool absent,
-                              int64_t version, uint64_t seq_sent)
+                              int64_t version, uint64_t seq_sent, int64_t mono_sent_ms)
 {
     if (!same_tool)
         return false;
     bool reply_held = e->valid && !e->absent;
     if (absent)
         return reply_held || e->event_seq > seq_sent;
+    if (reply_held && version == e->version && mono_sent_ms < e->mono_sent_ms)
+        return true;
     return version < e->version && (reply_held || e->event_seq > seq_sent);
 }
 
@@ -219,7 +225,7 @@ static void note_entry(redis_store *r, const char *tool_id, const rd_breaker *b,
     cache_entry *e = &c->slots[slot_of(tool_id)];
     pthread_mutex_lock(&c->lock);
     bool same_tool = holds_tool(e, tool_id);
-    if (slot_knows_better(e, same_tool, absent, version, seq_sent)) {
+    if (slot_knows_better(e, same_tool, absent, version, seq_sent, mono_sent_ms)) {
         /* keep what the slot knows */
     } else if (keep) {
         e->valid = true;
