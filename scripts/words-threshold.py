@@ -16,9 +16,11 @@ permanent from `P` on. Held-out entries are left out.
   scripts/words-threshold.py --test-corpus build/test_corpus \\
       1b604d5^:errors-batch16.yaml 6369b9a^:errors-batch17.yaml ...
 
-The words are split as domain/words.c splits them (runs of ASCII letters
-and digits that start with a letter, 2 to 48 bytes, lower-cased, once per
-text). Needs git, a build of test_corpus and PyYAML (the test venv has it).
+The words are split and weighed as domain/words.c does (runs of ASCII
+letters and digits that start with a letter, 2 to 48 bytes, lower-cased,
+once per text); at each REV's own threshold the script checks that it
+picks exactly the texts, and gives exactly the answers, of the server's
+words tier, and stops if not. Needs git, a build of test_corpus and PyYAML (the test venv has it).
 """
 import argparse
 import csv
@@ -103,8 +105,16 @@ def main():
             row = dumped[(name, e["id"])]
             if row["split"] != "tuning" or row["rule"] not in ("words", "unknown"):
                 continue
-            texts.append((e["expect"]["retryability"], e["expect"]["category"],
-                          lean(words, e.get("message") or "")))
+            guess = lean(words, e.get("message") or "")
+            # This model is domain/words.c written again; at the REV's own
+            # threshold it must pick exactly the texts the server's words
+            # tier decided, and give the same answer.
+            by_words = bool(guess) and guess[0] >= words["min_probability"]
+            answer = "%s/%s" % (guess[1], guess[2]) if by_words else None
+            if by_words != (row["rule"] == "words") or (by_words and answer != row["answered"]):
+                sys.exit("words-threshold: %s %s: this script's words model and the "
+                         "server's disagree" % (name, e["id"]))
+            texts.append((e["expect"]["retryability"], e["expect"]["category"], guess))
     if not texts:
         sys.exit("words-threshold: no tuning text of the files given reached the words")
     print("%-9s %5s %9s %7s %9s" % ("threshold", "texts", "by words", "retry", "category"))
