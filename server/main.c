@@ -362,12 +362,17 @@ static void shut_down(runtime *rt, int sig)
         while (nanosleep(&d, &d) != 0 && errno == EINTR)
             ;
     }
-    int cancelled = rd_server_shutdown(rt->server, grace_ms);
+    rd_shutdown_outcome outcome = rd_server_shutdown(rt->server, grace_ms);
     rd_server_destroy(rt->server);
     rd_metrics_http_stop(rt->metrics_http);
     rd_breaker_snapshot_stop(rt->breakers); /* after the endpoint that reads it */
     rd_config_watch_free(rt->watch);
-    rd_log(RD_LOG_INFO, cancelled ? "stopped (grace period ran out; calls cancelled)" : "stopped", "");
+    rd_log(RD_LOG_INFO,
+           outcome == RD_SHUTDOWN_GRACE_RAN_OUT       ? "stopped (grace period ran out; calls cancelled)"
+           : outcome == RD_SHUTDOWN_UNTAKEN_CANCELLED ? "stopped (every call taken was answered; "
+                                                        "calls not handed over were cancelled)"
+                                                      : "stopped",
+           "");
 }
 
 /* gRPC's own messages (a refused compressed request, a broken handshake)

@@ -207,6 +207,7 @@ rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc,
     }
     s->svc = svc;
     atomic_init(&s->closing, false);
+    atomic_init(&s->live_calls, 0);
     atomic_init(&s->unsent_answer_bytes, 0);
     s->max_unsent_answer_bytes = opt->max_unsent_answer_bytes;
     s->max_receive_bytes = opt->max_receive_bytes;
@@ -233,21 +234,54 @@ int64_t rd_server_tls_not_after(const rd_server *s) { return rd_tls_files_not_af
 
 /* ---- shutdown ---- */
 
-int rd_server_shutdown(rd_server *s, int64_t grace_ms)
+/* How often the shutdown looks at live_calls while it waits. */
+#define SHUTDOWN_POLL_MS 10
+
+/* Waits on the shutdown queue until `deadline`; true when the shutdown
+ * completed. */
+static bool shutdown_done_by(rd_server *s, gpr_timespec deadline)
+{
+    return grpc_completion_queue_next(s->shutdown_cq, deadline, NULL).type == GRPC_OP_COMPLETE;
+}
+
+static void cancel_the_rest(rd_server *s)
+{
+    grpc_server_cancel_all_calls(s->grpc);
+    grpc_completion_queue_next(s->shutdown_cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+}
+
+/* gRPC 1.51 can strand a call that arrives as the shutdown starts: it
+ * checks for the shutdown, the shutdown fails every requested call, then
+ * the call queues for a request that never comes. A stream whose request
+ * message has not arrived is held the same way. Neither reaches a worker,
+ * yet either keeps its connection, and so the shutdown, open until the
+ * grace period ends. So once live_calls is zero (every call handed to us
+ * answered, every request of ours failed), the connections get
+ * RD_SHUTDOWN_SETTLE_MS to finish their GOAWAY exchange, and what is still
+ * open then is cancelled. */
+rd_shutdown_outcome rd_server_shutdown(rd_server *s, int64_t grace_ms)
 {
     if (!s || s->shut_down)
-        return 0;
+        return RD_SHUTDOWN_CLEAN;
     s->shut_down = true;
     atomic_store(&s->closing, true); /* streams finish on their workers */
-    int cancelled = 0;
     grpc_server_shutdown_and_notify(s->grpc, s->shutdown_cq, s);
-    grpc_event ev = grpc_completion_queue_next(s->shutdown_cq, in_ms(grace_ms), NULL);
-    if (ev.type == GRPC_QUEUE_TIMEOUT) {
-        grpc_server_cancel_all_calls(s->grpc);
-        cancelled = 1;
-        grpc_completion_queue_next(s->shutdown_cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    gpr_timespec grace_end = in_ms(grace_ms);
+    for (;;) {
+        gpr_timespec poll_end = in_ms(SHUTDOWN_POLL_MS);
+        if (shutdown_done_by(s, gpr_time_min(poll_end, grace_end)))
+            return RD_SHUTDOWN_CLEAN;
+        if (gpr_time_cmp(gpr_now(GPR_CLOCK_MONOTONIC), grace_end) >= 0) {
+            cancel_the_rest(s);
+            return RD_SHUTDOWN_GRACE_RAN_OUT;
+        }
+        if (atomic_load(&s->live_calls) == 0)
+            break;
     }
-    return cancelled;
+    if (shutdown_done_by(s, gpr_time_min(in_ms(RD_SHUTDOWN_SETTLE_MS), grace_end)))
+        return RD_SHUTDOWN_CLEAN;
+    cancel_the_rest(s);
+    return RD_SHUTDOWN_UNTAKEN_CANCELLED;
 }
 
 static void drain_and_destroy_cq(grpc_completion_queue *cq)
@@ -277,7 +311,7 @@ void rd_server_destroy(rd_server *s)
         return;
     /* grpc_server_destroy requires a completed shutdown of a started server */
     if (s->grpc_started)
-        rd_server_shutdown(s, 0);
+        (void)rd_server_shutdown(s, 0);
     grpc_server_destroy(s->grpc);
     for (unsigned i = 0; i < s->n_workers; i++) {
         rd_worker *w = &s->workers[i];

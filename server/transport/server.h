@@ -36,7 +36,10 @@
  *   2. stop accepting: grpc_server_shutdown_and_notify; calls already
  *      received keep running and are answered;
  *   3. wait up to grace_ms for them; past that, cancel what remains
- *      (grpc_server_cancel_all_calls) and wait for the cancellations;
+ *      (grpc_server_cancel_all_calls) and wait for the cancellations.
+ *      Once every call a worker took is answered, what the core still
+ *      holds never reaches a worker: it is cancelled after
+ *      RD_SHUTDOWN_SETTLE_MS rather than at the end of the grace period;
  *   4. only then (rd_server_destroy) destroy the server, shut the worker
  *      queues down (the workers drain them, freeing every requested call)
  *      and join the workers. The services must outlive rd_server_destroy.
@@ -83,9 +86,20 @@ int rd_server_port(const rd_server *s);
 /* notAfter (Unix seconds) of the certificate in use; 0 without TLS. The
  * files are picked up again when they change (tls_files.h). */
 int64_t rd_server_tls_not_after(const rd_server *s);
-/* Steps 1-3 above; returns how many calls were cancelled because the grace
- * period ran out (0 or 1: gRPC cancels them as a group). */
-int rd_server_shutdown(rd_server *s, int64_t grace_ms);
+/* A connection gets this long to close on its GOAWAY once every call the
+ * server took is answered (step 3); a GOAWAY exchange is one ping round
+ * trip. */
+#define RD_SHUTDOWN_SETTLE_MS 1000
+
+typedef enum rd_shutdown_outcome {
+    RD_SHUTDOWN_CLEAN,             /* every connection closed on its own */
+    RD_SHUTDOWN_UNTAKEN_CANCELLED, /* every taken call answered; calls never
+                                      handed over were cancelled */
+    RD_SHUTDOWN_GRACE_RAN_OUT,     /* calls we were handling were cancelled */
+} rd_shutdown_outcome;
+
+/* Steps 1-3 above. */
+rd_shutdown_outcome rd_server_shutdown(rd_server *s, int64_t grace_ms);
 void rd_server_destroy(rd_server *s);
 
 #endif

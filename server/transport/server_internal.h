@@ -59,6 +59,11 @@ struct rd_server {
     bool grpc_started;
     bool shut_down;
     atomic_bool closing;         /* streams must finish */
+    /* Calls this server has requested or taken and not yet freed. At
+     * shutdown, zero means every call handed to us is answered and every
+     * request of ours has been failed: what the core still holds can
+     * never reach a worker (rd_server_shutdown). */
+    atomic_int live_calls;
     /* Bytes of answers handed to gRPC and not yet sent: a client that
      * stops reading holds them. Past the limit a new answer is refused
      * with RESOURCE_EXHAUSTED instead of queued. */
