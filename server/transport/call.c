@@ -81,7 +81,7 @@ static void drop_sending(rd_call *c)
 
 void rd_call_free(rd_call *c)
 {
-    atomic_fetch_sub(&c->worker->server->live_calls, 1);
+    rd_worker_count_call(c->worker, -1);
     if (c->call)
         grpc_call_unref(c->call);
     grpc_metadata_array_destroy(&c->metadata);
@@ -105,7 +105,7 @@ void rd_call_request(rd_worker *w, int method)
         return;
     }
     c->worker = w;
-    atomic_fetch_add(&w->server->live_calls, 1);
+    rd_worker_count_call(w, +1);
     c->method = method;
     c->state = CALL_REQUESTED;
     c->status_details = grpc_empty_slice();

@@ -177,6 +177,7 @@ static int create_workers(rd_server *s, unsigned n, rd_status *st)
         rd_rng_seed_os(&w->rng);
         pthread_mutex_init(&w->wake_lock, NULL);
         atomic_init(&w->wake_pending, false);
+        atomic_init(&w->live_calls, 0);
         w->deferred_tail = &w->deferred;
         grpc_server_register_completion_queue(s->grpc, w->cq, NULL);
     }
@@ -207,7 +208,6 @@ rd_server *rd_server_start(const rd_server_options *opt, const rd_services *svc,
     }
     s->svc = svc;
     atomic_init(&s->closing, false);
-    atomic_init(&s->live_calls, 0);
     atomic_init(&s->unsent_answer_bytes, 0);
     s->max_unsent_answer_bytes = opt->max_unsent_answer_bytes;
     s->max_receive_bytes = opt->max_receive_bytes;
@@ -244,6 +244,14 @@ static bool shutdown_done_by(rd_server *s, gpr_timespec deadline)
     return grpc_completion_queue_next(s->shutdown_cq, deadline, NULL).type == GRPC_OP_COMPLETE;
 }
 
+static int live_calls(const rd_server *s)
+{
+    int n = 0;
+    for (unsigned i = 0; i < s->n_workers; i++)
+        n += atomic_load_explicit(&s->workers[i].live_calls, memory_order_acquire);
+    return n;
+}
+
 static void cancel_the_rest(rd_server *s)
 {
     grpc_server_cancel_all_calls(s->grpc);
@@ -255,8 +263,8 @@ static void cancel_the_rest(rd_server *s)
  * the call queues for a request that never comes. A stream whose request
  * message has not arrived is held the same way. Neither reaches a worker,
  * yet either keeps its connection, and so the shutdown, open until the
- * grace period ends. So once live_calls is zero (every call handed to us
- * answered, every request of ours failed), the connections get
+ * grace period ends. So once no worker has a live call (every call handed to
+ * us answered, every request of ours failed), the connections get
  * RD_SHUTDOWN_SETTLE_MS to finish their GOAWAY exchange, and what is still
  * open then is cancelled. */
 rd_shutdown_outcome rd_server_shutdown(rd_server *s, int64_t grace_ms)
@@ -275,7 +283,7 @@ rd_shutdown_outcome rd_server_shutdown(rd_server *s, int64_t grace_ms)
             cancel_the_rest(s);
             return RD_SHUTDOWN_GRACE_RAN_OUT;
         }
-        if (atomic_load(&s->live_calls) == 0)
+        if (live_calls(s) == 0)
             break;
     }
     if (shutdown_done_by(s, gpr_time_min(in_ms(RD_SHUTDOWN_SETTLE_MS), grace_end)))

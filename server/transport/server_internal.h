@@ -46,6 +46,13 @@ typedef struct rd_worker {
     size_t slab_free;            /* its first bytes not handed out; pieces are
                                     taken from the end of that room */
     bool has_slab;
+    /* Calls this worker has requested or taken and not yet freed; changed
+     * by its own thread only (before it starts: by the thread starting
+     * it), read by the shutdown. Once the shutdown has failed the
+     * requests, zero stays zero: nothing is requested but on an arrival.
+     * Zero on every worker means every call handed to us is answered:
+     * what the core still holds can never reach one (rd_server_shutdown). */
+    atomic_int live_calls;
 } rd_worker;
 
 struct rd_server {
@@ -59,11 +66,6 @@ struct rd_server {
     bool grpc_started;
     bool shut_down;
     atomic_bool closing;         /* streams must finish */
-    /* Calls this server has requested or taken and not yet freed. At
-     * shutdown, zero means every call handed to us is answered and every
-     * request of ours has been failed: what the core still holds can
-     * never reach a worker (rd_server_shutdown). */
-    atomic_int live_calls;
     /* Bytes of answers handed to gRPC and not yet sent: a client that
      * stops reading holds them. Past the limit a new answer is refused
      * with RESOURCE_EXHAUSTED instead of queued. */
@@ -72,6 +74,14 @@ struct rd_server {
     struct rd_tls_files *tls;    /* NULL = plaintext */
     size_t max_unsent_answer_bytes;
 };
+
+/* Only the worker's own thread writes live_calls: a load and a store,
+ * not a locked read-modify-write, on the call path. */
+static inline void rd_worker_count_call(rd_worker *w, int delta)
+{
+    int n = atomic_load_explicit(&w->live_calls, memory_order_relaxed);
+    atomic_store_explicit(&w->live_calls, n + delta, memory_order_release);
+}
 
 /* Keeps one more call requested for `method` on w's queue. */
 void rd_call_request(rd_worker *w, int method);
