@@ -33,6 +33,7 @@ enum {
     CORPUS_BATCH23,
     CORPUS_BATCH24,
     CORPUS_BATCH25,
+    CORPUS_BATCH26,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -56,6 +57,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch23.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch24.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch25.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch26.yaml",
 };
 
 #endif
