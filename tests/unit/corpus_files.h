@@ -34,6 +34,7 @@ enum {
     CORPUS_BATCH24,
     CORPUS_BATCH25,
     CORPUS_BATCH26,
+    CORPUS_BATCH27,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -58,6 +59,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch24.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch25.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch26.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch27.yaml",
 };
 
 #endif
