@@ -64,7 +64,7 @@ def test_words_decide_what_no_rule_knows(stub):
     """No rule knows the text, but its words clearly say a program that
     failed: the words tier answers, permanent, and says so; words every
     kind of message holds decide nothing (the test above)."""
-    c = classify(stub, "flight_search", err("Script failed with exit code 2"))
+    c = classify(stub, "flight_search", err("Build step exited abnormally"))
     assert c.decided_by == pb.CLASSIFICATION_TIER_WORDS, c
     assert c.rule_id == "words", c
     assert c.retryability == pb.RETRYABILITY_PERMANENT, c
