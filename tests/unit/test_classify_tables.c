@@ -159,6 +159,9 @@ static void test_runtime_and_cli_tables(void **state)
          .want_category = RD_CAT_LOGIC, .want_rule = "text.runtime_misuse"},
         {.message = "Bus error", .want_retryability = P, .want_category = RD_CAT_LOGIC,
          .want_rule = "text.crashed"},
+        /* a protocol named "...bus" is no crash */
+        {.message = "Modbus Error: [Connection] Failed to connect[ModbusTcpClient(10.0.0.5:502)]",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
         {.message = "ssl.SSLError: [SSL: TLSV1_ALERT_UNKNOWN_CA] tlsv1 alert unknown ca",
          .want_retryability = P, .want_category = RD_CAT_PERMISSION,
          .want_rule = "text.tls_client_certificate_refused"},
