@@ -20,8 +20,11 @@ it), then sends
                  send instead
   ratelimit      envoyproxy/ratelimit's ShouldRateLimit (INCRBY + EXPIRE,
                  pipelined), for comparison
+  parts          (--parts) what each command of those round trips adds:
+                 PING, then PING pipelined with one command, the command's
+                 share being the difference
 
-  bench/rpc/redis_instructions.py [--lua server/store/lua]
+  bench/rpc/redis_instructions.py [--lua server/store/lua] [--parts]
 
 Run from another checkout, it measures that checkout's scripts with the
 requests they take there.
@@ -90,6 +93,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--lua", default=os.path.join(ROOT, "server", "store", "lua"))
     p.add_argument("--requests", type=int, default=400)
+    p.add_argument("--parts", action="store_true",
+                   help="also what each command adds to a round trip")
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="redis-instructions-")
     port = socket.socket()
@@ -162,6 +167,28 @@ def main():
                              ("GETEX", key % (t, "breaker"), "PERSIST")]))
     cases.append(("ratelimit ShouldRateLimit: INCRBY + EXPIRE pipelined",
                   lambda t: [("INCRBY", "ratelimit_" + t, 1), ("EXPIRE", "ratelimit_" + t, 60)]))
+    if args.parts:
+        # a round trip of PING alone, then PING with each command: the
+        # difference is what the command adds (its parsing, running and
+        # answer; the round trip's own cost is PING's)
+        parts = [
+            ("TIME", lambda t: ("TIME",)),
+            ("GET of the record", lambda t: ("GET", key % (t, "breaker"))),
+            ("GETEX of the record, PERSIST", lambda t: ("GETEX", key % (t, "breaker"), "PERSIST")),
+            ("INCR of a counter", lambda t: ("INCR", "counter_" + t)),
+            ("BITFIELD, one GET i64", lambda t: ("BITFIELD", key % (t, "breaker"),
+                                                 "GET", "i64", "#8")),
+            ("BITFIELD, one INCRBY i64", lambda t: ("BITFIELD", key % (t, "breaker"),
+                                                    "INCRBY", "i64", "#12", "1")),
+            ("BITFIELD, two INCRBY i64", lambda t: ("BITFIELD", key % (t, "breaker"),
+                                                    "INCRBY", "i64", "#12", "1",
+                                                    "INCRBY", "i64", "#13", "1")),
+            ("BITFIELD, the failure's five fields", lambda t: ("BITFIELD", key % (t, "breaker"),
+                                                               *failure_count)),
+        ]
+        cases.append(("PING (a round trip)", lambda t: [("PING",)]))
+        for name, command in parts:
+            cases.append(("PING + " + name, lambda t, c=command: [("PING",), c(t)]))
     try:
         for i, (name, requests) in enumerate(cases):
             tool = "t%d" % i
