@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to twenty-ninth batches (files of their own, same families and split
+ * eighth to thirtieth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -37,6 +37,7 @@ enum {
     CORPUS_BATCH27,
     CORPUS_BATCH28,
     CORPUS_BATCH29,
+    CORPUS_BATCH30,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -64,6 +65,7 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch27.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch28.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch29.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch30.yaml",
 };
 
 #endif

@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch29.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch30.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -49,13 +49,13 @@
  * source really says, a new batch) sets it again, from the figures
  * measured then, with the words tier's counts recounted for it
  * (scripts/word-counts.sh: they follow the corpus mechanically) and no
- * rule written for it. The held-out split now includes the twenty-ninth
- * batch's 55 entries: 1,420, of which 1,270 and 1,052 are right (89.44 %
- * and 74.08 %; 1,272 and 1,053 before the recount), rounded down to the
+ * rule written for it. The held-out split now includes the thirtieth
+ * batch's 59 entries: 1,479, of which 1,323 and 1,093 are right (89.45 %
+ * and 73.90 %; 1,322 and 1,094 before the recount), rounded down to the
  * tenth of a percent. docs/CLASSIFICATION.md ("Figures measured") has the
  * figures. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.894
-#define HOLDOUT_FLOOR_CATEGORY 0.740
+#define HOLDOUT_FLOOR_CATEGORY 0.739
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -74,7 +74,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 19",    "batch 20", "batch 21",
                                                  "batch 22",    "batch 23", "batch 24",
                                                  "batch 25",    "batch 26", "batch 27",
-                                                 "batch 28", "batch 29"};
+                                                 "batch 28", "batch 29",
+                                                 "batch 30"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
