@@ -74,8 +74,7 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 19",    "batch 20", "batch 21",
                                                  "batch 22",    "batch 23", "batch 24",
                                                  "batch 25",    "batch 26", "batch 27",
-                                                 "batch 28", "batch 29",
-                                                 "batch 30"};
+                                                 "batch 28",    "batch 29", "batch 30"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
