@@ -69,8 +69,9 @@ rd_apt_install "$WHO" "${DEBS[@]}"
 [ "$mode" = test ] || exit 0
 
 # The end-to-end, fault and deployment tests talk to recoveryd over real
-# gRPC from Python. The requirements file is the source of truth: re-run pip
-# when it is newer than the venv's stamp.
+# gRPC from Python, and the check of the rules file's category weights fits
+# them again with scikit-learn. The requirements file is the source of
+# truth: re-run pip when it is newer than the venv's stamp.
 if [ ! -x .venv/bin/python ] || [ tests/e2e/requirements.txt -nt .venv/.requirements-stamp ]; then
   [ -x .venv/bin/python ] || python3 -m venv .venv || rd_fail "$WHO" "python3 -m venv .venv failed (Debian package python3-venv)"
   echo "$WHO: installing tests/e2e/requirements.txt into .venv from PyPI"

@@ -407,8 +407,8 @@ static int parse_rule_id(const rd_yctx *c, const rd_ynode *map, const char *path
     return r->id ? RD_OK : rd_yerr(c, id->line, p, "out of memory");
 }
 
-static const char *const RESULT_KEYS[] = {"retryability", "category", "kind", "suggestion",
-                                          NULL};
+static const char *const RESULT_KEYS[] = {"retryability", "category", "category_from_words",
+                                          "kind", "suggestion", NULL};
 
 static int parse_rule_result(const rd_yctx *c, const rd_ynode *map, const char *path,
                              rd_rule *r)
@@ -422,6 +422,7 @@ static int parse_rule_result(const rd_yctx *c, const rd_ynode *map, const char *
     const rd_ynode *retry = rd_ymap_get(res, "retryability");
     const rd_ynode *cat = rd_ymap_get(res, "category");
     const rd_ynode *kind = rd_ymap_get(res, "kind");
+    const rd_ynode *from_words = rd_ymap_get(res, "category_from_words");
     if (rc == RD_OK && !retry)
         rc = rd_yerr(c, res->key_line, rd_ypath(pk, p, "retryability"), "missing (required)");
     if (rc == RD_OK && !cat)
@@ -432,6 +433,9 @@ static int parse_rule_result(const rd_yctx *c, const rd_ynode *map, const char *
         rc = rd_parse_category(c, cat, rd_ypath(pk, p, "category"), &r->category);
     if (rc == RD_OK && kind)
         rc = parse_kind_item(c, kind, rd_ypath(pk, p, "kind"), &r->kind);
+    if (rc == RD_OK && from_words)
+        rc = rd_yscalar_bool(c, from_words, rd_ypath(pk, p, "category_from_words"),
+                             &r->category_from_words);
     if (rc == RD_OK)
         rc = rd_yget_str(c, res, p, "suggestion", RD_SUGGESTION_MAX, &r->suggestion);
     return rc;
@@ -574,7 +578,8 @@ static int compile_rules(const rd_yctx *c, rd_ruleset *rs)
 
 int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
 {
-    static const char *const keys[] = {"unknown", "suggestions", "rules", "words", NULL};
+    static const char *const keys[] = {"unknown", "suggestions", "rules", "category_words",
+                                       "words", NULL};
     rd_ynode *root;
     int rc = rd_yaml_load(c, &root);
     if (rc != RD_OK)
@@ -591,6 +596,8 @@ int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
         rc = parse_rules_list(c, rules, rs);
     if (rc == RD_OK)
         rc = rd_words_parse(c, root, &rs->words);
+    if (rc == RD_OK)
+        rc = rd_category_words_parse(c, root, &rs->category_words);
     rd_yaml_free(root);
     return rc == RD_OK ? compile_rules(c, rs) : rc;
 }
@@ -599,6 +606,7 @@ void rd_ruleset_clear(rd_ruleset *rs)
 {
     rd_matcher_free(rs->matcher); /* refers to the rules: freed before them */
     rd_word_model_free(rs->words);
+    rd_category_words_free(rs->category_words);
     for (size_t i = 0; rs->rules && i < rs->n_rules; i++) {
         rd_rule *r = &rs->rules[i];
         free(r->id);

@@ -1,12 +1,15 @@
 /* The rules file's `words:` section (domain/words.h): the counts the
- * words tier weighs an unknown error's message by. The shipped section is
- * written by scripts/word-counts.sh from the corpus; every value is
- * checked here, each error with its line. */
+ * words tier weighs an unknown error's message by; and its
+ * `category_words:` section, the weights by which the words choose a
+ * category. The shipped sections are written by scripts/word-counts.sh
+ * and scripts/category-words.py from the corpus; every value is checked
+ * here, each error with its line. */
 #include "config/words_parse.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "config/rules_parse.h"
 #include "domain/err.h"
 
 #define WORDS_MAX 200000 /* words one section may count */
@@ -53,6 +56,129 @@ static int parse_counts(const rd_yctx *c, const rd_ynode *counts, rd_word_model 
         if (rd_word_model_add(m, key->text, key->len, col, &why) != 0)
             return rd_yerr(c, key->line, p, "%s", why);
     }
+    return RD_OK;
+}
+
+/* A list of n numbers of at most 1e6 in size. */
+static int parse_numbers(const rd_yctx *c, const rd_ynode *node, const char *path, size_t n,
+                         const char *what, double *out)
+{
+    int rc = rd_yexpect(c, node, path, RD_YSEQ);
+    if (rc != RD_OK)
+        return rc;
+    if (node->n != n)
+        return rd_yerr(c, node->line, path, "expected %zu numbers (%s), got %zu", n, what,
+                       node->n);
+    for (size_t i = 0; i < node->n; i++) {
+        char p[RD_YPATH_MAX];
+        rc = rd_yscalar_double(c, node->items[i], rd_ypath_index(p, path, i), -1e6, 1e6,
+                               &out[i]);
+        if (rc != RD_OK)
+            return rc;
+    }
+    return RD_OK;
+}
+
+/* One retryability's side: {categories: [names], intercept: [numbers]}. */
+static int parse_side(const rd_yctx *c, const rd_ynode *map, const char *key,
+                      rd_category_side *side)
+{
+    static const char *const keys[] = {"categories", "intercept", NULL};
+    char path[RD_YPATH_MAX], p[RD_YPATH_MAX];
+    rd_ypath(path, "category_words", key);
+    const rd_ynode *node = rd_ymap_get(map, key);
+    if (!node)
+        return rd_yerr(c, map->key_line, path, "is required");
+    int rc = rd_yexpect(c, node, path, RD_YMAP);
+    if (rc == RD_OK)
+        rc = rd_ymap_check(c, node, path, keys);
+    if (rc != RD_OK)
+        return rc;
+    const rd_ynode *list = rd_ymap_get(node, "categories");
+    rd_ypath(p, path, "categories");
+    if (!list)
+        return rd_yerr(c, node->line, p, "is required");
+    rc = rd_yexpect(c, list, p, RD_YSEQ);
+    if (rc != RD_OK)
+        return rc;
+    if (list->n < 1 || list->n > RD_CATEGORY_WORDS_PER_SIDE)
+        return rd_yerr(c, list->line, p, "needs one to %d categories, got %zu",
+                       RD_CATEGORY_WORDS_PER_SIDE, list->n);
+    side->n = list->n;
+    for (size_t i = 0; i < list->n; i++) {
+        char pi[RD_YPATH_MAX];
+        rc = rd_parse_category(c, list->items[i], rd_ypath_index(pi, p, i),
+                               &side->categories[i]);
+        if (rc != RD_OK)
+            return rc;
+        if (side->categories[i] == RD_CAT_UNKNOWN)
+            return rd_yerr(c, list->items[i]->line, pi,
+                           "unknown is the default's category, not one the words name");
+        for (size_t j = 0; j < i; j++)
+            if (side->categories[j] == side->categories[i])
+                return rd_yerr(c, list->items[i]->line, pi, "'%s' is listed twice",
+                               list->items[i]->text);
+    }
+    rd_ypath(p, path, "intercept");
+    const rd_ynode *intercept = rd_ymap_get(node, "intercept");
+    if (!intercept)
+        return rd_yerr(c, node->line, p, "is required");
+    return parse_numbers(c, intercept, p, side->n, "one per category", side->intercept);
+}
+
+int rd_category_words_parse(const rd_yctx *c, const rd_ynode *root, rd_category_words **out)
+{
+    *out = NULL;
+    const rd_ynode *map = rd_ymap_get(root, "category_words");
+    if (!map)
+        return RD_OK;
+    static const char *const keys[] = {"min_probability", "transient", "permanent", "weights",
+                                       NULL};
+    int rc = rd_yexpect(c, map, "category_words", RD_YMAP);
+    if (rc == RD_OK)
+        rc = rd_ymap_check(c, map, "category_words", keys);
+    if (rc != RD_OK)
+        return rc;
+    for (const char *const *k = keys; *k; k++)
+        if (!rd_ymap_get(map, *k))
+            return rd_yerr(c, map->key_line, "category_words", "%s is required", *k);
+    double min_probability;
+    rd_category_side sides[2];
+    rc = rd_yscalar_double(c, rd_ymap_get(map, "min_probability"),
+                           "category_words.min_probability", 0.0, 1.0, &min_probability);
+    if (rc == RD_OK)
+        rc = parse_side(c, map, "transient", &sides[0]);
+    if (rc == RD_OK)
+        rc = parse_side(c, map, "permanent", &sides[1]);
+    if (rc != RD_OK)
+        return rc;
+    const rd_ynode *weights = rd_ymap_get(map, "weights");
+    rc = rd_yexpect(c, weights, "category_words.weights", RD_YMAP);
+    if (rc != RD_OK)
+        return rc;
+    if (weights->n > WORDS_MAX)
+        return rd_yerr(c, weights->line, "category_words.weights", "more than %d words",
+                       WORDS_MAX);
+    const char *why = NULL;
+    rd_category_words *m = rd_category_words_new(min_probability, sides, &why);
+    if (!m)
+        return rd_yerr(c, map->key_line, "category_words", "%s", why);
+    size_t n = sides[0].n + sides[1].n;
+    for (size_t i = 0; i < weights->n; i++) {
+        const rd_ynode *key = weights->keys[i];
+        char p[RD_YPATH_MAX];
+        rd_ypath(p, "category_words.weights", key->text);
+        double w[2 * RD_CATEGORY_WORDS_PER_SIDE];
+        rc = parse_numbers(c, weights->items[i], p, n,
+                           "the transient categories' weights, then the permanent ones'", w);
+        if (rc == RD_OK && rd_category_words_add(m, key->text, key->len, w, n, &why) != 0)
+            rc = rd_yerr(c, key->line, p, "%s", why);
+        if (rc != RD_OK) {
+            rd_category_words_free(m);
+            return rc;
+        }
+    }
+    *out = m;
     return RD_OK;
 }
 

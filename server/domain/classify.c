@@ -12,6 +12,7 @@
 
 #include "domain/matcher.h"
 #include "domain/trace.h"
+#include "domain/category_words.h"
 #include "domain/words.h"
 
 #ifdef __SSE2__
@@ -242,6 +243,17 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
                               : rd_rule_tier(rule->id);
         own_suggestion = rule->suggestion;
         rule_kind = rule->kind;
+        /* A rule whose errors spread over categories keeps its retryability
+         * and takes the category the words name clearly; its own suggestion
+         * was written for its own category. */
+        rd_category by_words;
+        if (rule->category_from_words &&
+            rd_category_words_decide(rules->category_words, err->message, err->message_len,
+                                     out->retryability, &by_words, NULL) &&
+            by_words != out->category) {
+            out->category = by_words;
+            own_suggestion = NULL;
+        }
     } else if (rules && rd_words_decide(rules->words, err->message, err->message_len,
                                         &out->retryability, &out->category, NULL)) {
         out->rule_id = RD_WORDS_RULE_ID;

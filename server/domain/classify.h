@@ -12,6 +12,9 @@
  *      they say one retryability clearly enough (domain/words.h);
  *   5. otherwise the rules file's unknown default (TRANSIENT unless set);
  *   6. then the tool manifest's overrides, first match wins.
+ * A rule marked category_from_words (steps 1-3) takes the category its
+ * message's words name clearly (domain/category_words.h), with that
+ * category's suggestion; its own category otherwise.
  * A loaded ruleset carries a compiled matcher (domain/matcher.h): one pass
  * over the message finds every pattern. Hand-built rulesets without one
  * are evaluated rule by rule, with the same result.

@@ -54,6 +54,11 @@ typedef struct rd_rule {
     rd_category category;
     rd_error_kind kind;          /* UNSPECIFIED = keep the given kind */
     char *suggestion;            /* NULL = the category's default suggestion */
+    /* The category is the one the message's words name, when they name
+     * one clearly (domain/category_words.h), the one above otherwise: for
+     * rules whose errors spread over categories (a bare 400, "invalid";
+     * docs/CLASSIFICATION.md, "Categories from words"). */
+    bool category_from_words;
     /* No message patterns: decided from the error's fields alone, the
      * message never read. Rules are evaluated in two passes (domain/matcher.h):
      * the structured pass takes these rules AND "mixed" rules, which have a
@@ -80,6 +85,11 @@ typedef struct rd_ruleset {
      * file's `words:` section; NULL without one (the unknown default then
      * answers them). Owned, freed with the ruleset. */
     struct rd_word_model *words;
+    /* The categories the words name (domain/category_words.h), for rules
+     * marked category_from_words and the words tier's answers, from the
+     * file's `category_words:` section; NULL without one (their own
+     * categories stand). Owned, freed with the ruleset. */
+    struct rd_category_words *category_words;
 } rd_ruleset;
 
 /* ---- tools ---- */

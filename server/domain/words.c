@@ -58,23 +58,84 @@ typedef struct word_entry {
 struct rd_word_model {
     uint32_t messages[RD_WORD_COLUMNS];
     double smoothing, min_probability;
-    /* each byte folded to lower case when it may be in a word, 0 when it
-     * separates words */
-    unsigned char fold[256];
     word_entry *entries;
     size_t n_entries, cap_entries;
     uint32_t *slots;
     size_t n_slots; /* a power of two, at least twice n_entries */
 };
 
-static uint64_t word_hash(const char *w, size_t len)
+/* A word's hash: its bytes packed eight at a time into 64-bit chunks,
+ * each chunk mixed into the state by one multiplication, then the length
+ * and a final mix (splitmix64's). Cheaper than a multiplication per byte;
+ * the packing of a word's bytes (never 0) is one-to-one. */
+#define HASH_SEED 0x9e3779b97f4a7c15ULL
+#define HASH_MUL 0xbf58476d1ce4e5b9ULL
+
+static inline uint64_t hash_chunk(uint64_t h, uint64_t chunk) { return (h ^ chunk) * HASH_MUL; }
+
+static inline uint64_t hash_end(uint64_t h, uint64_t chunk, size_t len)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    h = hash_chunk(h, chunk) ^ (uint64_t)len;
+    h ^= h >> 31;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 29);
+}
+
+uint64_t rd_word_hash(const char *w, size_t len)
+{
+    uint64_t h = HASH_SEED, chunk = 0;
     for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)w[i];
-        h *= 1099511628211ULL;
+        chunk = chunk << 8 | (unsigned char)w[i];
+        if ((i & 7) == 7) {
+            h = hash_chunk(h, chunk);
+            chunk = 0;
+        }
     }
-    return h;
+    return hash_end(h, chunk, len);
+}
+
+/* Each byte folded to lower case when it may be in a word, 0 when it
+ * separates words: the rule of is_letter and is_digit, as a table built
+ * by the compiler (one load a byte where the words are read). */
+#define FOLD(c)                                                                                \
+    ((c) >= 'A' && (c) <= 'Z' ? (c) | 0x20                                                     \
+     : ((c) >= 'a' && (c) <= 'z') || ((c) >= '0' && (c) <= '9') ? (c)                         \
+                                                                  : 0)
+#define FOLD4(c) FOLD(c), FOLD((c) + 1), FOLD((c) + 2), FOLD((c) + 3)
+#define FOLD16(c) FOLD4(c), FOLD4((c) + 4), FOLD4((c) + 8), FOLD4((c) + 12)
+#define FOLD64(c) FOLD16(c), FOLD16((c) + 16), FOLD16((c) + 32), FOLD16((c) + 48)
+static const unsigned char FOLDED[256] = {FOLD64(0), FOLD64(64), FOLD64(128), FOLD64(192)};
+
+static inline unsigned char fold_byte(unsigned char c) { return FOLDED[c]; }
+
+size_t rd_words_hashed(const char *msg, size_t len, rd_word_at *out, size_t max)
+{
+    const unsigned char *s = (const unsigned char *)msg;
+    size_t n = 0, i = 0;
+    while (i < len && n < max) {
+        unsigned char c = fold_byte(s[i]);
+        if (c < 'a') { /* a separator, or a digit, which starts no word */
+            i++;
+            continue;
+        }
+        size_t start = i;
+        uint64_t h = HASH_SEED, chunk = 0;
+        unsigned packed = 0;
+        do {
+            chunk = chunk << 8 | c;
+            if (++packed == 8) {
+                h = hash_chunk(h, chunk);
+                chunk = 0;
+                packed = 0;
+            }
+            c = ++i < len ? fold_byte(s[i]) : 0;
+        } while (c);
+        size_t w = i - start;
+        if (w >= 2 && w <= RD_WORD_MAX)
+            out[n++] = (rd_word_at){.hash = hash_end(h, chunk, w), .start = (uint32_t)start,
+                                    .len = (uint32_t)w};
+    }
+    return n;
 }
 
 rd_word_model *rd_word_model_new(const uint32_t messages[RD_WORD_COLUMNS], double smoothing,
@@ -94,10 +155,6 @@ rd_word_model *rd_word_model_new(const uint32_t messages[RD_WORD_COLUMNS], doubl
     memcpy(m->messages, messages, sizeof m->messages);
     m->smoothing = smoothing;
     m->min_probability = min_probability;
-    for (int c = 0; c < 256; c++)
-        m->fold[c] = is_letter((unsigned char)c) ? (unsigned char)(c | 0x20)
-                     : is_digit((unsigned char)c) ? (unsigned char)c
-                                                  : 0;
     return m;
 }
 
@@ -131,7 +188,7 @@ static const word_entry *find(const rd_word_model *m, const unsigned char *w, si
         const word_entry *e = &m->entries[slot - 1];
         if (e->hash == h && e->len == len) {
             size_t i = 0;
-            while (i < len && (unsigned char)e->word[i] == m->fold[w[i]])
+            while (i < len && (unsigned char)e->word[i] == fold_byte(w[i]))
                 i++;
             if (i == len)
                 return e;
@@ -142,7 +199,7 @@ static const word_entry *find(const rd_word_model *m, const unsigned char *w, si
 const uint32_t *rd_word_model_counts(const rd_word_model *m, const char *word, size_t len)
 {
     const word_entry *e =
-        m ? find(m, (const unsigned char *)word, len, word_hash(word, len)) : NULL;
+        m ? find(m, (const unsigned char *)word, len, rd_word_hash(word, len)) : NULL;
     return e ? e->counts : NULL;
 }
 
@@ -172,8 +229,7 @@ static bool grow_slots(rd_word_model *m)
     return true;
 }
 
-/* Whether w is exactly one word as rd_words_each gives it. */
-static bool is_one_word(const char *w, size_t len)
+bool rd_is_word(const char *w, size_t len)
 {
     if (len < 2 || len > RD_WORD_MAX || !(w[0] >= 'a' && w[0] <= 'z'))
         return false;
@@ -186,7 +242,7 @@ static bool is_one_word(const char *w, size_t len)
 int rd_word_model_add(rd_word_model *m, const char *word, size_t len,
                       const uint32_t counts[RD_WORD_COLUMNS], const char **why)
 {
-    if (!is_one_word(word, len)) {
+    if (!rd_is_word(word, len)) {
         *why = "not a word: 2 to 48 lower-case ASCII letters and digits, a letter first";
         return -1;
     }
@@ -195,7 +251,7 @@ int rd_word_model_add(rd_word_model *m, const char *word, size_t len,
             *why = "a count is larger than the messages of its column";
             return -1;
         }
-    uint64_t h = word_hash(word, len);
+    uint64_t h = rd_word_hash(word, len);
     if (find(m, (const unsigned char *)word, len, h)) {
         *why = "the word is counted twice";
         return -1;
@@ -234,34 +290,27 @@ bool rd_words_decide(const rd_word_model *m, const char *msg, size_t len,
 {
     if (!m || !msg || !m->n_entries)
         return false;
-    /* the words of rd_words_each, hashed as they are read: no copies */
-    const unsigned char *fold = m->fold, *s = (const unsigned char *)msg;
+    const unsigned char *s = (const unsigned char *)msg;
     const word_entry *seen[RD_WORD_DISTINCT_MAX];
-    size_t n_seen = 0, i = 0;
-    while (i < len && n_seen < RD_WORD_DISTINCT_MAX) {
-        if (!is_letter(s[i])) {
-            i++;
-            continue;
+    size_t n_seen = 0, at = 0;
+    rd_word_at words[64];
+    while (at < len && n_seen < RD_WORD_DISTINCT_MAX) {
+        size_t n = rd_words_hashed(msg + at, len - at, words, 64);
+        for (size_t k = 0; k < n && n_seen < RD_WORD_DISTINCT_MAX; k++) {
+            const word_entry *e = find(m, s + at + words[k].start, words[k].len, words[k].hash);
+            if (!e)
+                continue;
+            /* once each: the counts say how many messages hold a word, not
+             * how often */
+            size_t j = 0;
+            while (j < n_seen && seen[j] != e)
+                j++;
+            if (j == n_seen)
+                seen[n_seen++] = e;
         }
-        size_t start = i;
-        uint64_t h = 1469598103934665603ULL;
-        for (unsigned char c; i < len && (c = fold[s[i]]) != 0; i++) {
-            h ^= c;
-            h *= 1099511628211ULL;
-        }
-        size_t w = i - start;
-        if (w < 2 || w > RD_WORD_MAX)
-            continue;
-        const word_entry *e = find(m, s + start, w, h);
-        if (!e)
-            continue;
-        /* once each: the counts say how many messages hold a word, not how
-         * often */
-        size_t k = 0;
-        while (k < n_seen && seen[k] != e)
-            k++;
-        if (k == n_seen)
-            seen[n_seen++] = e;
+        if (n < 64)
+            break; /* the rest of the message was read */
+        at += words[n - 1].start + words[n - 1].len;
     }
     if (n_seen == 0)
         return false;

@@ -42,6 +42,23 @@ enum {
 typedef void (*rd_word_fn)(const char *word, size_t len, void *ctx);
 size_t rd_words_each(const char *msg, size_t len, rd_word_fn fn, void *ctx);
 
+/* A word of a message as rd_words_each finds it: where it starts, its
+ * length, and rd_word_hash of it lower-cased. */
+typedef struct rd_word_at {
+    uint64_t hash;
+    uint32_t start, len;
+} rd_word_at;
+
+/* Whether w[0..len) is exactly one word as rd_words_each gives it. */
+bool rd_is_word(const char *w, size_t len);
+
+/* The 64-bit hash of a word as rd_words_each gives it (lower-case). */
+uint64_t rd_word_hash(const char *word, size_t len);
+
+/* The words of msg[0..len) in order, repeats included, at most max of
+ * them into out, hashed as they are read (no copies); how many. */
+size_t rd_words_hashed(const char *msg, size_t len, rd_word_at *out, size_t max);
+
 typedef struct rd_word_model rd_word_model;
 
 /* messages[col]: how many labelled messages have that label (each message
