@@ -67,7 +67,7 @@ static int parse_numbers(const rd_yctx *c, const rd_ynode *node, const char *pat
     if (rc != RD_OK)
         return rc;
     if (node->n != n)
-        return rd_yerr(c, node->line, path, "expected %zu numbers (%s), got %zu", n, what,
+        return rd_yerr(c, node->line, path, "expected a list of %zu (%s), got %zu", n, what,
                        node->n);
     for (size_t i = 0; i < node->n; i++) {
         char p[RD_YPATH_MAX];

@@ -314,7 +314,7 @@ static void test_section_errors_name_line_and_key(void **state)
     expect_error("category_words:\n  min_probability: 0.6\n", 13, "category_words",
                  "transient is required");
     expect_error(SECTION_HEAD "    denied: [0, 0, -1, 3]\n", 22, "category_words.weights.denied",
-                 "expected 5 numbers");
+                 "expected a list of 5");
     expect_error(SECTION_HEAD "    denied: [0, 0, -1, 3, x]\n", 22,
                  "category_words.weights.denied[4]", "");
     expect_error(SECTION_HEAD "    Denied: [0, 0, -1, 3, 0]\n", 22,
@@ -334,7 +334,8 @@ static void test_section_errors_name_line_and_key(void **state)
                  16, "category_words.transient.categories[1]", "");
     expect_error("category_words:\n  min_probability: 0.6\n  transient:\n"
                  "    categories: [transient]\n    intercept: [0, 0]\n" REST,
-                 17, "category_words.transient.intercept", "expected 1 numbers");
+                 17, "category_words.transient.intercept",
+                 "expected a list of 1 (one per category)");
     expect_error("category_words:\n  min_probability: 1.5\n  transient:\n"
                  "    categories: [transient]\n    intercept: [0]\n" REST, 14,
                  "category_words.min_probability", "");
