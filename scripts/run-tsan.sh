@@ -19,7 +19,10 @@ jobs="${JOBS:-$(nproc)}"
 reports="$build/tsan-reports"
 cd "$root"
 
-UNIT_TESTS=(test_store_memory test_store_redis test_store_redis_cluster test_ops_watch test_metrics)
+UNIT_TESTS=(test_store_memory test_store_redis test_store_redis_scripts test_store_redis_in_place
+            test_store_redis_replicas test_store_redis_outages test_store_redis_cache
+            test_store_redis_batches test_store_redis_cluster test_ops_watch
+            test_metrics_counters test_metrics_exposition test_metrics_http)
 # End-to-end tests whose server runs many threads at once. Deselected: the
 # ones that time a 300 ms breaker window or count calls per second, which a
 # TSan build (5-15x slower) cannot meet; they prove nothing about races.

@@ -1,6 +1,6 @@
 /* The engine over the in-memory store, shared by the unit tests of the
- * decision engine (test_effects.c, test_scope.c, test_shadow.c,
- * test_latency.c). The configuration is FIXTURE (define it before the
+ * decision engine (test_decide_*.c, test_effects.c, test_scope.c,
+ * test_shadow.c, test_latency.c). The configuration is FIXTURE (define it before the
  * include; tests/unit/fixtures/effects by default), loaded once per group.
  * Each test gets a fresh store, arena and call context at T0, and a
  * shallow copy of the configuration the engine decides by, so a test may

@@ -1,9 +1,11 @@
 /* Part of the store conformance suite (store_conformance.h, which
  * includes it): the half-open probe's rules in detail, on which the C
  * breaker of the memory store and the Lua breaker of the Redis store must
- * agree. Uses the helpers defined there. */
+ * agree. */
 #ifndef RD_TESTS_STORE_CONFORMANCE_PROBE_H
 #define RD_TESTS_STORE_CONFORMANCE_PROBE_H
+
+#include "store_conformance_fixture.h"
 
 static rd_store_result conf_admit_lease(rd_store *s, const char *tool,
                                         const rd_breaker_policy *p, int64_t now_ms,

@@ -1,8 +1,10 @@
 /* Part of the store conformance suite (store_conformance.h, which
  * includes it): the capped sets behind a tenant's limits (the store's
- * quota operation, engine/tenant.h). Uses the helpers defined there. */
+ * quota operation, engine/tenant.h). */
 #ifndef RD_TESTS_STORE_CONFORMANCE_QUOTA_H
 #define RD_TESTS_STORE_CONFORMANCE_QUOTA_H
+
+#include "store_conformance_fixture.h"
 
 static int conf_quota(rd_store *s, const char *set, const char *member, size_t max,
                       int64_t now_ms, int64_t ttl_ms)

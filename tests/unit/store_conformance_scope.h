@@ -2,9 +2,11 @@
  * includes it): scoped breaker keys (domain/scope.h). The engine keeps a
  * scoped breaker under "<tool>|<dim>=<value>|...", which a store keeps as
  * it keeps a tool id: each key its own breaker with its own probe, listed
- * by its full name, up to RD_ID_MAX bytes. Uses the helpers defined there. */
+ * by its full name, up to RD_ID_MAX bytes. */
 #ifndef RD_TESTS_STORE_CONFORMANCE_SCOPE_H
 #define RD_TESTS_STORE_CONFORMANCE_SCOPE_H
+
+#include "store_conformance_fixture.h"
 
 #define CONF_SCOPE_KEYS 4
 

@@ -1,8 +1,9 @@
 /* A temporary directory per test for the unit tests that write
- * configuration files (test_config.c, test_config_merge.c): make_dir and
- * remove_dir as cmocka setup and teardown, in_dir and put to name and
- * write the files in it. Include after cmocka.h, ftw.h, limits.h,
- * sys/stat.h and unistd.h (with _GNU_SOURCE for nftw). */
+ * configuration files (test_config_merge.c, and those that include
+ * config_fixture.h): make_dir and remove_dir as cmocka setup and teardown,
+ * in_dir and put to name and write the files in it. Include after
+ * cmocka.h, ftw.h, limits.h, sys/stat.h and unistd.h (with _GNU_SOURCE for
+ * nftw). */
 #ifndef RD_TEST_TEMP_DIR_H
 #define RD_TEST_TEMP_DIR_H
 

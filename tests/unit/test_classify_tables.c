@@ -1,13 +1,245 @@
-/* The data tables of config/rules.yaml completed from upstream sources
- * (docs/CLASSIFICATION.md, "Rules as data"): one real message or code per
- * table, worded as its source words it, and the answer the table gives.
- * A table that stopped matching, or an earlier rule that took its
- * messages, fails here by name. */
+/* The data tables of config/rules.yaml (docs/CLASSIFICATION.md, "Rules as
+ * data: the tables"): the structured tables by status, code, exception type
+ * and kind, the vendor, database and runtime codes, and the tables
+ * completed from upstream sources; one real message or code per table,
+ * worded as its source words it, and the answer the table gives. A table
+ * that stopped matching, or an earlier rule that took its messages, fails
+ * here by name. */
 #include "classify_shipped.h"
+#include "classify_fixture.h"
 #include "domain/matcher.h"
 
 #define T RD_TRANSIENT
 #define P RD_PERMANENT
+
+/* HTTP statuses, gRPC codes, errno names, provider and JSON-RPC codes,
+ * exception types and kinds, given as the structured field. */
+static void test_shipped_structured_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    const char *msg = "Invalid airport code: XYZ"; /* never read by structured rules */
+    const shipped_case cases[] = {
+        {.message = msg, .http_status = 429, .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "http.rate_limited"},
+        {.http_status = 503, .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.server_error"},
+        {.http_status = 408, .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "http.request_timeout"},
+        {.http_status = 425, .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.http_status = 401, .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "http.unauthorized"},
+        {.http_status = 403, .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.http_status = 404, .want_retryability = P, .want_category = RD_CAT_RESOURCE,
+         .want_rule = "http.not_found"},
+        {.http_status = 400, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.http_status = 409, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.http_status = 413, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.http_status = 422, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.http_status = 501, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        /* convention: UNAVAILABLE means the channel reached no server */
+        {.grpc_code = 14, .message = msg, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "grpc.unavailable"},
+        {.grpc_code = 4, .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "grpc.deadline_exceeded"},
+        {.grpc_code = 8, .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.grpc_code = 10, .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.grpc_code = 3, .message = "connection reset", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "grpc.invalid_argument"},
+        {.grpc_code = 5, .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.grpc_code = 7, .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.grpc_code = 16, .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.grpc_code = 9, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.grpc_code = 12, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.grpc_code = 11, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "ECONNRESET", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.econnreset"},
+        {.code = "econnrefused", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.econnrefused"},
+        {.code = "ETIMEDOUT", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.timeout"},
+        {.code = "EAI_AGAIN", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.code = "EPIPE", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        {.code = "EHOSTUNREACH", .want_retryability = T, .want_category = RD_CAT_TRANSIENT},
+        /* convention: every DNS resolution failure is transient */
+        {.code = "ENOTFOUND", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "errno.dns"},
+        {.code = "ENOENT", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.code = "EACCES", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "EPERM", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "ENOSPC", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.code = "ENOMEM", .want_retryability = P, .want_category = RD_CAT_RESOURCE},
+        {.code = "EROFS", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "rate_limit_exceeded", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "code.rate_limited"},
+        {.code = "overloaded_error", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.code = "ThrottlingException", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE},
+        /* OpenAI sends insufficient_quota with HTTP 429: the code decides */
+        {.code = "insufficient_quota", .http_status = 429, .want_retryability = P,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "code.quota_exhausted"},
+        {.code = "context_length_exceeded", .http_status = 400, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "invalid_api_key", .want_retryability = P, .want_category = RD_CAT_PERMISSION},
+        {.code = "-32700", .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "-32600", .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
+        {.code = "-32601", .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.code = "-32602", .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "jsonrpc.invalid_params"},
+        {.code = "-32603", .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE},
+        {.code = "-32001", .source = RD_SOURCE_MCP, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "mcp.request_timeout"},
+        {.exception_type = "requests.exceptions.ConnectTimeout", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "exception.timeout"},
+        {.exception_type = "openai.AuthenticationError", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION},
+        {.exception_type = "FileNotFoundError", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE},
+        /* conventions: a made-up tool name is input; cancellation is logic */
+        {.kind = RD_KIND_UNKNOWN_TOOL, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.kind = RD_KIND_NOT_PERMITTED, .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION},
+        {.kind = RD_KIND_INVALID_PARAMETERS, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.kind = RD_KIND_LIMIT_EXCEEDED, .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE},
+        {.kind = RD_KIND_CANCELED, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        {.kind = RD_KIND_TIMEOUT, .message = msg, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "kind.timeout"},
+        {.kind = RD_KIND_TRANSPORT_ERROR, .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT},
+        /* execution_error and internal_error leave the decision to the text */
+        {.kind = RD_KIND_EXECUTION_ERROR, .message = msg, .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION},
+        {.kind = RD_KIND_INTERNAL_ERROR, .want_retryability = T,
+         .want_category = RD_CAT_UNKNOWN, .want_rule = "unknown"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+
+    /* The kinds set by rules carry the executed meaning. */
+    shipped_case k = {.code = "-32602"};
+    rd_classification c = classify_shipped(cfg, &k);
+    assert_int_equal(c.kind, RD_KIND_INVALID_PARAMETERS);
+    assert_false(c.executed);
+    k = (shipped_case){.code = "-32001"};
+    c = classify_shipped(cfg, &k);
+    assert_int_equal(c.kind, RD_KIND_TIMEOUT);
+    assert_true(c.executed);
+}
+
+/* The data tables of vendor, database and runtime codes (config/rules.yaml,
+ * docs/CLASSIFICATION.md "Tables"): each row checked with a real message of
+ * that code. */
+static void test_shipped_vendor_tables(void **state)
+{
+    const rd_config *cfg = *state;
+    static const shipped_case cases[] = {
+        /* Kafka protocol errors (librdkafka names) */
+        {.code = "NOT_LEADER_OR_FOLLOWER", .message = "Broker: Not leader for partition",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "db.server_not_ready"},
+        {.code = "TOPIC_AUTHORIZATION_FAILED", .message = "Broker: Topic authorization failed",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "code.invalid_credentials"},
+        {.code = "MESSAGE_TOO_LARGE", .message = "Broker: Message size too large",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "code.invalid_request"},
+        {.message = "KafkaError{code=LEADER_NOT_AVAILABLE,val=5,str=\"Broker: Leader not available\"}",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.broker_not_ready"},
+        /* Elasticsearch error types */
+        {.code = "es_rejected_execution_exception", .http_status = 429,
+         .message = "rejected execution of coordinating operation", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "code.rate_limited"},
+        {.code = "index_not_found_exception", .http_status = 404,
+         .message = "no such index [logs-2024.05]", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "code.not_found"},
+        {.message = "BadRequestError(400, 'parsing_exception', 'unknown query [match_al]')",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "text.search_request_invalid"},
+        /* Google API error reasons */
+        {.code = "userRateLimitExceeded", .http_status = 403, .message = "User Rate Limit Exceeded",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "code.rate_limited"},
+        {.code = "dailyLimitExceeded", .http_status = 403, .message = "Daily Limit Exceeded",
+         .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "code.quota_exhausted"},
+        {.code = "SERVICE_DISABLED", .http_status = 403,
+         .message = "Cloud Vision API has not been used in project 12345 before or it is disabled.",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "code.invalid_credentials"},
+        /* MongoDB server codes, by number and name */
+        {.code = "10107", .message = "not primary", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "db.server_not_ready"},
+        {.code = "112", .message = "WriteConflict error: this operation conflicted with another "
+                                   "operation. Please retry your operation or multi-document "
+                                   "transaction.",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.concurrency"},
+        {.code = "121", .message = "Document failed validation", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "db.constraint_violation"},
+        /* MySQL error numbers */
+        {.code = "1045", .message = "Access denied for user 'app'@'10.0.0.3' (using password: YES)",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "db.access_denied"},
+        {.code = "1146", .message = "Table 'shop.orders' doesn't exist", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "db.missing_object"},
+        {.code = "2013", .message = "Lost connection to MySQL server during query",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "db.connection_lost"},
+        /* SQL Server and Azure SQL error numbers (the transient fault list) */
+        {.code = "40613",
+         .message = "Database 'orders' on server 'acme' is not currently available. Please retry "
+                    "the connection later.",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "db.server_not_ready"},
+        {.code = "18456", .message = "Login failed for user 'app'.", .want_retryability = P,
+         .want_category = RD_CAT_PERMISSION, .want_rule = "db.access_denied"},
+        /* SQLSTATE classes */
+        {.code = "22001", .message = "value too long for type character varying(20)",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "db.bad_statement"},
+        {.code = "0A000", .message = "cannot refresh materialized view concurrently",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.session_state"},
+        /* Prisma */
+        {.code = "P2002", .message = "Unique constraint failed on the fields: (`email`)",
+         .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION,
+         .want_rule = "db.constraint_violation"},
+        /* exception types by language: specific ones decide */
+        {.exception_type = "psycopg2.errors.SerializationFailure",
+         .message = "could not serialize access due to concurrent update", .want_retryability = T,
+         .want_category = RD_CAT_TRANSIENT, .want_rule = "exception.contention"},
+        {.exception_type = "jwt.exceptions.ExpiredSignatureError", .message = "Signature has expired",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION, .want_rule = "exception.auth"},
+        {.exception_type = "System.NullReferenceException",
+         .message = "Object reference not set to an instance of an object.",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "exception.program_bug"},
+        {.exception_type = "sqlalchemy.exc.NoResultFound", .message = "No row was found when one was required",
+         .want_retryability = P, .want_category = RD_CAT_RESOURCE, .want_rule = "exception.not_found"},
+        {.exception_type = "aiohttp.client_exceptions.ServerDisconnectedError",
+         .message = "Server disconnected", .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "exception.connection"},
+        {.exception_type = "lxml.etree.XMLSyntaxError",
+         .message = "Start tag expected, '<' not found, line 1, column 1", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "exception.malformed_data"},
+        /* MySQL's query killed (KILL QUERY): a cancellation */
+        {.code = "1317", .message = "ERROR 1317 (70100): Query execution was interrupted",
+         .want_retryability = P, .want_category = RD_CAT_LOGIC, .want_rule = "db.query_killed"},
+        /* 421, a proxy's 502 for a certificate, Salesforce's record lock */
+        {.http_status = 421, .message = "Misdirected Request", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "http.misdirected"},
+        {.http_status = 502,
+         .message = "upstream SSL certificate verify error: (20:unable to get local issuer "
+                    "certificate) while SSL handshaking to upstream",
+         .want_retryability = P, .want_category = RD_CAT_PERMISSION,
+         .want_rule = "http.bad_gateway_certificate"},
+        {.code = "UNABLE_TO_LOCK_ROW", .message = "unable to obtain exclusive access to this record",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "code.object_locked"},
+        /* Heroku router codes */
+        {.message = "at=error code=H10 desc=\"App crashed\" method=GET path=\"/\" status=503",
+         .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "text.heroku_router"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
 
 /* Exception types of the standard libraries and SDKs, given as the field:
  * the specific ones decide in the structured pass, the base classes only
@@ -259,6 +491,8 @@ static void test_no_pattern_is_shadowed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shipped_structured_tables),
+        cmocka_unit_test(test_shipped_vendor_tables),
         cmocka_unit_test(test_exception_type_tables),
         cmocka_unit_test(test_database_tables),
         cmocka_unit_test(test_provider_tables),

@@ -1,0 +1,395 @@
+/* The breaker calls the Redis store answers without a script
+ * (store/redis_in_place.c), on a real redis-server: an admission that
+ * changes nothing, a success and a failure below the threshold counted in
+ * place, and the script's side of a count made in place for interleavings
+ * a test cannot time. Each must answer as the script would and count every
+ * outcome once; the command counts (INFO commandstats) show which ran. */
+#include "store_conformance_fixture.h"
+#include "store_redis_fixture.h"
+
+#include "store/redis_scripts.h"
+
+/* An admission that changes nothing (CLOSED, no hold, last_seen within the
+ * slack) reads the record and Redis's TIME in one round trip and runs no
+ * script, answering as the script does; any other admission runs it. */
+static void test_unchanging_admission_runs_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "fast");
+    /* no local cache: every admission asks Redis */
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .no_local_cache = true, .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS,
+                          .limits = test_limits()};
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    rd_store_result first = must_admit(s, "x", &three_strikes, 100); /* creates it */
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    long long times = rd_harness_command_calls(port, "time");
+    rd_store_result r = must_admit(s, "x", &three_strikes, 100);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "time"), times + 1);
+    assert_int_equal(r.admission, RD_ADMIT_YES);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.breaker.consecutive_failures, 1); /* the streak as stored */
+    assert_int_equal(r.breaker.generation, first.breaker.generation);
+    assert_true(r.now_ms >= first.now_ms && r.now_ms < first.now_ms + 60000); /* Redis time */
+    assert_int_equal(r.breaker.last_seen_ms, r.now_ms); /* the time of the call */
+
+    /* a value not of the record's layout (a hash of an older one) is the
+     * script's: it starts the breaker afresh and writes the record whole */
+    char key[128];
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    redisReply *del = rd_harness_cmd(port, "DEL %s", key);
+    freeReplyObject(del);
+    redisReply *hash = rd_harness_cmd(port, "HSET %s st 1 cf 1 cs 0 oa 0 ou 0 gen 0", key);
+    assert_true(hash && hash->type == REDIS_REPLY_INTEGER);
+    freeReplyObject(hash);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "x", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    int64_t cf = -1;
+    assert_true(rd_harness_record_field(port, key, RD_REC_CF, &cf));
+    assert_int_equal(cf, 0);
+
+    /* an OPEN breaker and a hold are the script's to decide */
+    for (int i = 0; i < 3; i++)
+        must_record(s, "x", &three_strikes, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "x", &three_strikes, 100).admission, RD_ADMIT_NO);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    rd_store_result held;
+    assert_int_equal(s->ops->force(s, "y", RD_FORCE_CLOSED, 0, 0, &held, &st), RD_OK);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    assert_int_equal(must_admit(s, "y", &three_strikes, 100).admission, RD_ADMIT_YES);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    rd_store_destroy(s);
+}
+
+/* A success on a CLOSED breaker without a streak or hold (its last_seen
+ * within the slack) counts one call in its window slot in place and runs no
+ * script; any other success (the first in a new bucket included) runs the
+ * record script, which takes that count back and applies the rules, so
+ * that every outcome is counted once, and none while OPEN. Caller time:
+ * the buckets are the test's. */
+static rd_store_result record_at(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                                 int64_t now, rd_outcome o)
+{
+    rd_store_result r;
+    rd_status st = {0};
+    if (s->ops->record(s, tool, p, now, o, 0, &r, &st) != RD_OK)
+        fail_msg("record %s: %s", tool, st.msg);
+    return r;
+}
+
+static void test_pristine_success_runs_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "ok");
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.max_tools = 2;
+    o.limits.tool_idle_ttl_ms = 160000; /* slack 10 s */
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    /* buckets of 6 s: 6000..11999 is bucket 1 */
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    conf_admit(s, "x", &p, 6000); /* creates it */
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    record_at(s, "x", &p, 6001, RD_OUTCOME_SUCCESS); /* the bucket's first: the script */
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+
+    fcalls = rd_harness_command_calls(port, "fcall");
+    long long counts = rd_harness_command_calls(port, "bitfield");
+    rd_store_result r = record_at(s, "x", &p, 6002, RD_OUTCOME_SUCCESS);
+    record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 2);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.now_ms, 6002);
+    assert_int_equal(r.breaker.last_seen_ms, 6002); /* the time of the call */
+    assert_int_equal(window_calls(s, "x", &p, 6003), 3);
+
+    /* a streak: the script resets it and the success counts once */
+    record_at(s, "x", &p, 6100, RD_OUTCOME_TRANSIENT_FAILURE);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6200, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    assert_int_equal(window_calls(s, "x", &p, 6200), 5);
+
+    /* the slack run out: the script writes last_seen, counting once */
+    r = record_at(s, "x", &p, 16300, RD_OUTCOME_SUCCESS); /* bucket 2's first */
+    r = record_at(s, "x", &p, 16400, RD_OUTCOME_SUCCESS);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 26500, RD_OUTCOME_SUCCESS); /* bucket 4, slack out */
+    r = record_at(s, "x", &p, 26600, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 26600, &found).last_seen_ms, 26500);
+    assert_int_equal(window_calls(s, "x", &p, 26600), 9);
+
+    /* OPEN: the new period's window counts nothing, the success included */
+    for (int i = 0; i < 3; i++)
+        r = record_at(s, "x", &p, 26700 + i, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 26800, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_OPEN);
+    assert_int_equal(window_calls(s, "x", &p, 26800), 0);
+
+    /* no record: created by the script, the success counted once */
+    record_at(s, "y", &p, 27000, RD_OUTCOME_SUCCESS);
+    assert_int_equal(window_calls(s, "y", &p, 27000), 1);
+
+    /* a tool over max_tools, with no CLOSED breaker to make room, is refused
+     * and leaves nothing behind */
+    for (int i = 0; i < 3; i++)
+        record_at(s, "y", &p, 27010 + i, RD_OUTCOME_TRANSIENT_FAILURE);
+    rd_store_result refused;
+    rd_status_clear(&st);
+    assert_int_equal(s->ops->record(s, "z", &p, 27100, RD_OUTCOME_SUCCESS, 0, &refused, &st),
+                     RD_ERR_EXHAUSTED);
+    char key[128];
+    snprintf(key, sizeof key, "%s{tool:z}:breaker", prefix);
+    redisReply *exists = rd_harness_cmd(port, "EXISTS %s", key);
+    assert_true(exists && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0);
+    freeReplyObject(exists);
+    rd_store_destroy(s);
+}
+
+/* A store on the shared Redis driven by the caller's time, without local
+ * caches, whose tools are forgotten after 160 s idle (slack 10 s). */
+static rd_store *in_place_store(const char *prefix)
+{
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 160000;
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    return s;
+}
+
+/* A transient failure that leaves the streak below the threshold is
+ * counted by one BITFIELD and read back by one GETEX, which takes away the
+ * TTL a streak must not keep (a pristine record's, or any other); the one
+ * that trips and one while OPEN run the script, which counts each exactly
+ * once and gives the key back the expiry its record needs. */
+static void test_failures_below_threshold_run_no_script(void **state)
+{
+    skip_without_redis();
+    char prefix[32], key[128];
+    fresh_prefix(prefix, sizeof prefix, "streak");
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    rd_store *s = in_place_store(prefix);
+    rd_status st = {0};
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    conf_admit(s, "x", &p, 6000); /* pristine: a sliding TTL */
+    /* a success that starts the window's current bucket (a script) */
+    record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS);
+    assert_true(key_pttl(key) > 0);
+
+    /* the first of a streak and the next two: no script; the first takes
+     * the pristine TTL away */
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    long long counts = rd_harness_command_calls(port, "bitfield");
+    rd_store_result r = record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    assert_int_equal(key_pttl(key), -1);
+    r = record_at(s, "x", &p, 6002, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_int_equal(r.breaker.last_seen_ms, 6002);
+    r = record_at(s, "x", &p, 6003, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 3);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 3);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 6003, &found).consecutive_failures, 3);
+    assert_int_equal(window_calls(s, "x", &p, 6003), 4);
+    assert_int_equal(window_of(s, "x", &p, 6003).failures, 3);
+
+    /* a TTL the record must not keep goes with the next failure's read */
+    freeReplyObject(rd_harness_cmd(port, "PEXPIRE %s 100000", key));
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6004, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(r.breaker.consecutive_failures, 4);
+    assert_int_equal(key_pttl(key), -1);
+    assert_int_equal(window_of(s, "x", &p, 6004).failures, 4);
+    assert_int_equal(window_calls(s, "x", &p, 6004), 5);
+
+    /* the threshold: the script opens the breaker, whose record expires */
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6005, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.transition, RD_TRANSITION_OPENED);
+    assert_int_equal(r.breaker.consecutive_failures, 5);
+    assert_true(key_pttl(key) > 0);
+
+    /* OPEN: the count made in place is taken back, none is counted, and
+     * the TTL the read took away is set again */
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6006, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.stored, RD_BREAKER_OPEN);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    assert_true(key_pttl(key) > 0);
+    assert_int_equal(conf_get(s, "x", 6006, &found).consecutive_failures, 5);
+    assert_int_equal(window_calls(s, "x", &p, 6006), 0);
+    assert_int_equal(window_of(s, "x", &p, 6006).failures, 0);
+    int64_t opens = conf_get(s, "x", 6006, &found).opens_total;
+
+    /* a reset starts a pristine record with an empty window: the failure
+     * that starts the window's current bucket runs the script, the next
+     * one does not */
+    rd_store_result forced;
+    assert_int_equal(s->ops->force(s, "x", RD_FORCE_RESET, 6007, 0, &forced, &st), RD_OK);
+    assert_true(key_pttl(key) > 0);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    record_at(s, "x", &p, 6008, RD_OUTCOME_TRANSIENT_FAILURE);
+    r = record_at(s, "x", &p, 6009, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_int_equal(key_pttl(key), -1);
+    assert_int_equal(conf_get(s, "x", 6009, &found).opens_total, opens);
+    rd_store_destroy(s);
+}
+
+/* What redis_in_place.c's BITFIELD does for a transient failure in slot 1
+ * (bucket 1 of 6-s buckets): the streak and the slot's calls and failures
+ * counted; *ver as it was at that instant, *cf the streak counted. */
+static void count_failure_in_place(int port, const char *key, int64_t *cf, int64_t *ver)
+{
+    redisReply *r = rd_harness_cmd(port, "BITFIELD %s GET i64 #8 GET i64 #15 "
+                                         "INCRBY i64 #1 1 INCRBY i64 #16 1 INCRBY i64 #17 1",
+                                   key);
+    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5);
+    *ver = r->element[0]->integer;
+    assert_int_equal(r->element[1]->integer, 1); /* the slot holds bucket 1 */
+    *cf = r->element[2]->integer;
+    freeReplyObject(r);
+}
+
+/* Its read after the count, which takes the key's TTL away. */
+static void read_after_count(int port, const char *key)
+{
+    redisReply *r = rd_harness_cmd(port, "GETEX %s PERSIST", key);
+    assert_true(r && r->type == REDIS_REPLY_STRING);
+    freeReplyObject(r);
+}
+
+/* The record script for that failure, told it was counted (record.lua's
+ * numbers as redis_breakers.c packs them); returns the transition. */
+static int record_script_after_count(int port, const char *prefix, const char *tool,
+                                     const rd_breaker_policy *p, int64_t now, int64_t cf,
+                                     int64_t ver)
+{
+    const double nums[21] = {(double)now, (double)p->failure_threshold,
+                             (double)p->success_threshold, (double)p->open_timeout_ms,
+                             RD_OUTCOME_TRANSIENT_FAILURE, 160000, 1, 0, 0, 0,
+                             (double)p->window_ms, 0, 0, 0, 0, -1, 1, 1, (double)cf,
+                             (double)ver, 0};
+    char packed[sizeof nums], bkey[128], pkey[128], qkey[128];
+    for (int i = 0; i < 21; i++) {
+        uint64_t bits;
+        memcpy(&bits, &nums[i], sizeof bits);
+        bits = htole64(bits);
+        memcpy(packed + 8 * i, &bits, sizeof bits);
+    }
+    snprintf(bkey, sizeof bkey, "%s{tool:%s}:breaker", prefix, tool);
+    snprintf(pkey, sizeof pkey, "%s{tool:%s}:probe", prefix, tool);
+    snprintf(qkey, sizeof qkey, "%s{tool:%s}:quorum", prefix, tool);
+    redisReply *r = rd_harness_cmd(port, "FCALL %s 3 %s %s %s %b 0 %s unused-channel",
+                                   rd_redis_scripts()[RD_SCRIPT_RECORD].function, bkey, pkey,
+                                   qkey, packed, sizeof packed, tool);
+    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    assert_true(r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len >= 24);
+    uint64_t bits;
+    memcpy(&bits, r->element[0]->str + 16, sizeof bits);
+    bits = le64toh(bits);
+    double tr;
+    memcpy(&tr, &bits, sizeof tr);
+    freeReplyObject(r);
+    return (int)tr;
+}
+
+/* The script's side of a failure counted in place, for the interleavings
+ * a test cannot time: a failure that reached the threshold opens the
+ * breaker even though a success ended the streak after the count; one
+ * counted before a reset is not counted again. Either way the key gets
+ * back the TTL its record needs, which the count's read took away. */
+static void test_failure_counted_in_place_then_interleaved(void **state)
+{
+    skip_without_redis();
+    char prefix[32], key[128];
+    fresh_prefix(prefix, sizeof prefix, "inter");
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    rd_store *s = in_place_store(prefix);
+    rd_status st = {0};
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    record_at(s, "x", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE);
+    record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
+    int64_t cf, ver;
+    count_failure_in_place(port, key, &cf, &ver); /* the third: the threshold */
+    assert_int_equal(cf, 3);
+    rd_store_result r = record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    assert_int_equal(r.transition, RD_TRANSITION_NONE);
+    read_after_count(port, key);
+    assert_int_equal(record_script_after_count(port, prefix, "x", &p, 6004, cf, ver),
+                     RD_TRANSITION_OPENED);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 6004, &found).stored, RD_BREAKER_OPEN);
+    assert_true(key_pttl(key) > 0);
+
+    /* counted, then reset: the reset came after it */
+    record_at(s, "y", &p, 7000, RD_OUTCOME_TRANSIENT_FAILURE);
+    record_at(s, "y", &p, 7001, RD_OUTCOME_TRANSIENT_FAILURE);
+    snprintf(key, sizeof key, "%s{tool:y}:breaker", prefix);
+    count_failure_in_place(port, key, &cf, &ver);
+    rd_store_result forced;
+    assert_int_equal(s->ops->force(s, "y", RD_FORCE_RESET, 7003, 0, &forced, &st), RD_OK);
+    read_after_count(port, key); /* takes the reset's pristine TTL away */
+    assert_int_equal(key_pttl(key), -1);
+    assert_int_equal(record_script_after_count(port, prefix, "y", &p, 7004, cf, ver),
+                     RD_TRANSITION_NONE);
+    rd_breaker b = conf_get(s, "y", 7004, &found);
+    assert_int_equal(b.stored, RD_BREAKER_CLOSED);
+    assert_int_equal(b.consecutive_failures, 0);
+    assert_true(key_pttl(key) > 0); /* the script gave it back */
+    rd_store_destroy(s);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN); /* a write to a killed Redis is an error, not death */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unchanging_admission_runs_no_script),
+        cmocka_unit_test(test_pristine_success_runs_no_script),
+        cmocka_unit_test(test_failures_below_threshold_run_no_script),
+        cmocka_unit_test(test_failure_counted_in_place_then_interleaved),
+    };
+    return cmocka_run_group_tests_name("store_redis_in_place", tests, start_shared_redis,
+                                       stop_shared_redis);
+}
