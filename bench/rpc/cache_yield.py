@@ -28,8 +28,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import cost_model  # noqa: E402
 import grpc  # noqa: E402
+import procstat  # noqa: E402
 import rdtest  # noqa: E402
-import run  # noqa: E402
+import server_procs  # noqa: E402
 
 pb, pb_grpc = rdtest.pb, rdtest.pb_grpc
 
@@ -75,11 +76,12 @@ def main():
     p.add_argument("--failure-rate", type=float, default=0.05)
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="cache-yield-")
-    redis_proc, redis_port = run.start_redis(work, "0-1")
-    port = run.free_port()
+    redis_proc, redis_port = server_procs.start_redis(work, "0-1")
+    port = procstat.free_port()
     extra = "    closed_cache_ms: 250\n    outcome_batch_ms: 5\n    read_cache_ms: 100\n"
-    cfg = run.write_config(work, "cache-yield", port, 2, redis_port, redis_extra=extra)
-    srv = run.Server("recoveryd", [args.recoveryd, "--config", cfg], port, "0-1", work).start()
+    cfg = server_procs.write_config(work, "cache-yield", port, 2, redis_port, redis_extra=extra)
+    srv = server_procs.Server("recoveryd", [args.recoveryd, "--config", cfg], port, "0-1",
+                              work).start()
     try:
         tag = rdtest.unique("y")
         per_thread = [["%s-%d" % (tag, k) for k in range(t, args.tools, args.threads)]

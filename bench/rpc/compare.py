@@ -33,11 +33,14 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run  # noqa: E402  (the benchmark's own helpers)
+import load_generators  # noqa: E402  (the benchmark's own helpers)
+import procstat  # noqa: E402
+import rpc_cases  # noqa: E402
+import server_procs  # noqa: E402
 
 
 def write_config(work, label, port, workers, redis_port):
-    path = run.write_config(work, label, port, workers, redis_port)
+    path = server_procs.write_config(work, label, port, workers, redis_port)
     if redis_port:  # a key prefix per server, so builds do not share breakers
         with open(path) as f:
             text = f.read().replace('key_prefix: "bench:"', 'key_prefix: "cmp-%s:"' % label)
@@ -50,13 +53,13 @@ def start_servers(specs, args, work):
     servers = []
     for spec in specs:
         label, exe = spec.split("=", 1)
-        port = run.free_port()
+        port = procstat.free_port()
         if exe.endswith("null_server"):
             argv = [exe, "--listen", "127.0.0.1:%d" % port, "--workers", str(args.workers)]
         else:
             redis = args.redis_port if label.startswith("redis") else None
             argv = [exe, "--config", write_config(work, label, port, args.workers, redis)]
-        servers.append(run.Server(label, argv, port, args.server_cores, work).start())
+        servers.append(server_procs.Server(label, argv, port, args.server_cores, work).start())
     return servers
 
 
@@ -79,16 +82,16 @@ def main():
                    help="also print the round-paired ratios of server A to server B")
     args = p.parse_args()
     wanted = [c for c in args.cases.split(",") if c]
-    cases = [c for c in run.CASES if not wanted or c.name in wanted]
+    cases = [c for c in rpc_cases.CASES if not wanted or c.name in wanted]
     work = tempfile.mkdtemp(prefix="rpc-compare-")
-    load = run.Load(args, run.encode_bodies(work), work)
+    load = load_generators.Load(args, rpc_cases.encode_bodies(work), work)
     servers = start_servers(args.servers, args, work)
     results = {}
     try:
         for case in cases:
             for r in range(args.rounds):
                 if args.fresh:
-                    run.restart_all(servers)
+                    server_procs.restart_all(servers)
                 for srv in (servers if r % 2 == 0 else servers[::-1]):
                     if args.fresh:
                         load.h2load(srv, case, 1, log_latency=False)

@@ -35,11 +35,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run  # noqa: E402  (the benchmark's own helpers)
+import procstat  # noqa: E402  (the benchmark's own helpers)
+import rpc_cases  # noqa: E402
+import server_procs  # noqa: E402
 
 
 def h2load_calls(port, case, body, n):
-    url = "http://127.0.0.1:%d/%s/%s" % (port, run.SERVICE, case.method)
+    url = "http://127.0.0.1:%d/%s/%s" % (port, rpc_cases.SERVICE, case.method)
     subprocess.run(["h2load", "-n", str(n), "-c", "1", "-m", "8", "-d", body,
                     "-H", "content-type: application/grpc", "-H", "te: trailers", url],
                    check=True, capture_output=True)
@@ -74,11 +76,11 @@ def figures(totals, calls):
 
 def instructions_per_call(exe, case, body, args, work):
     out_dir = tempfile.mkdtemp(prefix="cg-", dir=work)
-    port = run.free_port()
+    port = procstat.free_port()
     if exe.endswith("null_server"):
         server = [exe, "--listen", "127.0.0.1:%d" % port, "--workers", "1"]
     else:
-        server = [exe, "--config", run.write_config(work, "cg", port, 1)]
+        server = [exe, "--config", server_procs.write_config(work, "cg", port, 1)]
     argv = ["valgrind", "--tool=callgrind",
             "--callgrind-out-file=" + os.path.join(out_dir, "cg.out")]
     if args.cache_sim:
@@ -87,7 +89,7 @@ def instructions_per_call(exe, case, body, args, work):
     with open(os.path.join(out_dir, "server.log"), "w") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=log)
     try:
-        run.wait_for_port(port, proc, timeout=60)
+        procstat.wait_for_port(port, proc, timeout=60)
         h2load_calls(port, case, body, args.warmup)
         subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True,
                        capture_output=True)
@@ -104,7 +106,7 @@ def instructions_per_call(exe, case, body, args, work):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("servers", nargs="+", help="LABEL=PATH, in the order of the columns")
-    p.add_argument("--cases", default=",".join(c.name for c in run.CASES))
+    p.add_argument("--cases", default=",".join(c.name for c in rpc_cases.CASES))
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--warmup", type=int, default=300)
     p.add_argument("--cache-sim", action="store_true",
@@ -115,9 +117,9 @@ def main():
     args = p.parse_args()
     specs = [s.split("=", 1) for s in args.servers]
     base = next((label for label, exe in specs if exe.endswith("null_server")), None)
-    cases = [c for c in run.CASES if c.name in args.cases.split(",")]
+    cases = [c for c in rpc_cases.CASES if c.name in args.cases.split(",")]
     work = tempfile.mkdtemp(prefix="rpc-instructions-")
-    bodies = run.encode_bodies(work)
+    bodies = rpc_cases.encode_bodies(work)
     names = ["Ir"] + (["I1 miss", "D1 miss", "LL miss"] if args.cache_sim else [])
     head = "%-17s %-8s" % ("RPC", "per call") + "".join(" %12s" % label for label, _ in specs)
     if base:

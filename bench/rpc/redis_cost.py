@@ -33,7 +33,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run  # noqa: E402  (the benchmark's own helpers)
+import load_generators  # noqa: E402  (the benchmark's own helpers)
+import procstat  # noqa: E402
+import rpc_cases  # noqa: E402
+import server_procs  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -62,16 +65,16 @@ def command_stats(ports):
 
 
 def h2load(args, port, case, body, n, pinned):
-    url = "http://127.0.0.1:%d/%s/%s" % (port, run.SERVICE, case.method)
+    url = "http://127.0.0.1:%d/%s/%s" % (port, rpc_cases.SERVICE, case.method)
     argv = ["h2load", "-n", str(n), "-c", "4", "-m", "64", "-d", body,
             "-H", "content-type: application/grpc", "-H", "te: trailers", url]
-    out = subprocess.run((run.pin(args.client_cores) if pinned else []) + argv,
+    out = subprocess.run((procstat.pin(args.client_cores) if pinned else []) + argv,
                          capture_output=True, text=True, check=True).stdout
-    return run.parse_h2load(out)
+    return load_generators.parse_h2load(out)
 
 
 def cpu_ticks(procs):
-    return sum(run.proc_cpu_ticks(p.pid) for p in procs)
+    return sum(procstat.proc_cpu_ticks(p.pid) for p in procs)
 
 
 def case_tool(case):
@@ -105,13 +108,13 @@ def measure(args, case, body, srv, redis_procs, redis_ports):
     if args.full_window:
         fill_window(args, case, redis_ports)
     before = command_stats(redis_ports)
-    t0, r0, w0 = run.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs), time.time()
+    t0, r0, w0 = procstat.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs), time.time()
     res = h2load(args, srv.port, case, body, args.calls, True)
     wall = time.time() - w0
-    t1, r1 = run.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs)
+    t1, r1 = procstat.proc_cpu_ticks(srv.pid), cpu_ticks(redis_procs)
     after = command_stats(redis_ports)
     n = res["succeeded"]
-    us = 1e6 / run.CLK_TCK / n
+    us = 1e6 / procstat.CLK_TCK / n
     redis_us = (r1 - r0) * us
     recoveryd_us = (t1 - t0) * us
     delta = {k: (after[k][0] - before.get(k, (0, 0))[0], after[k][1] - before.get(k, (0, 0))[1])
@@ -159,12 +162,12 @@ def ratelimit_baseline(args, redis_procs, redis_ports, work_us, label):
     for n, timed in ((args.warmup, False), (args.calls, True)):
         before = command_stats(ports)
         r0, w0 = cpu_ticks(procs), time.time()
-        subprocess.run(run.pin(args.server_cores) + [load, str(ports[0]), str(n), "%.1f" % work_us],
-                       check=True)
+        subprocess.run(procstat.pin(args.server_cores)
+                       + [load, str(ports[0]), str(n), "%.1f" % work_us], check=True)
         if timed:
             wall, r1 = time.time() - w0, cpu_ticks(procs)
             after = command_stats(ports)
-            redis_us = (r1 - r0) * 1e6 / run.CLK_TCK / n
+            redis_us = (r1 - r0) * 1e6 / procstat.CLK_TCK / n
             commands = sum(after[k][0] - before.get(k, (0, 0))[0] for k in ("incrby", "expire"))
             print("  yardstick: ratelimit's call at %s's pace: %.0f calls/s, redis-server "
                   "%.1f us/call (%.2f commands: INCRBY + EXPIRE pipelined)"
@@ -178,15 +181,15 @@ def start_cluster(work, cores):
     for i in range(6):
         d = os.path.join(work, "node-%d" % i)
         os.makedirs(d)
-        port = run.free_port()
-        argv = run.pin(cores) + [
+        port = procstat.free_port()
+        argv = procstat.pin(cores) + [
             "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", "no", "--dir", d, "--cluster-enabled", "yes",
-            "--cluster-config-file", "nodes.conf", "--cluster-port", str(run.free_port()),
+            "--cluster-config-file", "nodes.conf", "--cluster-port", str(procstat.free_port()),
             "--repl-diskless-sync-delay", "0"]
         out = open(os.path.join(d, "redis.log"), "w")
         procs.append(subprocess.Popen(argv, stdout=out, stderr=out))
-        run.wait_for_port(port, procs[-1])
+        procstat.wait_for_port(port, procs[-1])
         ports.append(port)
     subprocess.run(["redis-cli", "--cluster", "create"] +
                    ["127.0.0.1:%d" % p for p in ports] +
@@ -207,7 +210,7 @@ def start_cluster(work, cores):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--recoveryd", default=os.path.join(ROOT, "build-perf", "recoveryd"))
-    p.add_argument("--cases", default=",".join(c.name for c in run.CASES))
+    p.add_argument("--cases", default=",".join(c.name for c in rpc_cases.CASES))
     p.add_argument("--redis-option", action="append", default=[],
                    help='a line of store.redis, e.g. "read_cache_ms: 0" (repeatable)')
     p.add_argument("--calls", type=int, default=20000)
@@ -223,23 +226,23 @@ def main():
     p.add_argument("--client-cores", default="1")
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="redis-cost-")
-    bodies = run.encode_bodies(work)
+    bodies = rpc_cases.encode_bodies(work)
     others = []
     if args.cluster:
         redis_procs, redis_ports, others = start_cluster(work, args.server_cores)
         args.redis_option.append("cluster: [%s]" % ", ".join(
             '"127.0.0.1:%d"' % p for p in redis_ports))
     else:
-        redis_proc, redis_port = run.start_redis(work, args.server_cores)
+        redis_proc, redis_port = server_procs.start_redis(work, args.server_cores)
         redis_procs, redis_ports = [redis_proc], [redis_port]
-    port = run.free_port()
+    port = procstat.free_port()
     extra = "".join("    %s\n" % line for line in args.redis_option)
     # With --cluster the address is ignored: store.redis.cluster names the nodes.
-    cfg = run.write_config(work, "redis-cost", port, 1, redis_ports[0], redis_extra=extra)
-    srv = run.Server("recoveryd", [args.recoveryd, "--config", cfg], port, args.server_cores,
-                     work).start()
+    cfg = server_procs.write_config(work, "redis-cost", port, 1, redis_ports[0], redis_extra=extra)
+    srv = server_procs.Server("recoveryd", [args.recoveryd, "--config", cfg], port,
+                              args.server_cores, work).start()
     try:
-        for case in run.CASES:
+        for case in rpc_cases.CASES:
             if case.name in args.cases.split(","):
                 work_us = measure(args, case, bodies[case.body][1], srv, redis_procs, redis_ports)
                 if not args.no_baseline:
