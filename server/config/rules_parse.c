@@ -578,7 +578,7 @@ static int compile_rules(const rd_yctx *c, rd_ruleset *rs)
 
 int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
 {
-    static const char *const keys[] = {"unknown", "suggestions", "rules", "category_words",
+    static const char *const keys[] = {"unknown", "suggestions", "rules", "word_weights",
                                        "words", NULL};
     rd_ynode *root;
     int rc = rd_yaml_load(c, &root);
@@ -597,7 +597,7 @@ int rd_rules_load(const rd_yctx *c, rd_ruleset *rs)
     if (rc == RD_OK)
         rc = rd_words_parse(c, root, &rs->words);
     if (rc == RD_OK)
-        rc = rd_category_words_parse(c, root, &rs->category_words);
+        rc = rd_word_weights_parse(c, root, &rs->word_weights);
     rd_yaml_free(root);
     return rc == RD_OK ? compile_rules(c, rs) : rc;
 }
@@ -606,7 +606,7 @@ void rd_ruleset_clear(rd_ruleset *rs)
 {
     rd_matcher_free(rs->matcher); /* refers to the rules: freed before them */
     rd_word_model_free(rs->words);
-    rd_category_words_free(rs->category_words);
+    rd_word_weights_free(rs->word_weights);
     for (size_t i = 0; rs->rules && i < rs->n_rules; i++) {
         rd_rule *r = &rs->rules[i];
         free(r->id);

@@ -1,8 +1,8 @@
 /* The rules file's `words:` section (domain/words.h): the counts the
  * words tier weighs an unknown error's message by; and its
- * `category_words:` section, the weights by which the words choose a
- * category. The shipped sections are written by scripts/word-counts.sh
- * and scripts/category-words.py from the corpus; every value is checked
+ * `word_weights:` section, the weights by which the words choose a
+ * retryability and a category. The shipped sections are written by scripts/word-counts.sh
+ * and scripts/word-weights.py from the corpus; every value is checked
  * here, each error with its line. */
 #include "config/words_parse.h"
 
@@ -85,7 +85,7 @@ static int parse_side(const rd_yctx *c, const rd_ynode *map, const char *key,
 {
     static const char *const keys[] = {"categories", "intercept", NULL};
     char path[RD_YPATH_MAX], p[RD_YPATH_MAX];
-    rd_ypath(path, "category_words", key);
+    rd_ypath(path, "word_weights", key);
     const rd_ynode *node = rd_ymap_get(map, key);
     if (!node)
         return rd_yerr(c, map->key_line, path, "is required");
@@ -101,9 +101,9 @@ static int parse_side(const rd_yctx *c, const rd_ynode *map, const char *key,
     rc = rd_yexpect(c, list, p, RD_YSEQ);
     if (rc != RD_OK)
         return rc;
-    if (list->n < 1 || list->n > RD_CATEGORY_WORDS_PER_SIDE)
+    if (list->n < 1 || list->n > RD_WORD_WEIGHTS_PER_SIDE)
         return rd_yerr(c, list->line, p, "needs one to %d categories, got %zu",
-                       RD_CATEGORY_WORDS_PER_SIDE, list->n);
+                       RD_WORD_WEIGHTS_PER_SIDE, list->n);
     side->n = list->n;
     for (size_t i = 0; i < list->n; i++) {
         char pi[RD_YPATH_MAX];
@@ -126,26 +126,56 @@ static int parse_side(const rd_yctx *c, const rd_ynode *map, const char *key,
     return parse_numbers(c, intercept, p, side->n, "one per category", side->intercept);
 }
 
-int rd_category_words_parse(const rd_yctx *c, const rd_ynode *root, rd_category_words **out)
+/* {min_probability: above 0.5, intercept: [log-odds]}. */
+static int parse_odds(const rd_yctx *c, const rd_ynode *map, rd_permanent_odds *odds)
+{
+    static const char *const keys[] = {"min_probability", "intercept", NULL};
+    const char *path = "word_weights.retryability";
+    const rd_ynode *node = rd_ymap_get(map, "retryability");
+    int rc = rd_yexpect(c, node, path, RD_YMAP);
+    if (rc == RD_OK)
+        rc = rd_ymap_check(c, node, path, keys);
+    if (rc != RD_OK)
+        return rc;
+    for (const char *const *k = keys; *k; k++)
+        if (!rd_ymap_get(node, *k))
+            return rd_yerr(c, node->line, path, "%s is required", *k);
+    rc = rd_yscalar_double(c, rd_ymap_get(node, "min_probability"),
+                           "word_weights.retryability.min_probability", 0.5, 1.0,
+                           &odds->min_probability);
+    if (rc == RD_OK && odds->min_probability <= 0.5)
+        rc = rd_yerr(c, rd_ymap_key_line(node, "min_probability"),
+                     "word_weights.retryability.min_probability",
+                     "must be above 0.5 (one retryability more likely than the other)");
+    if (rc != RD_OK)
+        return rc;
+    return parse_numbers(c, rd_ymap_get(node, "intercept"), "word_weights.retryability.intercept",
+                         1, "the log-odds of permanent", &odds->intercept);
+}
+
+int rd_word_weights_parse(const rd_yctx *c, const rd_ynode *root, rd_word_weights **out)
 {
     *out = NULL;
-    const rd_ynode *map = rd_ymap_get(root, "category_words");
+    const rd_ynode *map = rd_ymap_get(root, "word_weights");
     if (!map)
         return RD_OK;
-    static const char *const keys[] = {"min_probability", "transient", "permanent", "weights",
-                                       NULL};
-    int rc = rd_yexpect(c, map, "category_words", RD_YMAP);
+    static const char *const keys[] = {"min_probability", "retryability", "transient",
+                                       "permanent", "weights", NULL};
+    int rc = rd_yexpect(c, map, "word_weights", RD_YMAP);
     if (rc == RD_OK)
-        rc = rd_ymap_check(c, map, "category_words", keys);
+        rc = rd_ymap_check(c, map, "word_weights", keys);
     if (rc != RD_OK)
         return rc;
     for (const char *const *k = keys; *k; k++)
         if (!rd_ymap_get(map, *k))
-            return rd_yerr(c, map->key_line, "category_words", "%s is required", *k);
+            return rd_yerr(c, map->key_line, "word_weights", "%s is required", *k);
     double min_probability;
+    rd_permanent_odds odds;
     rd_category_side sides[2];
     rc = rd_yscalar_double(c, rd_ymap_get(map, "min_probability"),
-                           "category_words.min_probability", 0.0, 1.0, &min_probability);
+                           "word_weights.min_probability", 0.0, 1.0, &min_probability);
+    if (rc == RD_OK)
+        rc = parse_odds(c, map, &odds);
     if (rc == RD_OK)
         rc = parse_side(c, map, "transient", &sides[0]);
     if (rc == RD_OK)
@@ -153,28 +183,30 @@ int rd_category_words_parse(const rd_yctx *c, const rd_ynode *root, rd_category_
     if (rc != RD_OK)
         return rc;
     const rd_ynode *weights = rd_ymap_get(map, "weights");
-    rc = rd_yexpect(c, weights, "category_words.weights", RD_YMAP);
+    rc = rd_yexpect(c, weights, "word_weights.weights", RD_YMAP);
     if (rc != RD_OK)
         return rc;
     if (weights->n > WORDS_MAX)
-        return rd_yerr(c, weights->line, "category_words.weights", "more than %d words",
+        return rd_yerr(c, weights->line, "word_weights.weights", "more than %d words",
                        WORDS_MAX);
     const char *why = NULL;
-    rd_category_words *m = rd_category_words_new(min_probability, sides, &why);
+    rd_word_weights *m = rd_word_weights_new(min_probability, &odds, sides, &why);
     if (!m)
-        return rd_yerr(c, map->key_line, "category_words", "%s", why);
-    size_t n = sides[0].n + sides[1].n;
+        return rd_yerr(c, map->key_line, "word_weights", "%s", why);
+    size_t n = 1 + sides[0].n + sides[1].n;
     for (size_t i = 0; i < weights->n; i++) {
         const rd_ynode *key = weights->keys[i];
         char p[RD_YPATH_MAX];
-        rd_ypath(p, "category_words.weights", key->text);
-        double w[2 * RD_CATEGORY_WORDS_PER_SIDE];
+        rd_ypath(p, "word_weights.weights", key->text);
+        double w[1 + 2 * RD_WORD_WEIGHTS_PER_SIDE];
         rc = parse_numbers(c, weights->items[i], p, n,
-                           "the transient categories' weights, then the permanent ones'", w);
-        if (rc == RD_OK && rd_category_words_add(m, key->text, key->len, w, n, &why) != 0)
+                           "the weight for permanent, the transient categories', then the "
+                           "permanent ones'",
+                           w);
+        if (rc == RD_OK && rd_word_weights_add(m, key->text, key->len, w, n, &why) != 0)
             rc = rd_yerr(c, key->line, p, "%s", why);
         if (rc != RD_OK) {
-            rd_category_words_free(m);
+            rd_word_weights_free(m);
             return rc;
         }
     }

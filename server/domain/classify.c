@@ -12,7 +12,7 @@
 
 #include "domain/matcher.h"
 #include "domain/trace.h"
-#include "domain/category_words.h"
+#include "domain/word_weights.h"
 #include "domain/words.h"
 
 #ifdef __SSE2__
@@ -248,14 +248,19 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
          * was written for its own category. */
         rd_category by_words;
         if (rule->category_from_words &&
-            rd_category_words_decide(rules->category_words, err->message, err->message_len,
+            rd_word_weights_decide(rules->word_weights, err->message, err->message_len,
                                      out->retryability, &by_words, NULL) &&
             by_words != out->category) {
             out->category = by_words;
             own_suggestion = NULL;
         }
-    } else if (rules && rd_words_decide(rules->words, err->message, err->message_len,
-                                        &out->retryability, &out->category, NULL)) {
+    } else if (rules && (rd_words_decide(rules->words, err->message, err->message_len,
+                                         &out->retryability, &out->category, NULL) ||
+                         rd_word_weights_answer(rules->word_weights, err->message,
+                                                err->message_len, &out->retryability,
+                                                &out->category, NULL))) {
+        /* the words' counts when they are sure, else their weights: both
+         * the words tier's answer */
         out->rule_id = RD_WORDS_RULE_ID;
         out->decided_by = RD_TIER_WORDS;
     } else {

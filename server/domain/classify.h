@@ -9,11 +9,14 @@
  *   2. otherwise message-pattern rules, in file order, first match wins;
  *   3. otherwise generic.* rules (generic exception types), in file order;
  *   4. otherwise the message's words, when the rules file counts words and
- *      they say one retryability clearly enough (domain/words.h);
+ *      they say one retryability clearly enough (domain/words.h), else
+ *      when the words the rules file weighs make one retryability likely
+ *      enough: that retryability and the category they name, unknown
+ *      when none (domain/word_weights.h);
  *   5. otherwise the rules file's unknown default (TRANSIENT unless set);
  *   6. then the tool manifest's overrides, first match wins.
  * A rule marked category_from_words (steps 1-3) takes the category its
- * message's words name clearly (domain/category_words.h), with that
+ * message's words name clearly (domain/word_weights.h), with that
  * category's suggestion; its own category otherwise.
  * A loaded ruleset carries a compiled matcher (domain/matcher.h): one pass
  * over the message finds every pattern. Hand-built rulesets without one

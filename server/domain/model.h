@@ -55,9 +55,9 @@ typedef struct rd_rule {
     rd_error_kind kind;          /* UNSPECIFIED = keep the given kind */
     char *suggestion;            /* NULL = the category's default suggestion */
     /* The category is the one the message's words name, when they name
-     * one clearly (domain/category_words.h), the one above otherwise: for
+     * one clearly (domain/word_weights.h), the one above otherwise: for
      * rules whose errors spread over categories (a bare 400, "invalid";
-     * docs/CLASSIFICATION.md, "Categories from words"). */
+     * docs/CLASSIFICATION.md, "Word weights"). */
     bool category_from_words;
     /* No message patterns: decided from the error's fields alone, the
      * message never read. Rules are evaluated in two passes (domain/matcher.h):
@@ -85,11 +85,12 @@ typedef struct rd_ruleset {
      * file's `words:` section; NULL without one (the unknown default then
      * answers them). Owned, freed with the ruleset. */
     struct rd_word_model *words;
-    /* The categories the words name (domain/category_words.h), for rules
-     * marked category_from_words and the words tier's answers, from the
-     * file's `category_words:` section; NULL without one (their own
-     * categories stand). Owned, freed with the ruleset. */
-    struct rd_category_words *category_words;
+    /* The words' weights (domain/word_weights.h): the category of rules
+     * marked category_from_words, and the answer for a message no rule
+     * and no word count decided; from the file's `word_weights:` section,
+     * NULL without one (the rules' own categories and the unknown default
+     * stand). Owned, freed with the ruleset. */
+    struct rd_word_weights *word_weights;
 } rd_ruleset;
 
 /* ---- tools ---- */

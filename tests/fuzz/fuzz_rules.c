@@ -48,9 +48,11 @@ static const rd_tool_error samples[] = {
     {TEXT(""), .code = "ECONNRESET", .exception_type = "", .kind = RD_KIND_TRANSPORT_ERROR},
     {TEXT("invalid argument: 'date' must be ISO-8601"), .code = "",
      .exception_type = "ValueError", .grpc_code = 3},
-    /* words a category_words section may weigh, for a marked rule */
+    /* words a word_weights section may weigh, for a marked rule */
     {TEXT("cannot use this key: access denied upstream"), .code = "", .exception_type = "",
      .http_status = 503},
+    /* and words no rule reads, for the weights' own answer */
+    {TEXT("key denied"), .code = "", .exception_type = "", .http_status = 0},
 };
 
 static void classify_samples(const rd_config *cfg)

@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""Which rules gain from taking the category their message's words name
-(`category_from_words`, docs/CLASSIFICATION.md, "Categories from words"),
-measured on texts neither the rules nor the words were fitted on.
+"""What the word weights (docs/CLASSIFICATION.md, "Word weights") would
+change, measured on texts neither the rules nor the weights were fitted
+on: which rules gain from taking the category their message's words name
+(`category_from_words`), and what the weights' answer does for the
+messages that fell to the unknown default.
 
 For every REV:FILE given, the rules of commit REV classify the tuning part
 of tests/corpus/FILE, a batch collected after REV (as
-scripts/rule-precision.py does), and the category weights are fitted as
-scripts/category-words.py fits them, on the tuning split of the corpus
+scripts/rule-precision.py does), and the weights are fitted as
+scripts/word-weights.py fits them, on the tuning split of the corpus
 files before FILE only. For each deciding rule the script prints how many
 of those answers had the right category, how many the words would fix and
-how many they would break if the rule were marked. Held-out entries are
-left out.
+how many they would break if the rule were marked; then, for the answers
+of the unknown default (rule `unknown`), how many had the right
+retryability and category before and with the weights' answer. Held-out
+entries are left out. Give pairs whose rules predate the weights' answer
+(the unknown default's rows vanish once the weights answer them).
 
-  .venv/bin/python scripts/category-words-validate.py --test-corpus build/test_corpus \\
+  .venv/bin/python scripts/word-weights-validate.py --test-corpus build/test_corpus \\
       e8e1d85^:errors-batch26.yaml ...
 
 Needs git, a build of test_corpus, PyYAML and scikit-learn (.venv).
@@ -34,7 +39,7 @@ def load(name, file):
     return module
 
 
-weights = load("category_words", "category-words.py")
+weights = load("word_weights", "word-weights.py")
 precision = load("rule_precision", "rule-precision.py")
 
 
@@ -45,16 +50,17 @@ def main():
     args = p.parse_args()
     paths = weights.corpus_paths()
     per_rule = collections.defaultdict(collections.Counter)
+    unknown = collections.Counter()
     for pair in args.pairs:
         rev, _, name = pair.rpartition(":")
         path = "tests/corpus/" + name
         if not rev or path not in paths:
-            sys.exit("category-words-validate: %r is not REV:FILE of a corpus file" % pair)
+            sys.exit("word-weights-validate: %r is not REV:FILE of a corpus file" % pair)
         earlier = paths[:paths.index(path)]
-        vec, sides = weights.fit(list(weights.tuning_entries(earlier)))
+        vec, sides, retry_model = weights.fit(list(weights.tuning_entries(earlier)))
         with open(os.path.join(weights.ROOT, path)) as f:
             texts = {e["id"]: e.get("message") or "" for e in weights.yaml.safe_load(f)["entries"]}
-        with tempfile.TemporaryDirectory(prefix="category-words-") as work:
+        with tempfile.TemporaryDirectory(prefix="word-weights-") as work:
             rows = precision.answers(os.path.abspath(args.test_corpus), rev, work)
         for row in rows:
             if row["file"] != name or row["split"] != "tuning":
@@ -68,7 +74,16 @@ def main():
             s["right"] += got == want
             s["fixed"] += got != want and now == want
             s["broken"] += got == want and now != want
-        print("category-words-validate: %s done" % pair, file=sys.stderr)
+            if row["rule"] == "unknown":
+                want_retry = row["expected"].split("/")[0]
+                by_weights = weights.answer(vec, sides, retry_model, texts[row["id"]])
+                new_retry, new_category = by_weights or (retry, got)
+                unknown["n"] += 1
+                unknown["retry"] += retry == want_retry
+                unknown["category"] += retry == want_retry and got == want
+                unknown["retry with weights"] += new_retry == want_retry
+                unknown["category with weights"] += new_retry == want_retry and new_category == want
+        print("word-weights-validate: %s done" % pair, file=sys.stderr)
     print("%-36s %5s %9s %6s %7s" % ("rule", "n", "category", "fixed", "broken"))
     for rule, s in sorted(per_rule.items(), key=lambda kv: (-kv[1]["n"], kv[0])):
         print("%-36s %5d %8.0f%% %6d %7d" % (rule, s["n"], 100.0 * s["right"] / s["n"],
@@ -79,6 +94,11 @@ def main():
     print("%-36s %5d %8.1f%% %6d %7d" % ("all (every rule marked)", total["n"],
                                           100.0 * total["right"] / total["n"], total["fixed"],
                                           total["broken"]))
+    if unknown["n"]:
+        print("the unknown default's %d answers: retryability right %d, with the weights' answer"
+              " %d; both right %d, with the weights' answer %d"
+              % (unknown["n"], unknown["retry"], unknown["retry with weights"],
+                 unknown["category"], unknown["category with weights"]))
 
 
 if __name__ == "__main__":

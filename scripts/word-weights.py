@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
-"""Writes the `category_words:` section of config/rules.yaml: weights by
+"""Writes the `word_weights:` section of config/rules.yaml: the weights by
 which a message's words choose the category of an answer whose rule says
-`category_from_words: true` (docs/CLASSIFICATION.md, "Categories from
-words").
+`category_from_words: true`, and the retryability and category of a
+message no rule and no word count decided (docs/CLASSIFICATION.md, "Word
+weights").
 
-For each retryability, a multinomial logistic regression (scikit-learn)
-over which words a message holds gives the category among those that
-retryability takes, fitted on the messages of that retryability in the
-tuning split of the corpus files test_words reads
-(tests/unit/corpus_files.h); the held-out split is never read. Words are
-rd_words_each's (domain/words.h): runs of ASCII letters and digits led by
-a letter, lower-cased, 2 to 48 bytes, each counted once per message.
+Three logistic regressions (scikit-learn) over which words a message
+holds, fitted on the tuning split of the corpus files test_words reads
+(tests/unit/corpus_files.h); the held-out split is never read:
+- the log-odds that an error is permanent, on every tuning message;
+- for each retryability, the category among those that retryability
+  takes, on the messages of that retryability.
+Words are rd_words_each's (domain/words.h): runs of ASCII letters and
+digits led by a letter, lower-cased, 2 to 48 bytes, each counted once per
+message.
 
-  scripts/category-words.py            rewrite the section in config/rules.yaml
-  scripts/category-words.py --check    exit 1 when the shipped section is not
+  scripts/word-weights.py            rewrite the section in config/rules.yaml
+  scripts/word-weights.py --check    exit 1 when the shipped section is not
                                        what the corpus gives (make test runs it)
 
 Needs PyYAML and scikit-learn (tests/e2e/requirements.txt, in .venv).
@@ -31,7 +34,7 @@ from sklearn.linear_model import LogisticRegression
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RULES = os.path.join(ROOT, "config", "rules.yaml")
 CORPUS_FILES_H = os.path.join(ROOT, "tests", "unit", "corpus_files.h")
-MARKER = "# ---- category_words: written by scripts/category-words.py"
+MARKER = "# ---- word_weights: written by scripts/word-weights.py"
 WORDS_MARKER = "# ---- words: written by scripts/word-counts.sh"
 
 # the columns, in rd_category's order (domain/types.h)
@@ -41,6 +44,9 @@ CATEGORIES = ["transient", "input_validation", "external_service", "permission",
 MIN_MESSAGES_PER_WORD = 2    # words fewer tuning messages hold are not weighed
 REGULARISATION_C = 1.0       # scikit-learn's C: larger fits the tuning texts closer
 MIN_PROBABILITY = 0.6        # the words must make the category at least this likely
+# The words answer for a message no rule decided when they make one
+# retryability at least this likely; otherwise the unknown default stands.
+MIN_RETRYABILITY_PROBABILITY = 0.6
 # A category may answer for a retryability when at least this share of the
 # tuning messages of that retryability carry it (so transient/logic, a
 # handful, is left out).
@@ -64,7 +70,7 @@ def corpus_paths():
     with open(CORPUS_FILES_H) as f:
         paths = re.findall(r'RD_SOURCE_DIR "/(tests/corpus/[^"]+\.yaml)"', f.read())
     if not paths:
-        sys.exit("category-words: no corpus file named in %s" % CORPUS_FILES_H)
+        sys.exit("word-weights: no corpus file named in %s" % CORPUS_FILES_H)
     return paths
 
 
@@ -77,8 +83,9 @@ def tuning_entries(paths=None):
 
 
 def fit(entries):
-    """The word vectorizer and, per retryability, (its categories, their
-    columns in the model, the model, the messages it was fitted on)."""
+    """The word vectorizer; per retryability, (its categories, their
+    columns in the model, the model, the messages it was fitted on); and
+    the retryability model (classes permanent, transient)."""
     vec = CountVectorizer(tokenizer=words, token_pattern=None, lowercase=False, binary=True,
                           min_df=MIN_MESSAGES_PER_WORD)
     x = vec.fit_transform([e.get("message") or "" for e in entries])
@@ -89,7 +96,7 @@ def fit(entries):
         allowed = [c for c in CATEGORIES
                    if of_retry.count(c) >= MIN_CATEGORY_SHARE * len(of_retry)]
         if len(allowed) == 2:  # scikit-learn fits one column for two classes
-            sys.exit("category-words: %s answers take only two categories" % retry)
+            sys.exit("word-weights: %s answers take only two categories" % retry)
         rows = [i for i, e in enumerate(entries)
                 if e["expect"]["retryability"] == retry and e["expect"]["category"] in allowed]
         model = LogisticRegression(C=REGULARISATION_C, class_weight="balanced", tol=1e-9,
@@ -97,11 +104,24 @@ def fit(entries):
         model.fit(x[rows], [entries[i]["expect"]["category"] for i in rows])
         classes = list(model.classes_)
         sides[retry] = (allowed, [classes.index(c) for c in allowed], model, len(rows))
-    return vec, sides
+    # no intercept: with none, a message's words alone make one retryability
+    # likely, and words that say little leave the unknown default
+    retry_model = LogisticRegression(C=REGULARISATION_C, class_weight="balanced", tol=1e-9,
+                                     max_iter=20000, fit_intercept=False)
+    retry_model.fit(x, [e["expect"]["retryability"] for e in entries])
+    if list(retry_model.classes_) != ["permanent", "transient"]:
+        sys.exit("word-weights: the tuning split does not hold both retryabilities")
+    return vec, sides, retry_model
+
+
+def permanent_odds(retry_model):
+    """(intercept, per-column weights) of the log-odds of permanent:
+    scikit-learn's binary model scores its second class, transient."""
+    return 0.0 - retry_model.intercept_[0], 0.0 - retry_model.coef_[0]
 
 
 def category(vec, sides, message, retryability):
-    """What rd_category_words_decide answers: the category, or None."""
+    """What rd_word_weights_decide answers: the category, or None."""
     allowed, order, model, _ = sides[retryability]
     x = vec.transform([message])
     if x.nnz == 0:
@@ -111,27 +131,48 @@ def category(vec, sides, message, retryability):
     return allowed[best] if p[order[best]] >= MIN_PROBABILITY else None
 
 
+def answer(vec, sides, retry_model, message):
+    """What rd_word_weights_answer answers: (retryability, category), or
+    None when the words leave the unknown default."""
+    x = vec.transform([message])
+    if x.nnz == 0:
+        return None
+    p = retry_model.predict_proba(x)[0][0]  # permanent's
+    if p >= MIN_RETRYABILITY_PROBABILITY:
+        retry = "permanent"
+    elif 1 - p >= MIN_RETRYABILITY_PROBABILITY:
+        retry = "transient"
+    else:
+        return None
+    return retry, category(vec, sides, message, retry) or "unknown"
+
+
 def section():
     entries = list(tuning_entries())
-    vec, sides = fit(entries)
+    vec, sides, retry_model = fit(entries)
+    intercept, odds = permanent_odds(retry_model)
 
     def row(values):
         return "[" + ", ".join("%.*f" % (DIGITS, v) for v in values) + "]"
 
     lines = [
         MARKER + " from the tuning split of",
-        "# tests/corpus (docs/CLASSIFICATION.md, \"Categories from words\"); do not edit.",
-        "# For each retryability a multinomial logistic regression over which words a",
-        "# message holds, fitted on the tuning messages of that retryability whose",
-        "# category it lists (%s); words at least %d"
-        % (" and ".join("%d %s" % (sides[r][3], r) for r in RETRYABILITIES),
-           MIN_MESSAGES_PER_WORD),
-        "# tuning messages hold; C = %g, categories weighed alike. A word's list: its"
-        % REGULARISATION_C,
-        "# weights for the transient categories, then for the permanent ones, in the",
-        "# order listed.",
-        "category_words:",
+        "# tests/corpus (docs/CLASSIFICATION.md, \"Word weights\"); do not edit.",
+        "# Logistic regressions over which words a message holds: the log-odds of",
+        "# permanent, fitted without an intercept on the %d tuning messages; for each"
+        % len(entries),
+        "# retryability, its categories, fitted on the tuning messages of that",
+        "# retryability whose category it lists (%s);"
+        % " and ".join("%d %s" % (sides[r][3], r) for r in RETRYABILITIES),
+        "# words at least %d tuning messages hold; C = %g, classes weighed alike."
+        % (MIN_MESSAGES_PER_WORD, REGULARISATION_C),
+        "# A word's list: its weight for permanent, then for the transient",
+        "# categories, then for the permanent ones, in the order listed.",
+        "word_weights:",
         "  min_probability: %.2f" % MIN_PROBABILITY,
+        "  retryability:",
+        "    min_probability: %.2f" % MIN_RETRYABILITY_PROBABILITY,
+        "    intercept: " + row([intercept]),
     ]
     for retry in RETRYABILITIES:
         allowed, order, model, _ = sides[retry]
@@ -140,7 +181,8 @@ def section():
                   "    intercept: " + row(model.intercept_[i] for i in order)]
     lines.append("  weights:")
     for word, column in sorted(vec.vocabulary_.items()):
-        weights = [sides[r][2].coef_[i][column] for r in RETRYABILITIES for i in sides[r][1]]
+        weights = [odds[column]] + [sides[r][2].coef_[i][column]
+                                    for r in RETRYABILITIES for i in sides[r][1]]
         lines.append("    %s: %s" % (word, row(weights)))
     return "\n".join(lines) + "\n"
 
@@ -149,7 +191,7 @@ def split_rules(text):
     """(before the section, the section, the rest from the words section on)."""
     words_at = text.find(WORDS_MARKER)
     if words_at < 0:
-        sys.exit("category-words: config/rules.yaml has no words section")
+        sys.exit("word-weights: config/rules.yaml has no words section")
     at = text.find(MARKER)
     if at < 0:
         return text[:words_at], "", text[words_at:]
@@ -174,6 +216,10 @@ def parse(section_text):
     return weights, other
 
 
+def count_words(weights):
+    return len([k for k in weights if not k.startswith("(")])
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true",
@@ -192,19 +238,19 @@ def main():
                   or any(not math.isclose(a, b, abs_tol=tolerance)
                          for a, b in zip(want[w], have[w]))]
         if differ or want_other != have_other:
-            print("category-words: config/rules.yaml's category_words section is not the "
-                  "corpus's (%d words differ%s, e.g. %s); run scripts/category-words.py"
+            print("word-weights: config/rules.yaml's word_weights section is not the "
+                  "corpus's (%d words differ%s, e.g. %s); run scripts/word-weights.py"
                   % (len(differ), ", and its header" if want_other != have_other else "",
                      ", ".join(differ[:5]) or "-"), file=sys.stderr)
             return 1
-        print("category-words: the shipped section is the corpus's (%d words)"
-              % (len(want) - 2))
+        print("word-weights: the shipped section is the corpus's (%d words)"
+              % count_words(want))
         return 0
     with open(RULES + ".new", "w") as f:
         f.write(before.rstrip("\n") + "\n\n" + fresh + "\n" + rest)
     os.replace(RULES + ".new", RULES)
-    print("category-words: %d words written into config/rules.yaml"
-          % (len(parse(fresh)[0]) - 2))
+    print("word-weights: %d words written into config/rules.yaml"
+          % count_words(parse(fresh)[0]))
     return 0
 
 

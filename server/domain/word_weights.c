@@ -1,6 +1,6 @@
-/* Categories from words (domain/category_words.h): the table of word
- * hashes, their weights, and the answer. */
-#include "domain/category_words.h"
+/* Word weights (domain/word_weights.h): the table of word hashes, their
+ * weights, and the answers. */
+#include "domain/word_weights.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -9,27 +9,44 @@
 
 #include "domain/words.h"
 
-#define SIDE_MAX RD_CATEGORY_WORDS_PER_SIDE
+#define SIDE_MAX RD_WORD_WEIGHTS_PER_SIDE
+
+/* A word's weights: per side, one per category (a side's unused columns
+ * weigh 0, so a side's sums are added in one fixed width), and its weight
+ * in the log-odds of permanent. */
+typedef struct word_row {
+    float sides[2][SIDE_MAX];
+    float permanent;
+} word_row;
 
 /* Open addressing over a power-of-two array of hashes, linear probing,
  * kept at most half full; a slot's weights sit in a parallel array,
  * read only when the hash is there. A hash of 0 marks an empty slot, so
  * a word hashing to 0 is stored as 1 (and looked up the same way). */
-struct rd_category_words {
+struct rd_word_weights {
     rd_category_side sides[2];
+    rd_permanent_odds odds;
     double min_probability;
     uint64_t *hashes;
-    float (*weights)[2][SIDE_MAX];
+    word_row *rows;
     size_t n_words, n_slots;
 };
 
 static uint64_t slot_key(uint64_t h) { return h ? h : 1; }
 
-rd_category_words *rd_category_words_new(double min_probability,
-                                         const rd_category_side sides[2], const char **why)
+rd_word_weights *rd_word_weights_new(double min_probability, const rd_permanent_odds *odds,
+                                     const rd_category_side sides[2], const char **why)
 {
     if (!(min_probability > 0) || !(min_probability <= 1.0)) {
         *why = "the least probability must be above 0 and at most 1";
+        return NULL;
+    }
+    if (!(odds->min_probability > 0.5) || !(odds->min_probability <= 1.0)) {
+        *why = "the retryability's least probability must be above 0.5 and at most 1";
+        return NULL;
+    }
+    if (!isfinite(odds->intercept)) {
+        *why = "an intercept is not a finite number";
         return NULL;
     }
     for (int side = 0; side < 2; side++) {
@@ -54,29 +71,30 @@ rd_category_words *rd_category_words_new(double min_probability,
             }
         }
     }
-    rd_category_words *m = calloc(1, sizeof *m);
+    rd_word_weights *m = calloc(1, sizeof *m);
     if (!m) {
         *why = "out of memory";
         return NULL;
     }
     memcpy(m->sides, sides, sizeof m->sides);
+    m->odds = *odds;
     m->min_probability = min_probability;
     return m;
 }
 
-void rd_category_words_free(rd_category_words *m)
+void rd_word_weights_free(rd_word_weights *m)
 {
     if (!m)
         return;
     free(m->hashes);
-    free(m->weights);
+    free(m->rows);
     free(m);
 }
 
-size_t rd_category_words_size(const rd_category_words *m) { return m ? m->n_words : 0; }
+size_t rd_word_weights_size(const rd_word_weights *m) { return m ? m->n_words : 0; }
 
 /* The slot holding key, or the empty slot where it would go. */
-static size_t probe(const rd_category_words *m, uint64_t key)
+static size_t probe(const rd_word_weights *m, uint64_t key)
 {
     size_t mask = m->n_slots - 1, at = (size_t)key & mask;
     while (m->hashes[at] && m->hashes[at] != key)
@@ -85,41 +103,42 @@ static size_t probe(const rd_category_words *m, uint64_t key)
 }
 
 /* Doubles the slots when one more word would fill more than half. */
-static bool grow(rd_category_words *m)
+static bool grow(rd_word_weights *m)
 {
     if (2 * (m->n_words + 1) <= m->n_slots)
         return true;
     size_t n = m->n_slots ? 2 * m->n_slots : 1024;
-    rd_category_words bigger = {.n_slots = n, .hashes = calloc(n, sizeof *m->hashes),
-                                .weights = calloc(n, sizeof *m->weights)};
-    if (!bigger.hashes || !bigger.weights) {
+    rd_word_weights bigger = {.n_slots = n, .hashes = calloc(n, sizeof *m->hashes),
+                              .rows = calloc(n, sizeof *m->rows)};
+    if (!bigger.hashes || !bigger.rows) {
         free(bigger.hashes);
-        free(bigger.weights);
+        free(bigger.rows);
         return false;
     }
     for (size_t i = 0; i < m->n_slots; i++)
         if (m->hashes[i]) {
             size_t at = probe(&bigger, m->hashes[i]);
             bigger.hashes[at] = m->hashes[i];
-            memcpy(bigger.weights[at], m->weights[i], sizeof bigger.weights[at]);
+            bigger.rows[at] = m->rows[i];
         }
     free(m->hashes);
-    free(m->weights);
+    free(m->rows);
     m->hashes = bigger.hashes;
-    m->weights = bigger.weights;
+    m->rows = bigger.rows;
     m->n_slots = n;
     return true;
 }
 
-int rd_category_words_add(rd_category_words *m, const char *word, size_t len,
+int rd_word_weights_add(rd_word_weights *m, const char *word, size_t len,
                           const double *weights, size_t n, const char **why)
 {
     if (!rd_is_word(word, len)) {
         *why = "not a word: 2 to 48 lower-case ASCII letters and digits, a letter first";
         return -1;
     }
-    if (n != m->sides[0].n + m->sides[1].n) {
-        *why = "not one weight for each category of the two retryabilities";
+    if (n != 1 + m->sides[0].n + m->sides[1].n) {
+        *why = "not one weight for permanent and one for each category of the two "
+               "retryabilities";
         return -1;
     }
     for (size_t k = 0; k < n; k++)
@@ -140,28 +159,29 @@ int rd_category_words_add(rd_category_words *m, const char *word, size_t len,
     }
     size_t at = probe(m, key);
     m->hashes[at] = key;
+    m->rows[at].permanent = (float)weights[0];
     for (size_t k = 0; k < m->sides[0].n; k++)
-        m->weights[at][0][k] = (float)weights[k];
+        m->rows[at].sides[0][k] = (float)weights[1 + k];
     for (size_t k = 0; k < m->sides[1].n; k++)
-        m->weights[at][1][k] = (float)weights[m->sides[0].n + k];
+        m->rows[at].sides[1][k] = (float)weights[1 + m->sides[0].n + k];
     m->n_words++;
     return 0;
 }
 
 #define WORDS_READ 64 /* a message's words read at a time */
+#define BOTH_SIDES 2     /* sum_words: both sides and the log-odds */
 
-bool rd_category_words_decide(const rd_category_words *m, const char *msg, size_t len,
-                              rd_retryability retryability, rd_category *category,
-                              double *probability)
+typedef struct word_sums {
+    float sides[2][SIDE_MAX];
+    float permanent;
+} word_sums;
+
+/* Adds the weights of the distinct known words of msg into *sums: one
+ * side's (side 0 or 1), or with BOTH_SIDES both and the log-odds of
+ * permanent. Returns how many known words it added. */
+static size_t sum_words(const rd_word_weights *m, const char *msg, size_t len, int side,
+                        word_sums *sums)
 {
-    if (!m || !msg || !m->n_words ||
-        (retryability != RD_TRANSIENT && retryability != RD_PERMANENT))
-        return false;
-    int side = retryability == RD_TRANSIENT ? 0 : 1;
-    const rd_category_side *c = &m->sides[side];
-    /* the words' sums in a fixed width the compiler adds at once (a
-     * side's unused columns weigh 0) */
-    float sums[SIDE_MAX] = {0};
     /* each known word once: the weights are of which words a message
      * holds, not how often; a word's slot is looked for among those seen
      * only when its bit of `maybe_seen` is set */
@@ -184,18 +204,34 @@ bool rd_category_words_decide(const rd_category_words *m, const char *msg, size_
             }
             maybe_seen |= bit;
             seen[n_seen++] = slot;
-            for (size_t col = 0; col < SIDE_MAX; col++)
-                sums[col] += m->weights[slot][side][col];
+            const word_row *row = &m->rows[slot];
+            if (side == BOTH_SIDES) {
+                sums->permanent += row->permanent;
+                for (size_t col = 0; col < SIDE_MAX; col++) {
+                    sums->sides[0][col] += row->sides[0][col];
+                    sums->sides[1][col] += row->sides[1][col];
+                }
+            } else {
+                for (size_t col = 0; col < SIDE_MAX; col++)
+                    sums->sides[side][col] += row->sides[side][col];
+            }
         }
         if (n < WORDS_READ)
             break; /* the rest of the message was read */
         at += words[n - 1].start + words[n - 1].len;
     }
-    if (n_seen == 0)
-        return false; /* the intercepts alone say nothing of this message */
+    return n_seen;
+}
+
+/* The likeliest of a side's categories from its words' sums, when it is
+ * at least min_probability likely. */
+static bool likeliest_category(const rd_word_weights *m, int side, const word_sums *sums,
+                               rd_category *category, double *probability)
+{
+    const rd_category_side *c = &m->sides[side];
     double score[SIDE_MAX];
     for (size_t col = 0; col < c->n; col++)
-        score[col] = c->intercept[col] + sums[col];
+        score[col] = c->intercept[col] + sums->sides[side][col];
     size_t best = 0;
     for (size_t col = 1; col < c->n; col++)
         if (score[col] > score[best])
@@ -211,5 +247,46 @@ bool rd_category_words_decide(const rd_category_words *m, const char *msg, size_
     *category = c->categories[best];
     if (probability)
         *probability = p;
+    return true;
+}
+
+bool rd_word_weights_decide(const rd_word_weights *m, const char *msg, size_t len,
+                            rd_retryability retryability, rd_category *category,
+                            double *probability)
+{
+    if (!m || !msg || !m->n_words ||
+        (retryability != RD_TRANSIENT && retryability != RD_PERMANENT))
+        return false;
+    int side = retryability == RD_TRANSIENT ? 0 : 1;
+    word_sums sums = {0};
+    /* the intercepts alone say nothing of this message */
+    return sum_words(m, msg, len, side, &sums) > 0 &&
+           likeliest_category(m, side, &sums, category, probability);
+}
+
+bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t len,
+                            rd_retryability *retryability, rd_category *category,
+                            double *permanent)
+{
+    if (!m || !msg || !m->n_words)
+        return false;
+    word_sums sums = {0};
+    if (sum_words(m, msg, len, BOTH_SIDES, &sums) == 0)
+        return false;
+    /* the logistic function, written so that exp never overflows */
+    double odds = m->odds.intercept + sums.permanent;
+    double p = odds >= 0 ? 1.0 / (1.0 + exp(-odds)) : exp(odds) / (1.0 + exp(odds));
+    rd_retryability r;
+    if (p >= m->odds.min_probability)
+        r = RD_PERMANENT;
+    else if (1.0 - p >= m->odds.min_probability)
+        r = RD_TRANSIENT;
+    else
+        return false;
+    *retryability = r;
+    if (!likeliest_category(m, r == RD_TRANSIENT ? 0 : 1, &sums, category, NULL))
+        *category = RD_CAT_UNKNOWN;
+    if (permanent)
+        *permanent = p;
     return true;
 }
