@@ -2,16 +2,19 @@
 """What the word weights (docs/CLASSIFICATION.md, "Word weights") would
 change, measured on texts neither the rules nor the weights were fitted
 on: which rules gain from taking the category their message's words name
-(`category_from_words`), and what the weights' answer does for the
-messages that fell to the unknown default.
+(`category_from_words`) or the other retryability when the words make it
+likely and name its category (`retryability_from_words`), and what the
+weights' answer does for the messages that fell to the unknown default.
 
 For every REV:FILE given, the rules of commit REV classify the tuning part
 of tests/corpus/FILE, a batch collected after REV (as
 scripts/rule-precision.py does), and the weights are fitted as
 scripts/word-weights.py fits them, on the tuning split of the corpus
 files before FILE only. For each deciding rule the script prints how many
-of those answers had the right category, how many the words would fix and
-how many they would break if the rule were marked; then, for the answers
+of those answers had the right category, how many categories the words
+would fix and break were the rule marked `category_from_words`, and how
+many retryabilities (and whole answers) they would fix and break were it
+marked `retryability_from_words`; then, for the answers
 of the unknown default (rule `unknown`), how many had the right
 retryability and category before and with the weights' answer. Held-out
 entries are left out. Give pairs whose rules predate the weights' answer
@@ -74,8 +77,16 @@ def main():
             s["right"] += got == want
             s["fixed"] += got != want and now == want
             s["broken"] += got == want and now != want
+            want_retry = row["expected"].split("/")[0]
+            flip = weights.answer(vec, sides, retry_model, texts[row["id"]])
+            if row["rule"] in ("unknown", "words") or not flip or flip[0] == retry \
+                    or flip[1] == "unknown":
+                flip = (retry, got)
+            s["retry fixed"] += retry != want_retry and flip[0] == want_retry
+            s["retry broken"] += retry == want_retry and flip[0] != want_retry
+            s["both fixed"] += (retry, got) != (want_retry, want) and flip == (want_retry, want)
+            s["both broken"] += (retry, got) == (want_retry, want) and flip != (want_retry, want)
             if row["rule"] == "unknown":
-                want_retry = row["expected"].split("/")[0]
                 by_weights = weights.answer(vec, sides, retry_model, texts[row["id"]])
                 new_retry, new_category = by_weights or (retry, got)
                 unknown["n"] += 1
@@ -84,16 +95,20 @@ def main():
                 unknown["retry with weights"] += new_retry == want_retry
                 unknown["category with weights"] += new_retry == want_retry and new_category == want
         print("word-weights-validate: %s done" % pair, file=sys.stderr)
-    print("%-36s %5s %9s %6s %7s" % ("rule", "n", "category", "fixed", "broken"))
+    header = ("rule", "n", "category", "fixed", "broken", "retry fixed", "broken",
+              "both fixed", "broken")
+    row_format = "%-36s %5s %9s %6s %7s %12s %7s %11s %7s"
+    print(row_format % header)
+
+    def columns(s):
+        return (s["n"], "%.0f%%" % (100.0 * s["right"] / s["n"]), s["fixed"], s["broken"],
+                s["retry fixed"], s["retry broken"], s["both fixed"], s["both broken"])
     for rule, s in sorted(per_rule.items(), key=lambda kv: (-kv[1]["n"], kv[0])):
-        print("%-36s %5d %8.0f%% %6d %7d" % (rule, s["n"], 100.0 * s["right"] / s["n"],
-                                             s["fixed"], s["broken"]))
+        print(row_format % ((rule,) + columns(s)))
     total = collections.Counter()
     for s in per_rule.values():
         total.update(s)
-    print("%-36s %5d %8.1f%% %6d %7d" % ("all (every rule marked)", total["n"],
-                                          100.0 * total["right"] / total["n"], total["fixed"],
-                                          total["broken"]))
+    print(row_format % (("all (every rule marked)",) + columns(total)))
     if unknown["n"]:
         print("the unknown default's %d answers: retryability right %d, with the weights' answer"
               " %d; both right %d, with the weights' answer %d"

@@ -407,8 +407,9 @@ static int parse_rule_id(const rd_yctx *c, const rd_ynode *map, const char *path
     return r->id ? RD_OK : rd_yerr(c, id->line, p, "out of memory");
 }
 
-static const char *const RESULT_KEYS[] = {"retryability", "category", "category_from_words",
-                                          "kind", "suggestion", NULL};
+static const char *const RESULT_KEYS[] = {
+    "retryability", "category", "category_from_words", "retryability_from_words",
+    "kind",         "suggestion", NULL};
 
 static int parse_rule_result(const rd_yctx *c, const rd_ynode *map, const char *path,
                              rd_rule *r)
@@ -423,6 +424,7 @@ static int parse_rule_result(const rd_yctx *c, const rd_ynode *map, const char *
     const rd_ynode *cat = rd_ymap_get(res, "category");
     const rd_ynode *kind = rd_ymap_get(res, "kind");
     const rd_ynode *from_words = rd_ymap_get(res, "category_from_words");
+    const rd_ynode *retry_from_words = rd_ymap_get(res, "retryability_from_words");
     if (rc == RD_OK && !retry)
         rc = rd_yerr(c, res->key_line, rd_ypath(pk, p, "retryability"), "missing (required)");
     if (rc == RD_OK && !cat)
@@ -436,6 +438,9 @@ static int parse_rule_result(const rd_yctx *c, const rd_ynode *map, const char *
     if (rc == RD_OK && from_words)
         rc = rd_yscalar_bool(c, from_words, rd_ypath(pk, p, "category_from_words"),
                              &r->category_from_words);
+    if (rc == RD_OK && retry_from_words)
+        rc = rd_yscalar_bool(c, retry_from_words, rd_ypath(pk, p, "retryability_from_words"),
+                             &r->retryability_from_words);
     if (rc == RD_OK)
         rc = rd_yget_str(c, res, p, "suggestion", RD_SUGGESTION_MAX, &r->suggestion);
     return rc;

@@ -243,14 +243,24 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
                               : rd_rule_tier(rule->id);
         own_suggestion = rule->suggestion;
         rule_kind = rule->kind;
-        /* A rule whose errors spread over categories keeps its retryability
-         * and takes the category the words name clearly; its own suggestion
-         * was written for its own category. */
+        /* A rule whose word carries its retryability less surely gives way
+         * when the words make the other one likely and name its category; a
+         * rule whose errors spread over categories keeps its retryability
+         * and takes the category the words name clearly. Either way its own
+         * suggestion was written for its own answer. */
+        rd_retryability r_words;
         rd_category by_words;
-        if (rule->category_from_words &&
-            rd_word_weights_decide(rules->word_weights, err->message, err->message_len,
-                                     out->retryability, &by_words, NULL) &&
-            by_words != out->category) {
+        if (rule->retryability_from_words &&
+            rd_word_weights_answer(rules->word_weights, err->message, err->message_len,
+                                   &r_words, &by_words, NULL) &&
+            r_words != out->retryability && by_words != RD_CAT_UNKNOWN) {
+            out->retryability = r_words;
+            out->category = by_words;
+            own_suggestion = NULL;
+        } else if (rule->category_from_words &&
+                   rd_word_weights_decide(rules->word_weights, err->message, err->message_len,
+                                          out->retryability, &by_words, NULL) &&
+                   by_words != out->category) {
             out->category = by_words;
             own_suggestion = NULL;
         }

@@ -15,9 +15,11 @@
  *      when none (domain/word_weights.h);
  *   5. otherwise the rules file's unknown default (TRANSIENT unless set);
  *   6. then the tool manifest's overrides, first match wins.
- * A rule marked category_from_words (steps 1-3) takes the category its
- * message's words name clearly (domain/word_weights.h), with that
- * category's suggestion; its own category otherwise.
+ * A rule marked retryability_from_words (steps 1-3) takes the other
+ * retryability when its message's words make that one likely and name
+ * its category (domain/word_weights.h), with that category's suggestion;
+ * a rule marked category_from_words takes the category the words name
+ * clearly for its own retryability; otherwise the rule's answer stands.
  * A loaded ruleset carries a compiled matcher (domain/matcher.h): one pass
  * over the message finds every pattern. Hand-built rulesets without one
  * are evaluated rule by rule, with the same result.

@@ -59,6 +59,12 @@ typedef struct rd_rule {
      * rules whose errors spread over categories (a bare 400, "invalid";
      * docs/CLASSIFICATION.md, "Word weights"). */
     bool category_from_words;
+    /* The retryability above stands unless the message's words make the
+     * other one likely and name its category (domain/word_weights.h):
+     * then the answer is theirs, for rules whose word carries its
+     * retryability less surely ("retry", "canceled"; docs/CLASSIFICATION.md,
+     * "Word weights"). */
+    bool retryability_from_words;
     /* No message patterns: decided from the error's fields alone, the
      * message never read. Rules are evaluated in two passes (domain/matcher.h):
      * the structured pass takes these rules AND "mixed" rules, which have a

@@ -8,6 +8,8 @@
  *   retryability its words make at least min_probability likely, and the
  *   category they name for it, else unknown (rd_word_weights_answer);
  *   when they make neither that likely, the unknown default stands.
+ * - A rule marked `retryability_from_words` gives way to that answer
+ *   when it is the other retryability with a category named.
  *
  * Three logistic regressions over which words a message holds, fitted on
  * the tuning split of tests/corpus (the rules file's `word_weights:`

@@ -420,6 +420,71 @@ static void test_a_marked_rule_takes_the_category_the_words_name(void **state)
     rd_config_free(cfg);
 }
 
+/* A rule whose word carries its retryability less surely gives way to
+ * the words when they make the other retryability likely and name its
+ * category; an unmarked rule never does. */
+static void test_a_marked_rule_gives_way_to_the_other_retryability(void **state)
+{
+    (void)state;
+    char err[RD_CONFIG_ERR_MAX] = "";
+    rd_config *cfg = load_rules(
+        "suggestions: {transient: t, input_validation: i, external_service: e, permission: p, "
+        "logic: l, resource: r, unknown: u}\n"
+        "rules:\n"
+        "  - id: text.weak_retry\n"
+        "    when: {message: [retry]}\n"
+        "    result: {retryability: transient, category: transient,\n"
+        "             retryability_from_words: true, suggestion: try again}\n"
+        "  - id: text.again\n"
+        "    when: {message: [again]}\n"
+        "    result: {retryability: transient, category: transient}\n" SECTION_HEAD
+        "    denied: [2.5, 0, 0, -1, 3, 0]\n"
+        "    upstream: [-2, -1, 2, 0, 0, 0]\n"
+        "    vague: [2, 0, 0, 0, 0, 0]\n",
+        err);
+    if (!cfg)
+        fail_msg("%s", err);
+    rd_classification c;
+    /* the words make permanent likely and name permission: theirs, with
+     * that category's suggestion; the rule still names itself */
+    classify(cfg, "retry refused: access denied", 0, &c);
+    assert_string_equal(c.rule_id, "text.weak_retry");
+    assert_int_equal(c.decided_by, RD_TIER_MESSAGE);
+    assert_int_equal(c.retryability, RD_PERMANENT);
+    assert_int_equal(c.category, RD_CAT_PERMISSION);
+    assert_string_equal(c.suggestion, "p");
+    /* the words agree with the rule: the rule's answer and text */
+    classify(cfg, "retry later: upstream busy", 0, &c);
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_int_equal(c.category, RD_CAT_TRANSIENT);
+    assert_string_equal(c.suggestion, "try again");
+    /* permanent is likely but no category is named: the rule stands */
+    classify(cfg, "retry vague", 0, &c);
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_string_equal(c.suggestion, "try again");
+    /* no known word: the rule stands */
+    classify(cfg, "retry soon", 0, &c);
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    /* not marked: the words are not read */
+    classify(cfg, "again: access denied", 0, &c);
+    assert_string_equal(c.rule_id, "text.again");
+    assert_int_equal(c.retryability, RD_TRANSIENT);
+    assert_int_equal(c.category, RD_CAT_TRANSIENT);
+    rd_config_free(cfg);
+    /* the key must be a boolean */
+    cfg = load_rules("suggestions: {transient: t, input_validation: i, external_service: e, "
+                     "permission: p, logic: l, resource: r, unknown: u}\n"
+                     "rules:\n"
+                     "  - id: text.weak_retry\n"
+                     "    when: {message: [retry]}\n"
+                     "    result: {retryability: transient, category: transient,\n"
+                     "             retryability_from_words: maybe}\n",
+                     err);
+    assert_null(cfg);
+    if (!strstr(err, "rules[0].result.retryability_from_words"))
+        fail_msg("got \"%s\"", err);
+}
+
 /* What a section needs after its transient side. */
 #define REST "  permanent:\n    categories: [logic]\n    intercept: [0]\n  weights: {}\n"
 
@@ -492,6 +557,8 @@ int main(void)
         cmocka_unit_test(test_a_repeated_word_weighs_once),
         cmocka_unit_test(test_model_refuses_what_no_weights_can_be),
         cmocka_unit_test_setup_teardown(test_a_marked_rule_takes_the_category_the_words_name,
+                                        make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_a_marked_rule_gives_way_to_the_other_retryability,
                                         make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_section_errors_name_line_and_key, make_dir,
                                         remove_dir),
