@@ -53,6 +53,8 @@ static const rd_tool_error samples[] = {
      .http_status = 503},
     /* and words no rule reads, for the weights' own answer */
     {TEXT("key denied"), .code = "", .exception_type = "", .http_status = 0},
+    /* a rule that gives way to the words */
+    {TEXT("retry refused: key denied"), .code = "", .exception_type = "", .http_status = 0},
 };
 
 static void classify_samples(const rd_config *cfg)
