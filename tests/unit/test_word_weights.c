@@ -301,9 +301,13 @@ static void test_model_refuses_what_no_weights_can_be(void **state)
 
 /* Lines 1 to 12; the word_weights section starts at line 13. No rule
  * reads the message alone. */
-#define RULES_TEXT                                                                            \
+/* One line: a suggestion per category, named by its first letter. */
+#define SUGGESTIONS                                                                           \
     "suggestions: {transient: t, input_validation: i, external_service: e, permission: p, "   \
-    "logic: l, resource: r, unknown: u}\n"                         /* 1 */                    \
+    "logic: l, resource: r, unknown: u}\n"
+
+#define RULES_TEXT                                                                            \
+    SUGGESTIONS                                                    /* 1 */                    \
     "rules:\n"                                                     /* 2 */                    \
     "  - id: http.bad_request\n"                                   /* 3 */                    \
     "    when: {http_status: [400]}\n"                             /* 4 */                    \
@@ -361,6 +365,18 @@ static void classify(const rd_config *cfg, const char *msg, int status, rd_class
     rd_classify(&cfg->rules, NULL, "t", &e, c);
 }
 
+/* The answer's rule, tier, retryability, category and suggestion. */
+static void assert_answer(const rd_classification *c, const char *rule, rd_tier tier,
+                          rd_retryability retryability, rd_category category,
+                          const char *suggestion)
+{
+    assert_string_equal(c->rule_id, rule);
+    assert_int_equal(c->decided_by, tier);
+    assert_int_equal(c->retryability, retryability);
+    assert_int_equal(c->category, category);
+    assert_string_equal(c->suggestion, suggestion);
+}
+
 static void test_a_marked_rule_takes_the_category_the_words_name(void **state)
 {
     (void)state;
@@ -376,11 +392,8 @@ static void test_a_marked_rule_takes_the_category_the_words_name(void **state)
     /* marked: a 400 whose words name permission is a permission error,
      * with that category's suggestion, not the rule's own */
     classify(cfg, "access denied for this key", 400, &c);
-    assert_string_equal(c.rule_id, "http.bad_request");
-    assert_int_equal(c.decided_by, RD_TIER_STRUCTURED);
-    assert_int_equal(c.retryability, RD_PERMANENT);
-    assert_int_equal(c.category, RD_CAT_PERMISSION);
-    assert_string_equal(c.suggestion, "p");
+    assert_answer(&c, "http.bad_request", RD_TIER_STRUCTURED, RD_PERMANENT, RD_CAT_PERMISSION,
+                  "p");
     /* marked, words saying nothing clear: the rule's category and text */
     classify(cfg, "bad payload", 400, &c);
     assert_int_equal(c.category, RD_CAT_INPUT_VALIDATION);
@@ -392,21 +405,14 @@ static void test_a_marked_rule_takes_the_category_the_words_name(void **state)
     assert_int_equal(c.category, RD_CAT_EXTERNAL_SERVICE);
     /* no rule: the words tier's answer is the weights' */
     classify(cfg, "access denied for this key", 0, &c);
-    assert_string_equal(c.rule_id, "words");
-    assert_int_equal(c.decided_by, RD_TIER_WORDS);
-    assert_int_equal(c.retryability, RD_PERMANENT);
-    assert_int_equal(c.category, RD_CAT_PERMISSION);
-    assert_string_equal(c.suggestion, "p");
+    assert_answer(&c, "words", RD_TIER_WORDS, RD_PERMANENT, RD_CAT_PERMISSION, "p");
     classify(cfg, "upstream reset the stream", 0, &c);
     assert_string_equal(c.rule_id, "words");
     assert_int_equal(c.retryability, RD_TRANSIENT);
     assert_int_equal(c.category, RD_CAT_EXTERNAL_SERVICE);
     /* no rule and no known word: the unknown default */
     classify(cfg, "frobnicated twice", 0, &c);
-    assert_string_equal(c.rule_id, "unknown");
-    assert_int_equal(c.decided_by, RD_TIER_DEFAULT);
-    assert_int_equal(c.retryability, RD_TRANSIENT);
-    assert_int_equal(c.category, RD_CAT_UNKNOWN);
+    assert_answer(&c, "unknown", RD_TIER_DEFAULT, RD_TRANSIENT, RD_CAT_UNKNOWN, "u");
     rd_config_free(cfg);
     /* a rules file without the section: marked rules keep their category */
     cfg = load_rules(RULES_TEXT, err);
@@ -428,8 +434,7 @@ static void test_a_marked_rule_gives_way_to_the_other_retryability(void **state)
     (void)state;
     char err[RD_CONFIG_ERR_MAX] = "";
     rd_config *cfg = load_rules(
-        "suggestions: {transient: t, input_validation: i, external_service: e, permission: p, "
-        "logic: l, resource: r, unknown: u}\n"
+        SUGGESTIONS
         "rules:\n"
         "  - id: text.weak_retry\n"
         "    when: {message: [retry]}\n"
@@ -448,16 +453,11 @@ static void test_a_marked_rule_gives_way_to_the_other_retryability(void **state)
     /* the words make permanent likely and name permission: theirs, with
      * that category's suggestion; the rule still names itself */
     classify(cfg, "retry refused: access denied", 0, &c);
-    assert_string_equal(c.rule_id, "text.weak_retry");
-    assert_int_equal(c.decided_by, RD_TIER_MESSAGE);
-    assert_int_equal(c.retryability, RD_PERMANENT);
-    assert_int_equal(c.category, RD_CAT_PERMISSION);
-    assert_string_equal(c.suggestion, "p");
+    assert_answer(&c, "text.weak_retry", RD_TIER_MESSAGE, RD_PERMANENT, RD_CAT_PERMISSION, "p");
     /* the words agree with the rule: the rule's answer and text */
     classify(cfg, "retry later: upstream busy", 0, &c);
-    assert_int_equal(c.retryability, RD_TRANSIENT);
-    assert_int_equal(c.category, RD_CAT_TRANSIENT);
-    assert_string_equal(c.suggestion, "try again");
+    assert_answer(&c, "text.weak_retry", RD_TIER_MESSAGE, RD_TRANSIENT, RD_CAT_TRANSIENT,
+                  "try again");
     /* permanent is likely but no category is named: the rule stands */
     classify(cfg, "retry vague", 0, &c);
     assert_int_equal(c.retryability, RD_TRANSIENT);
@@ -472,9 +472,7 @@ static void test_a_marked_rule_gives_way_to_the_other_retryability(void **state)
     assert_int_equal(c.category, RD_CAT_TRANSIENT);
     rd_config_free(cfg);
     /* the key must be a boolean */
-    cfg = load_rules("suggestions: {transient: t, input_validation: i, external_service: e, "
-                     "permission: p, logic: l, resource: r, unknown: u}\n"
-                     "rules:\n"
+    cfg = load_rules(SUGGESTIONS "rules:\n"
                      "  - id: text.weak_retry\n"
                      "    when: {message: [retry]}\n"
                      "    result: {retryability: transient, category: transient,\n"
