@@ -120,8 +120,14 @@ static tool_series *tool_of(rd_metrics *m, const char *tool_id)
     probe(m, tool_id, h, &t);
     if (t)
         return t;
-    if (atomic_load_explicit(&m->full, memory_order_relaxed))
-        return other_series(m);
+    if (atomic_load_explicit(&m->full, memory_order_acquire)) {
+        /* The miss above may predate this tool's insertion by another
+         * thread, and the table may have filled since: look again (every
+         * insertion is visible once the full flag is) before counting it
+         * under "_other". */
+        probe(m, tool_id, h, &t);
+        return t ? t : other_series(m);
+    }
     return insert_tool(m, tool_id, h);
 }
 
