@@ -34,6 +34,11 @@
     "  resource: r\n"            /* 7 */                                                      \
     "  unknown: u\n"             /* 8 */
 
+/* The same on one line, for files that count their lines from it. */
+#define SUGGESTIONS_LINE                                                                      \
+    "suggestions: {transient: t, input_validation: i, external_service: e, permission: p, "   \
+    "logic: l, resource: r, unknown: u}\n"
+
 /* The rules list starts at line 10. */
 #define RULES_HEAD SUGGESTIONS "rules:\n" /* 9 */
 

@@ -24,7 +24,7 @@
 #include "domain/word_weights.h"
 #include "domain/classify.h"
 #include "domain/words.h"
-#include "temp_dir.h"
+#include "config_fixture.h"
 
 /* Transient answers: transient or external_service; permanent ones:
  * input_validation, permission or resource. The log-odds of permanent
@@ -297,17 +297,10 @@ static void test_model_refuses_what_no_weights_can_be(void **state)
 
 /* ---- the rules file ---- */
 
-#define MAIN_TEXT "classification:\n  rules_file: rules.yaml\n"
-
 /* Lines 1 to 12; the word_weights section starts at line 13. No rule
  * reads the message alone. */
-/* One line: a suggestion per category, named by its first letter. */
-#define SUGGESTIONS                                                                           \
-    "suggestions: {transient: t, input_validation: i, external_service: e, permission: p, "   \
-    "logic: l, resource: r, unknown: u}\n"
-
 #define RULES_TEXT                                                                            \
-    SUGGESTIONS                                                    /* 1 */                    \
+    SUGGESTIONS_LINE                                               /* 1 */                    \
     "rules:\n"                                                     /* 2 */                    \
     "  - id: http.bad_request\n"                                   /* 3 */                    \
     "    when: {http_status: [400]}\n"                             /* 4 */                    \
@@ -341,22 +334,15 @@ static void test_model_refuses_what_no_weights_can_be(void **state)
 
 static rd_config *load_rules(const char *rules_text, char *err)
 {
-    char path[PATH_MAX];
-    put("recovery.yaml", MAIN_TEXT);
-    put("rules.yaml", rules_text);
-    return rd_config_load(in_dir(path, "recovery.yaml"), err, RD_CONFIG_ERR_MAX);
+    return load_files(MAIN_MIN, rules_text, err);
 }
 
+/* RULES_TEXT followed by section must be refused at line with key. */
 static void expect_error(const char *section, int line, const char *key, const char *problem)
 {
-    char err[RD_CONFIG_ERR_MAX] = "", prefix[PATH_MAX + 256];
     char text[4096];
     snprintf(text, sizeof text, "%s%s", RULES_TEXT, section);
-    rd_config *cfg = load_rules(text, err);
-    assert_null(cfg);
-    snprintf(prefix, sizeof prefix, "%s/rules.yaml:%d: %s: ", g_dir, line, key);
-    if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, problem))
-        fail_msg("got  \"%s\"\nwant \"%s...%s...\"", err, prefix, problem);
+    expect_rules_error(text, line, key, problem);
 }
 
 static void classify(const rd_config *cfg, const char *msg, int status, rd_classification *c)
@@ -434,7 +420,7 @@ static void test_a_marked_rule_gives_way_to_the_other_retryability(void **state)
     (void)state;
     char err[RD_CONFIG_ERR_MAX] = "";
     rd_config *cfg = load_rules(
-        SUGGESTIONS
+        SUGGESTIONS_LINE
         "rules:\n"
         "  - id: text.weak_retry\n"
         "    when: {message: [retry]}\n"
@@ -472,7 +458,7 @@ static void test_a_marked_rule_gives_way_to_the_other_retryability(void **state)
     assert_int_equal(c.category, RD_CAT_TRANSIENT);
     rd_config_free(cfg);
     /* the key must be a boolean */
-    cfg = load_rules(SUGGESTIONS "rules:\n"
+    cfg = load_rules(SUGGESTIONS_LINE "rules:\n"
                      "  - id: text.weak_retry\n"
                      "    when: {message: [retry]}\n"
                      "    result: {retryability: transient, category: transient,\n"

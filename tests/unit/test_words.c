@@ -24,7 +24,7 @@
 #include "domain/words.h"
 #include "corpus_files.h"
 #include "corpus_reader.h"
-#include "temp_dir.h"
+#include "config_fixture.h"
 
 /* How the shipped section is made: words held by at least this many
  * tuning messages, whose presence goes with the retryability or with the
@@ -192,15 +192,10 @@ static void test_model_refuses_what_no_count_can_be(void **state)
 
 /* ---- the rules file's section ---- */
 
-#define MAIN_TEXT "classification:\n  rules_file: rules.yaml\n"
-
-#define SUGGESTIONS                                                                           \
-    "suggestions: {transient: t, input_validation: i, external_service: e, permission: p, "   \
-    "logic: l, resource: r, unknown: u}\n"
 
 /* Lines 1 to 5; the words section starts at line 6. */
 #define RULES_TEXT                                                                            \
-    SUGGESTIONS                                                    /* 1 */                    \
+    SUGGESTIONS_LINE                                                    /* 1 */                    \
     "rules:\n"                                                     /* 2 */                    \
     "  - id: http.rate_limited\n"                                  /* 3 */                    \
     "    when: {http_status: [429]}\n"                             /* 4 */                    \
@@ -215,22 +210,15 @@ static void test_model_refuses_what_no_count_can_be(void **state)
 
 static rd_config *load_rules(const char *rules_text, char *err)
 {
-    char path[PATH_MAX];
-    put("recovery.yaml", MAIN_TEXT);
-    put("rules.yaml", rules_text);
-    return rd_config_load(in_dir(path, "recovery.yaml"), err, RD_CONFIG_ERR_MAX);
+    return load_files(MAIN_MIN, rules_text, err);
 }
 
+/* RULES_TEXT followed by words_text must be refused at line with key. */
 static void expect_error(const char *words_text, int line, const char *key, const char *problem)
 {
-    char err[RD_CONFIG_ERR_MAX] = "", prefix[PATH_MAX + 256];
     char text[2048];
     snprintf(text, sizeof text, "%s%s", RULES_TEXT, words_text);
-    rd_config *cfg = load_rules(text, err);
-    assert_null(cfg);
-    snprintf(prefix, sizeof prefix, "%s/rules.yaml:%d: %s: ", g_dir, line, key);
-    if (strncmp(err, prefix, strlen(prefix)) != 0 || !strstr(err, problem))
-        fail_msg("got  \"%s\"\nwant \"%s...%s...\"", err, prefix, problem);
+    expect_rules_error(text, line, key, problem);
 }
 
 static void test_section_loads_and_decides_unknown_errors(void **state)
@@ -309,7 +297,7 @@ static void test_no_rule_may_take_a_tier_name(void **state)
         const char *ids[] = {"words", "unknown", "unspecified"};
         char text[256];
         snprintf(text, sizeof text,
-                 SUGGESTIONS "rules:\n  - id: %s\n    when: {http_status: [429]}\n"
+                 SUGGESTIONS_LINE "rules:\n  - id: %s\n    when: {http_status: [429]}\n"
                  "    result: {retryability: transient, category: transient}\n",
                  ids[i]);
         assert_null(load_rules(text, err));
