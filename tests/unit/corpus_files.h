@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to thirty-second batches (files of their own, same families and split
+ * eighth to thirty-fourth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -40,6 +40,8 @@ enum {
     CORPUS_BATCH30,
     CORPUS_BATCH31,
     CORPUS_BATCH32,
+    CORPUS_BATCH33,
+    CORPUS_BATCH34,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -70,6 +72,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch30.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch31.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch32.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch33.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch34.yaml",
 };
 
 #endif
