@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to thirty-fourth batches (files of their own, same families and split
+ * eighth to thirty-sixth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -42,6 +42,8 @@ enum {
     CORPUS_BATCH32,
     CORPUS_BATCH33,
     CORPUS_BATCH34,
+    CORPUS_BATCH35,
+    CORPUS_BATCH36,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -74,6 +76,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch32.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch33.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch34.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch35.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch36.yaml",
 };
 
 #endif
