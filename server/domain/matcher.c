@@ -361,59 +361,54 @@ static inline bool http_in_span(const eval *x, size_t i)
     return x->err->http_status >= span->lo && x->err->http_status <= span->hi;
 }
 
-/* A cursor over a name run (the rules holding the error's code or
- * exception type, in rule order), walked along a rule list in the same
- * order: a rule that needs the name and is not in the run is passed over
- * with one comparison instead of a full fields_hold. */
-typedef struct run_cursor {
-    name_run run;
-    size_t at;
-} run_cursor;
-
-static bool cursor_has(run_cursor *c, size_t rule)
+/* The rule a name run holds at position at, or NONE past its end. */
+static inline size_t run_rule(name_run r, size_t at)
 {
-    while (c->at < c->run.n && c->run.v[c->at].rule < rule)
-        c->at++;
-    return c->at < c->run.n && c->run.v[c->at].rule == rule;
+    return at < r.n ? r.v[at].rule : NONE;
 }
 
-/* Rules of the list (in rule order) before `limit` that may hold: those
- * needing a code must be in the code run, those needing an exception
- * type in one of its two runs. fields_hold has the last word. */
-typedef struct candidate_walk {
-    run_cursor code, exception_full, exception_last;
-} candidate_walk;
-
-static bool may_hold(const eval *x, candidate_walk *w, size_t i)
-{
-    unsigned need = x->m->need[i];
-    if ((need & NEED_CODE) && !cursor_has(&w->code, i))
-        return false;
-    if ((need & NEED_EXCEPTION) && !cursor_has(&w->exception_full, i)
-        && !cursor_has(&w->exception_last, i))
-        return false;
-    return http_in_span(x, i);
-}
-
-static size_t first_before(const eval *x, const rule_list *lists, size_t limit)
+/* The first rule of pass p before `limit` whose conditions hold. Its
+ * candidates, each in rule order: the pass's rules naming no code or
+ * exception type that the error's fields can satisfy (lists[present]),
+ * and the rules holding the error's code or exception type (its name
+ * runs, which hold rules of every pass). They are walked merged, lowest
+ * rule first, each rule once; fields_hold has the last word. An error
+ * with a code walks the few rules of that code instead of every rule on
+ * codes. */
+static size_t first_before(const eval *x, const rule_list *lists, rule_pass p, size_t limit)
 {
     const rule_list *l = &lists[x->present];
-    candidate_walk w = {{x->code, 0}, {x->exception_full, 0}, {x->exception_last, 0}};
-    for (size_t k = 0; k < l->n && l->v[k] < limit; k++)
-        if (may_hold(x, &w, l->v[k]) && fields_hold(x, l->v[k]))
-            return l->v[k];
-    return NONE;
+    size_t k = 0, c = 0, ef = 0, el = 0;
+    for (;;) {
+        size_t next = k < l->n ? l->v[k] : NONE;
+        size_t rc = run_rule(x->code, c), rf = run_rule(x->exception_full, ef),
+               rl = run_rule(x->exception_last, el);
+        if (rc < next)
+            next = rc;
+        if (rf < next)
+            next = rf;
+        if (rl < next)
+            next = rl;
+        if (next == NONE || next >= limit)
+            return NONE;
+        k += next == (k < l->n ? l->v[k] : NONE);
+        c += rc == next;
+        ef += rf == next;
+        el += rl == next;
+        if (x->m->pass[next] == p && http_in_span(x, next) && fields_hold(x, next))
+            return next;
+    }
 }
 
-static size_t first_in(const eval *x, const rule_list *lists)
+static size_t first_in(const eval *x, const rule_list *lists, rule_pass p)
 {
-    return first_before(x, lists, NONE);
+    return first_before(x, lists, p, NONE);
 }
 
 /* Whether a mixed rule before `limit` needs its patterns looked for. */
 static bool mixed_rule_applies(const eval *x, size_t limit)
 {
-    return first_before(x, x->m->mixed, limit) != NONE;
+    return first_before(x, x->m->mixed, PASS_MIXED, limit) != NONE;
 }
 
 /* An evaluation of err against the rules, with its codes and types looked
@@ -435,7 +430,7 @@ const rd_rule *rd_matcher_structured_winner(const rd_matcher *m, const rd_rulese
     eval x;
     if (!begin_eval(&x, m, rs, tool_id, err))
         return NULL;
-    size_t structured = first_in(&x, m->structured);
+    size_t structured = first_in(&x, m->structured, PASS_STRUCTURED);
     if (err->message && mixed_rule_applies(&x, structured)) /* mixed rules are never late */
         scan_automaton(&m->text, (const unsigned char *)err->message, err->message_len,
                        structured, visit_rule, &x);
@@ -449,7 +444,7 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     eval x;
     if (!begin_eval(&x, m, rs, tool_id, err))
         return NULL;
-    size_t structured = first_in(&x, m->structured);
+    size_t structured = first_in(&x, m->structured, PASS_STRUCTURED);
     if (structured != NONE && !mixed_rule_applies(&x, structured))
         return &rs->rules[structured]; /* settled by fields: the text is not read */
     const unsigned char *msg = (const unsigned char *)err->message;
@@ -461,6 +456,6 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
     if (win == NONE)
         win = x.best_message;
     if (win == NONE)
-        win = first_in(&x, m->generic); /* a generic type, when the text said nothing known */
+        win = first_in(&x, m->generic, PASS_GENERIC); /* a generic type, when the text said nothing known */
     return win == NONE ? NULL : &rs->rules[win];
 }

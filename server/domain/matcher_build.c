@@ -16,13 +16,17 @@ static unsigned needed_fields(const rd_match *w)
          | (w->n_kinds ? NEED_KIND : 0u) | (w->n_sources ? NEED_SOURCE : 0u);
 }
 
-/* For each mask, the rules of pass p whose needs it covers, into *at. */
+/* For each mask, the rules of pass p whose needs it covers and that name
+ * no code or exception type, into *at. A rule that names one can only
+ * hold for an error giving that name: the walk finds it in the name's run
+ * (matcher.c, first_before), so the lists leave it out. */
 static void list_rules_by_mask(rd_matcher *m, rule_pass p, rule_list *lists, uint32_t **at)
 {
     for (unsigned mask = 0; mask < NEED_MASKS; mask++) {
         lists[mask].v = *at;
         for (size_t i = 0; i < m->n_rules; i++)
-            if (m->pass[i] == p && !(m->need[i] & ~mask))
+            if (m->pass[i] == p && !(m->need[i] & ~mask)
+                && !(m->need[i] & (NEED_CODE | NEED_EXCEPTION)))
                 (*at)[lists[mask].n++] = (uint32_t)i;
         *at += lists[mask].n;
     }

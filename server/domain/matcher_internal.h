@@ -95,10 +95,11 @@ struct rd_matcher {
      * of int32 for a rule without one), so the structured pass passes
      * over most rules on HTTP status without testing their conditions. */
     rd_int_range *http_span;
-    /* By the NEED_* bits an error gives, the rules that can hold for it:
-     * an error sending only a message skips every rule on HTTP status
-     * without testing each. At most 64 x 4 bytes per rule (1 MiB for
-     * RD_RULES_MAX rules). */
+    /* By the NEED_* bits an error gives, the rules naming no code or
+     * exception type that can hold for it: an error sending only a message
+     * skips every rule on HTTP status without testing each. The rules that
+     * name one are reached through the name indexes' runs. At most 64 x 4
+     * bytes per rule (1 MiB for RD_RULES_MAX rules). */
     rule_list structured[NEED_MASKS]; /* rules without patterns */
     rule_list mixed[NEED_MASKS];      /* structured conditions + patterns */
     rule_list generic[NEED_MASKS];    /* generic.* rules, after the message pass */

@@ -261,11 +261,30 @@ static void test_shipped_matcher_agrees_with_rule_by_rule(void **state)
         }
         static const int32_t statuses[] = {0, 0, 400, 402, 403, 404, 409, 429, 503};
         static const int32_t grpc_codes[] = {0, 0, 8, 14};
+        /* half the time a code and an exception type some shipped rule
+         * names (the type under a package prefix or not), so every rule on
+         * names is reached, whatever pass it belongs to */
+        const rd_match *named = &rules->rules[next_random(&seed) % rules->n_rules].when;
+        const char *code = codes[next_random(&seed) % LEN(codes)];
+        if (named->n_codes && (next_random(&seed) & 1))
+            code = named->codes[next_random(&seed) % named->n_codes];
+        const char *exc = excs[next_random(&seed) % LEN(excs)];
+        char dotted[160];
+        if (named->n_exception_types && (next_random(&seed) & 1)) {
+            exc = named->exception_types[next_random(&seed) % named->n_exception_types];
+            if (next_random(&seed) & 1) {
+                snprintf(dotted, sizeof dotted, "pkg.mod.%s", exc);
+                exc = dotted;
+            }
+        }
+        int32_t status = statuses[next_random(&seed) % LEN(statuses)];
+        if (named->n_http_status && (next_random(&seed) & 1))
+            status = named->http_status[next_random(&seed) % named->n_http_status].lo;
         rd_tool_error e = {.message = msg, .message_len = len,
-                           .http_status = statuses[next_random(&seed) % LEN(statuses)],
+                           .http_status = status,
                            .grpc_code = grpc_codes[next_random(&seed) % LEN(grpc_codes)],
-                           .code = codes[next_random(&seed) % LEN(codes)],
-                           .exception_type = excs[next_random(&seed) % LEN(excs)],
+                           .code = code,
+                           .exception_type = exc,
                            .kind = (rd_error_kind)(next_random(&seed) % RD_KIND_COUNT),
                            .source = (rd_error_source)(next_random(&seed) % RD_SOURCE_COUNT)};
         const char *tool = tools[next_random(&seed) % LEN(tools)];
