@@ -172,19 +172,30 @@ static int compare_folded(const char *stored, const char *given, size_t n)
     return stored[n] ? 1 : 0;
 }
 
+/* Where stored entry k stands against given[0..n) (its prefix key gk):
+ * by the prefixes while they differ, by the whole names when they tie. */
+static inline int compare_entry(const name_index *ix, size_t k, uint64_t gk, const char *given,
+                                size_t n)
+{
+    if (ix->prefix[k] != gk)
+        return ix->prefix[k] < gk ? -1 : 1;
+    return n <= 8 && ix->v[k].name[n] == '\0' ? 0 : compare_folded(ix->v[k].name, given, n);
+}
+
 /* The run of entries equal to given[0..n), case-insensitively. */
 static name_run find_name(const name_index *ix, const char *given, size_t n)
 {
+    uint64_t gk = name_prefix(given, n);
     size_t lo = 0, hi = ix->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (compare_folded(ix->v[mid].name, given, n) < 0)
+        if (compare_entry(ix, mid, gk, given, n) < 0)
             lo = mid + 1;
         else
             hi = mid;
     }
     size_t end = lo;
-    while (end < ix->n && compare_folded(ix->v[end].name, given, n) == 0)
+    while (end < ix->n && compare_entry(ix, end, gk, given, n) == 0)
         end++;
     return (name_run){ix->v + lo, end - lo};
 }

@@ -134,6 +134,11 @@ static int build_name_index(name_index *ix, const rd_ruleset *rs, name_field f)
         }
     }
     qsort(ix->v, ix->n, sizeof *ix->v, compare_name_entries);
+    ix->prefix = calloc(ix->n ? ix->n : 1, sizeof *ix->prefix);
+    if (!ix->prefix)
+        return RD_ERR_NOMEM;
+    for (size_t k = 0; k < ix->n; k++)
+        ix->prefix[k] = name_prefix(ix->v[k].name, strlen(ix->v[k].name));
     return RD_OK;
 }
 
@@ -142,6 +147,7 @@ static void free_name_index(name_index *ix)
     for (size_t i = 0; ix->v && i < ix->n; i++)
         free(ix->v[i].name);
     free(ix->v);
+    free(ix->prefix);
 }
 
 /* strcmp order between a stored lower-case name and given[0..n) folded. */

@@ -54,8 +54,20 @@ typedef struct name_entry {
 
 typedef struct name_index {
     name_entry *v;
+    uint64_t *prefix; /* by entry: its name's first 8 bytes, name_prefix() */
     size_t n;
 } name_index;
+
+/* The first 8 bytes of s[0..n) folded, big-endian, zero-padded: two names
+ * compare as their prefixes do whenever those differ (strcmp order, a
+ * shorter name first), so a search compares integers until they tie. */
+static inline uint64_t name_prefix(const char *s, size_t n)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; i < 8; i++)
+        k = (k << 8) | (i < n ? fold((unsigned char)s[i]) : 0u);
+    return k;
+}
 
 typedef struct name_run {
     const name_entry *v;
