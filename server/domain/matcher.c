@@ -466,7 +466,7 @@ const rd_rule *rd_matcher_winner(const rd_matcher *m, const rd_ruleset *rs, cons
         scan_automaton(&m->late, msg, err->message_len, m->n_rules, visit_rule, &x);
     if (win == NONE)
         win = x.best_message;
-    if (win == NONE)
-        win = first_in(&x, m->generic, PASS_GENERIC); /* a generic type, when the text said nothing known */
+    if (win == NONE) /* a generic type, when the text said nothing known */
+        win = first_in(&x, m->generic, PASS_GENERIC);
     return win == NONE ? NULL : &rs->rules[win];
 }
