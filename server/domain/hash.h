@@ -21,6 +21,17 @@ static inline uint64_t rd_hash_mix_word(uint64_t h, uint64_t word)
     return h ^ (h >> 29);
 }
 
+/* MurmurHash3's 64-bit finaliser: every output bit depends on every input
+ * bit. */
+static inline uint64_t rd_hash_finish(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
+}
+
 /* s: NUL-terminated. seed: any value; a random one per table keeps the
  * placement of keys unpredictable from outside. */
 static inline uint64_t rd_hash_text(const char *s, uint64_t seed)
@@ -44,12 +55,7 @@ static inline uint64_t rd_hash_text(const char *s, uint64_t seed)
         }
         h = rd_hash_mix_word(h, word);
     }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
+    return rd_hash_finish(h);
 }
 
 #endif

@@ -132,14 +132,24 @@ rd_tier rd_matcher_rule_tier(const rd_matcher *m, size_t rule)
     return m && rule < m->n_rules ? (rd_tier)m->tier[rule] : RD_TIER_DEFAULT;
 }
 
+/* A loop rather than strncmp: every answer asks whether its rule is weak,
+ * and most ids differ from the prefix at their first byte. */
+static bool id_starts_with(const char *id, const char *prefix)
+{
+    for (; *prefix; id++, prefix++)
+        if (*id != *prefix)
+            return false;
+    return true;
+}
+
 bool rd_rule_is_generic(const rd_rule *r)
 {
-    return r && r->id && strncmp(r->id, RD_GENERIC_PREFIX, sizeof RD_GENERIC_PREFIX - 1) == 0;
+    return r && r->id && id_starts_with(r->id, RD_GENERIC_PREFIX);
 }
 
 bool rd_rule_is_weak(const rd_rule *r)
 {
-    return r && r->id && strncmp(r->id, RD_WEAK_PREFIX, sizeof RD_WEAK_PREFIX - 1) == 0;
+    return r && r->id && id_starts_with(r->id, RD_WEAK_PREFIX);
 }
 
 bool rd_match_is_structured(const rd_match *m)
@@ -162,42 +172,32 @@ bool rd_match_fields_hold(const rd_match *m, const char *tool_id, const rd_tool_
                                  or_empty(err->exception_type));
 }
 
-static int compare_folded(const char *stored, const char *given, size_t n)
+/* Whether the stored lower-case name of n bytes is given[0..n) folded,
+ * eight bytes at a time. */
+static bool equal_folded(const char *stored, const char *given, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char a = (unsigned char)stored[i], b = fold((unsigned char)given[i]);
-        if (a != b)
-            return a < b ? -1 : 1;
+    uint64_t a, b;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        memcpy(&a, stored + i, sizeof a);
+        memcpy(&b, given + i, sizeof b);
+        if (a != fold8(b))
+            return false;
     }
-    return stored[n] ? 1 : 0;
-}
-
-/* Where stored entry k stands against given[0..n) (its prefix key gk):
- * by the prefixes while they differ, by the whole names when they tie. */
-static inline int compare_entry(const name_index *ix, size_t k, uint64_t gk, const char *given,
-                                size_t n)
-{
-    if (ix->prefix[k] != gk)
-        return ix->prefix[k] < gk ? -1 : 1;
-    return n <= 8 && ix->v[k].name[n] == '\0' ? 0 : compare_folded(ix->v[k].name, given, n);
+    return i == n || last_word(stored, n) == fold8(last_word(given, n));
 }
 
 /* The run of entries equal to given[0..n), case-insensitively. */
 static name_run find_name(const name_index *ix, const char *given, size_t n)
 {
-    uint64_t gk = name_prefix(given, n);
-    size_t lo = 0, hi = ix->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (compare_entry(ix, mid, gk, given, n) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
+    uint64_t h = name_hash(given, n);
+    for (size_t i = h & ix->mask;; i = (i + 1) & ix->mask) {
+        const name_slot *s = &ix->slots[i];
+        if (s->n == 0)
+            return (name_run){NULL, 0};
+        if (s->hash == h && s->len == n && equal_folded(ix->v[s->at].name, given, n))
+            return (name_run){ix->v + s->at, s->n};
     }
-    size_t end = lo;
-    while (end < ix->n && compare_entry(ix, end, gk, given, n) == 0)
-        end++;
-    return (name_run){ix->v + lo, end - lo};
 }
 
 static bool run_has_rule(name_run r, size_t rule)

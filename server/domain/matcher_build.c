@@ -112,6 +112,32 @@ static char *const *field_names(const rd_match *w, name_field f, size_t *n)
     return f == FIELD_CODE ? w->codes : w->exception_types;
 }
 
+/* The table of ix's distinct names, each slot holding its run. */
+static int build_name_table(name_index *ix)
+{
+    size_t distinct = 0;
+    for (size_t k = 0; k < ix->n; k++)
+        distinct += k == 0 || strcmp(ix->v[k].name, ix->v[k - 1].name) != 0;
+    size_t slots = 1;
+    while (slots < 2 * distinct)
+        slots *= 2;
+    ix->slots = calloc(slots, sizeof *ix->slots);
+    if (!ix->slots)
+        return RD_ERR_NOMEM;
+    ix->mask = slots - 1;
+    for (size_t k = 0, end; k < ix->n; k = end) {
+        for (end = k + 1; end < ix->n && strcmp(ix->v[end].name, ix->v[k].name) == 0; end++)
+            ;
+        size_t len = strlen(ix->v[k].name);
+        uint64_t h = name_hash(ix->v[k].name, len);
+        size_t i = h & ix->mask;
+        while (ix->slots[i].n)
+            i = (i + 1) & ix->mask;
+        ix->slots[i] = (name_slot){h, (uint32_t)len, (uint32_t)k, (uint32_t)(end - k)};
+    }
+    return RD_OK;
+}
+
 static int build_name_index(name_index *ix, const rd_ruleset *rs, name_field f)
 {
     size_t total = 0, n;
@@ -134,12 +160,7 @@ static int build_name_index(name_index *ix, const rd_ruleset *rs, name_field f)
         }
     }
     qsort(ix->v, ix->n, sizeof *ix->v, compare_name_entries);
-    ix->prefix = calloc(ix->n ? ix->n : 1, sizeof *ix->prefix);
-    if (!ix->prefix)
-        return RD_ERR_NOMEM;
-    for (size_t k = 0; k < ix->n; k++)
-        ix->prefix[k] = name_prefix(ix->v[k].name, strlen(ix->v[k].name));
-    return RD_OK;
+    return build_name_table(ix);
 }
 
 static void free_name_index(name_index *ix)
@@ -147,10 +168,9 @@ static void free_name_index(name_index *ix)
     for (size_t i = 0; ix->v && i < ix->n; i++)
         free(ix->v[i].name);
     free(ix->v);
-    free(ix->prefix);
+    free(ix->slots);
 }
 
-/* strcmp order between a stored lower-case name and given[0..n) folded. */
 /* ---- patterns: distinct (text, boundaries), each with its rules ---- */
 
 typedef struct pattern_ref {

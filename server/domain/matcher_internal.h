@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "domain/hash.h"
 #include "domain/matcher.h"
 
 #define HAS_OUTPUT UINT32_C(0x80000000)
@@ -52,21 +54,63 @@ typedef struct name_entry {
     uint32_t rule;
 } name_entry;
 
+/* One distinct name of an index: its hash (name_hash), its length and
+ * its run of entries. n == 0: an empty slot. */
+typedef struct name_slot {
+    uint64_t hash;
+    uint32_t len, at, n;
+} name_slot;
+
+/* The entries, and an open-addressing table of their distinct names
+ * (mask + 1 slots, a power of two at least twice their number), so a
+ * lookup hashes the given name once and compares it whole about once. */
 typedef struct name_index {
     name_entry *v;
-    uint64_t *prefix; /* by entry: its name's first 8 bytes, name_prefix() */
     size_t n;
+    name_slot *slots;
+    size_t mask;
 } name_index;
 
-/* The first 8 bytes of s[0..n) folded, big-endian, zero-padded: two names
- * compare as their prefixes do whenever those differ (strcmp order, a
- * shorter name first), so a search compares integers until they tie. */
-static inline uint64_t name_prefix(const char *s, size_t n)
+/* The bytes of w with A-Z made a-z, eight at a time (fold() on each): in
+ * each byte's high bit, the first sum marks it >= 'A' and the second > 'Z';
+ * bytes of 0x80 and above are left as they are. */
+static inline uint64_t fold8(uint64_t w)
 {
-    uint64_t k = 0;
-    for (size_t i = 0; i < 8; i++)
-        k = (k << 8) | (i < n ? fold((unsigned char)s[i]) : 0u);
-    return k;
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80;
+    uint64_t low7 = w & ~high;
+    uint64_t from_a = low7 + ones * (0x80 - 'A');
+    uint64_t past_z = low7 + ones * (0x80 - 'Z' - 1);
+    uint64_t upper = (from_a ^ past_z) & ~w & high;
+    return w | (upper >> 2);
+}
+
+/* The eight bytes of s ending at s[n) for n >= 8, else s[0..n) zero-padded:
+ * the last word of a name read eight bytes at a time. */
+static inline uint64_t last_word(const char *s, size_t n)
+{
+    uint64_t word = 0;
+    if (n >= 8) {
+        memcpy(&word, s + n - 8, sizeof word);
+    } else {
+        for (size_t k = 0; k < n; k++)
+            word |= (uint64_t)(unsigned char)s[k] << (8 * k);
+    }
+    return word;
+}
+
+/* The hash of s[0..n) folded: the key of a name index's table, computed
+ * the same way for the stored names and for an error's. */
+static inline uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = (uint64_t)n * 0xC2B2AE3D27D4EB4FULL, word;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        memcpy(&word, s + i, sizeof word);
+        h = rd_hash_mix_word(h, fold8(word));
+    }
+    if (i < n)
+        h = rd_hash_mix_word(h, fold8(last_word(s, n)));
+    return rd_hash_finish(h);
 }
 
 typedef struct name_run {
