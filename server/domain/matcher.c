@@ -225,14 +225,16 @@ static bool boundaries_hold(const unsigned char *msg, size_t len, size_t start, 
     return true;
 }
 
-/* Every pattern ending at msg[end - 1] in state row `row`. */
+/* Every pattern ending at msg[end - 1] in state row `row` that starts
+ * before `starts_before` (SIZE_MAX: every one). */
 static size_t report_hits(const ac_automaton *a, const unsigned char *msg, size_t len, size_t end,
-                          uint32_t row, size_t bound, rd_matcher_visit visit, void *ctx)
+                          uint32_t row, size_t starts_before, size_t bound,
+                          rd_matcher_visit visit, void *ctx)
 {
     const state_outputs *o = &a->state_out[row / a->n_classes];
     for (uint32_t k = 0; k < o->n; k++) {
         const ac_pattern *p = &a->patterns[a->outputs[o->at + k]];
-        if (!boundaries_hold(msg, len, end - p->len, end, p))
+        if (end - p->len >= starts_before || !boundaries_hold(msg, len, end - p->len, end, p))
             continue;
         const uint32_t *rules = a->pattern_rules + p->rules_at;
         for (uint32_t r = 0; r < p->n_rules && rules[r] < bound; r++)
@@ -242,54 +244,92 @@ static size_t report_hits(const ac_automaton *a, const unsigned char *msg, size_
 }
 
 /* The automaton's step from row on msg[at], reporting the patterns that
- * end there; the next row. */
+ * end there (those starting before starts_before); the next row. */
 static inline uint32_t step(const ac_automaton *a, uint32_t row, const unsigned char *msg,
-                            size_t len, size_t at, size_t *bound, rd_matcher_visit visit,
-                            void *ctx)
+                            size_t len, size_t at, size_t starts_before, size_t *bound,
+                            rd_matcher_visit visit, void *ctx)
 {
     uint32_t next = a->delta[row + a->byte_class[msg[at]]];
     if (next & HAS_OUTPUT) {
         next &= ~HAS_OUTPUT;
-        *bound = report_hits(a, msg, len, at + 1, next, *bound, visit, ctx);
+        *bound = report_hits(a, msg, len, at + 1, next, starts_before, *bound, visit, ctx);
     }
     return next;
 }
 
-/* A text longer than the longest pattern by at least this many bytes is
- * read by two walks side by side (scan_automaton): the second walk's
- * lead-in of max_len bytes then costs less than the half of the text it
- * takes from the first. */
-#define SPLIT_MIN_EXCESS 16
+static inline uint32_t step_quietly(const ac_automaton *a, uint32_t row, unsigned char c)
+{
+    return a->delta[row + a->byte_class[c]] & ~HAS_OUTPUT;
+}
+
+/* Bytes a later walk reads before its part of the text (scan_in_walks). */
+#define LEAD_IN 8
+/* From these lengths on a text is read by two, three, four walks. */
+#define TWO_WALKS_FROM 32
+#define THREE_WALKS_FROM 72
+#define FOUR_WALKS_FROM 128
+#define MAX_WALKS 4
+
+/* Each step waits for the table read of the one before, so one walk leaves
+ * the processor mostly idle; k walks run side by side, each over a part of
+ * the text. Walk 0 reads [0, first). Walk j reads part j from the root,
+ * starting LEAD_IN bytes before it: its state at the part's first byte is
+ * exact unless the text there is inside a longer pattern's first bytes, and
+ * even then it misses only the occurrences starting before its first byte.
+ * So where the exact state at a part's first byte (the walk before's last,
+ * or that walk's own fix-up) differs, it is walked on through the part,
+ * reporting only those occurrences, until the two states meet: each
+ * occurrence is reported once. k is a constant where this is inlined. */
+static inline size_t scan_in_walks(const ac_automaton *a, const unsigned char *s, size_t len,
+                                   size_t k, size_t bound, rd_matcher_visit visit, void *ctx)
+{
+    size_t seg = (len - LEAD_IN) / k, first = len - (k - 1) * seg;
+    size_t begin[MAX_WALKS];
+    uint32_t row[MAX_WALKS] = {0}, at_part[MAX_WALKS];
+    for (size_t j = 1; j < k; j++)
+        begin[j] = first + (j - 1) * seg - LEAD_IN;
+    size_t t = 0;
+    for (; t < LEAD_IN; t++) {
+        row[0] = step(a, row[0], s, len, t, SIZE_MAX, &bound, visit, ctx);
+        for (size_t j = 1; j < k; j++)
+            row[j] = step_quietly(a, row[j], s[begin[j] + t]);
+    }
+    for (size_t j = 1; j < k; j++)
+        at_part[j] = row[j];
+    for (; t < LEAD_IN + seg; t++) {
+        row[0] = step(a, row[0], s, len, t, SIZE_MAX, &bound, visit, ctx);
+        for (size_t j = 1; j < k; j++)
+            row[j] = step(a, row[j], s, len, begin[j] + t, SIZE_MAX, &bound, visit, ctx);
+    }
+    for (; t < first; t++)
+        row[0] = step(a, row[0], s, len, t, SIZE_MAX, &bound, visit, ctx);
+    uint32_t exact = row[0];
+    for (size_t j = 1; j < k; j++) {
+        uint32_t other = at_part[j];
+        for (size_t i = begin[j] + LEAD_IN; i < begin[j] + LEAD_IN + seg && exact != other; i++) {
+            exact = step(a, exact, s, len, i, begin[j], &bound, visit, ctx);
+            other = step_quietly(a, other, s[i]);
+        }
+        if (exact == other)
+            exact = row[j];
+    }
+    return bound;
+}
 
 static size_t scan_automaton(const ac_automaton *a, const unsigned char *s, size_t len,
                              size_t bound, rd_matcher_visit visit, void *ctx)
 {
     if (a->n_patterns == 0)
         return bound;
+    if (len >= FOUR_WALKS_FROM)
+        return scan_in_walks(a, s, len, 4, bound, visit, ctx);
+    if (len >= THREE_WALKS_FROM)
+        return scan_in_walks(a, s, len, 3, bound, visit, ctx);
+    if (len >= TWO_WALKS_FROM)
+        return scan_in_walks(a, s, len, 2, bound, visit, ctx);
     uint32_t row = 0;
-    if (len < a->max_len + SPLIT_MIN_EXCESS) {
-        for (size_t i = 0; i < len; i++)
-            row = step(a, row, s, len, i, &bound, visit, ctx);
-        return bound;
-    }
-    /* Each step waits for the table read of the one before, so one walk
-     * leaves the processor mostly idle; two independent walks run side by
-     * side. The first reads [0, mid); the second starts from the root
-     * max_len bytes before mid, enough for its state to be exact at every
-     * end past mid (a state is a suffix of the text of at most max_len
-     * bytes), and reports only those: each occurrence once. */
-    size_t mid = (len + a->max_len) / 2, second = mid - a->max_len, i = 0;
-    uint32_t row2 = 0;
-    for (; i < a->max_len; i++) {
-        row = step(a, row, s, len, i, &bound, visit, ctx);
-        row2 = a->delta[row2 + a->byte_class[s[second + i]]] & ~HAS_OUTPUT;
-    }
-    for (; i < mid; i++) {
-        row = step(a, row, s, len, i, &bound, visit, ctx);
-        row2 = step(a, row2, s, len, second + i, &bound, visit, ctx);
-    }
-    for (i += second; i < len; i++)
-        row2 = step(a, row2, s, len, i, &bound, visit, ctx);
+    for (size_t i = 0; i < len; i++)
+        row = step(a, row, s, len, i, SIZE_MAX, &bound, visit, ctx);
     return bound;
 }
 

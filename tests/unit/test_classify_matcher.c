@@ -1,7 +1,7 @@
 /* The multi-pattern matcher (server/domain/matcher.c): on hand-built
  * rules, every overlapping occurrence found in one pass, word boundaries,
  * the bound on the rules visited, NULs and lengths, linear time on 64 KiB
- * and the two walks that read a text; on the shipped rules, the same rule
+ * and the walks side by side that read a text; on the shipped rules, the same rule
  * as the rules evaluated one by one, and a 64 KiB message in linear time. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +32,16 @@ static rd_pattern MP_BC[] = {{(char *)"bc", 2, false, false}};
 static rd_pattern MP_CAT[] = {{(char *)"cat", 3, true, true}};
 static rd_pattern MP_429[] = {{(char *)"429", 3, true, true}};
 static rd_pattern MP_END[] = {{(char *)"end", 3, false, true}};
+/* longer than the second walk's lead-in (matcher.c), one inside another,
+ * and one whose first bytes repeat, so a walk started inside a run of them
+ * takes many bytes to reach the state of one started before it */
+static rd_pattern MP_RESET[] = {{(char *)"connection reset by peer during tls", 35, false, false}};
+static rd_pattern MP_PEER[] = {{(char *)"peer during", 11, false, false}};
+static rd_pattern MP_RUN[] = {{(char *)"aaaaaaaaaaaaaaaaaaab", 20, false, false}};
+/* longer than a third of the longest text below: a walk started inside
+ * its run meets the exact state in no part */
+#define A10 "aaaaaaaaaa"
+static rd_pattern MP_LONG_RUN[] = {{(char *)A10 A10 A10 A10 A10 A10 A10 "c", 71, false, false}};
 /* the same text twice in one rule, and shared with another rule */
 static rd_pattern MP_SHARED[] = {{(char *)"bc", 2, false, false}, {(char *)"bc", 2, false, false}};
 
@@ -46,6 +56,10 @@ static rd_rule MATCHER_RULES[] = {
     {.id = (char *)"429", .when = {.patterns = MP_429, .n_patterns = 1}},
     {.id = (char *)"end", .when = {.patterns = MP_END, .n_patterns = 1}},
     {.id = (char *)"shared", .when = {.patterns = MP_SHARED, .n_patterns = 2}},
+    {.id = (char *)"reset", .when = {.patterns = MP_RESET, .n_patterns = 1}},
+    {.id = (char *)"peer", .when = {.patterns = MP_PEER, .n_patterns = 1}},
+    {.id = (char *)"run", .when = {.patterns = MP_RUN, .n_patterns = 1}},
+    {.id = (char *)"long_run", .when = {.patterns = MP_LONG_RUN, .n_patterns = 1}},
 };
 
 typedef struct hit_log {
@@ -110,7 +124,7 @@ static int free_matcher_rules(void **state)
 static void test_matcher_overlapping_and_suffix_patterns(void **state)
 {
     const rd_matcher *m = *state;
-    assert_int_equal(rd_matcher_pattern_count(m), 9); /* "bc" twice in one rule counts once */
+    assert_int_equal(rd_matcher_pattern_count(m), 13); /* "bc" twice in one rule counts once */
     /* every overlapping occurrence is found in one pass */
     assert_int_equal(hits(m, "ushers"), BIT("she") | BIT("he") | BIT("hers"));
     assert_int_equal(hits(m, "USHERS"), BIT("she") | BIT("he") | BIT("hers"));
@@ -181,20 +195,53 @@ static void test_matcher_64k_is_linear(void **state)
     free(big);
 }
 
-/* Texts of every length up to well past the one from which two walks
- * read them (matcher.c): an occurrence at every offset, across the point
- * where the walks meet included, is found and visited once. */
-static void test_matcher_two_walks_find_every_offset(void **state)
+/* `pattern` at every offset of texts of every length up to well past the
+ * one from which four walks read them (matcher.c), the rest `filler`: the
+ * rules `expect` are found, each occurrence visited once, wherever the
+ * walks' parts meet. */
+static void every_offset_of(const rd_matcher *m, const char *pattern, char filler,
+                            unsigned expect, size_t visits)
+{
+    char text[160];
+    size_t n = strlen(pattern);
+    for (size_t len = n; len <= sizeof text; len++)
+        for (size_t at = 0; at + n <= len; at++) {
+            memset(text, filler, sizeof text);
+            memcpy(text + at, pattern, n);
+            hit_log h = scan_bytes(m, text, len, SIZE_MAX);
+            if (h.seen != expect || h.visits != visits)
+                fail_msg("\"%s\" at %zu of %zu bytes: rules %#x, %zu visits", pattern, at, len,
+                         h.seen, h.visits);
+        }
+}
+
+static void test_matcher_walks_find_every_offset(void **state)
 {
     const rd_matcher *m = *state;
-    char text[160];
-    for (size_t len = 4; len <= sizeof text; len++)
-        for (size_t at = 0; at + 4 <= len; at++) {
-            memset(text, ' ', sizeof text);
-            memcpy(text + at, "hers", 4);
-            hit_log h = scan_bytes(m, text, len, SIZE_MAX);
-            assert_int_equal(h.seen, BIT("he") | BIT("hers"));
-            assert_int_equal(h.visits, 2);
+    every_offset_of(m, "hers", ' ', BIT("he") | BIT("hers"), 2);
+    /* longer than the lead-in: where the walks meet inside it, the first
+     * walk's state carries it across */
+    every_offset_of(m, "connection reset by peer during tls", ' ', BIT("reset") | BIT("peer"), 2);
+    /* a later walk starting inside the run of "a" reaches the exact state
+     * only at its end; a "b" after fewer than 19 is no occurrence */
+    char run[160];
+    for (size_t len = 1; len <= sizeof run; len++)
+        for (size_t b = 0; b < len; b++) {
+            memset(run, 'a', sizeof run);
+            run[b] = 'b';
+            hit_log h = scan_bytes(m, run, len, SIZE_MAX);
+            unsigned expect = b >= 19 ? BIT("run") : 0;
+            if (h.seen != expect || h.visits != (b >= 19))
+                fail_msg("b at %zu of %zu bytes of a: rules %#x, %zu visits", b, len, h.seen,
+                         h.visits);
+            /* and 70 of them before a "c": the exact state is carried
+             * through whole parts to the next */
+            run[b] = 'c';
+            h = scan_bytes(m, run, len, SIZE_MAX);
+            expect = b >= 70 ? BIT("long_run") : 0;
+            if (h.seen != expect || h.visits != (b >= 70))
+                fail_msg("c at %zu of %zu bytes of a: rules %#x, %zu visits", b, len, h.seen,
+                         h.visits);
         }
 }
 
@@ -352,7 +399,7 @@ int main(void)
                                         free_matcher_rules),
         cmocka_unit_test_setup_teardown(test_matcher_bound_limits_visits, build_matcher_rules,
                                         free_matcher_rules),
-        cmocka_unit_test_setup_teardown(test_matcher_two_walks_find_every_offset,
+        cmocka_unit_test_setup_teardown(test_matcher_walks_find_every_offset,
                                         build_matcher_rules, free_matcher_rules),
         cmocka_unit_test_setup_teardown(test_matcher_64k_is_linear, build_matcher_rules,
                                         free_matcher_rules),
