@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch36.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch38.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,12 +51,12 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 1,681 entries (through the
- * thirty-sixth batch), of which 1,516 and 1,272 are right (90.18 % and
- * 75.67 %) with the categories the words name for the rules marked
+ * rule written for it. The held-out split is 1,743 entries (through the
+ * thirty-eighth batch), of which 1,573 and 1,318 are right (90.25 % and
+ * 75.62 %) with the categories the words name for the rules marked
  * category_from_words, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.901
+#define HOLDOUT_FLOOR_RETRYABILITY 0.902
 #define HOLDOUT_FLOOR_CATEGORY 0.756
 
 /* What the corpus itself must hold (issues 4 and 34). */
@@ -78,7 +78,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 25",    "batch 26", "batch 27",
                                                  "batch 28",    "batch 29", "batch 30",
                                                  "batch 31",    "batch 32", "batch 33",
-                                                 "batch 34",    "batch 35", "batch 36"};
+                                                 "batch 34",    "batch 35", "batch 36",
+                                                 "batch 37",    "batch 38"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
