@@ -3,8 +3,8 @@
  * tuning split of tests/corpus), a naive Bayes model over which words a
  * message holds, with both labels of a pair taken as equally likely before
  * the words are read. It answers only when the words make one
- * retryability at least min_probability likely (0.8: four times as likely
- * as the other); otherwise the unknown default stands
+ * retryability at least min_probability likely (0.9 shipped: nine times as
+ * likely as the other); otherwise the unknown default stands
  * (docs/CLASSIFICATION.md, "The words tier").
  *
  * A word is a run of ASCII letters and digits that starts with a letter,

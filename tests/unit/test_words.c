@@ -36,7 +36,7 @@
 #define CHI2_RETRYABILITY_5PCT 3.841
 #define CHI2_CATEGORY_5PCT 11.070
 #define SHIPPED_SMOOTHING 0.5
-#define SHIPPED_MIN_PROBABILITY 0.8
+#define SHIPPED_MIN_PROBABILITY 0.9
 
 /* ---- the tokenizer ---- */
 
