@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to thirty-eighth batches (files of their own, same families and split
+ * eighth to fortieth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -46,6 +46,8 @@ enum {
     CORPUS_BATCH36,
     CORPUS_BATCH37,
     CORPUS_BATCH38,
+    CORPUS_BATCH39,
+    CORPUS_BATCH40,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -82,6 +84,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch36.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch37.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch38.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch39.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch40.yaml",
 };
 
 #endif

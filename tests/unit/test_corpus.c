@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch38.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch40.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,14 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 1,743 entries (through the
- * thirty-eighth batch), of which 1,573 and 1,318 were right then and
- * 1,573 and 1,321 (90.25 % and 75.79 %) after that batch's rules, with
- * the categories the words name for the rules marked category_from_words;
- * the floor is the latter rounded down to the tenth of a percent.
+ * rule written for it. The held-out split is 1,801 entries (through the
+ * fortieth batch), of which 1,625 and 1,358 are right (90.23 % and
+ * 75.40 %) with the categories the words name for the rules marked
+ * category_from_words, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.902
-#define HOLDOUT_FLOOR_CATEGORY 0.757
+#define HOLDOUT_FLOOR_CATEGORY 0.754
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -80,7 +79,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 28",    "batch 29", "batch 30",
                                                  "batch 31",    "batch 32", "batch 33",
                                                  "batch 34",    "batch 35", "batch 36",
-                                                 "batch 37",    "batch 38"};
+                                                 "batch 37",    "batch 38", "batch 39",
+                                                 "batch 40"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
