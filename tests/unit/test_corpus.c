@@ -52,11 +52,14 @@
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
  * rule written for it. The held-out split is 1,801 entries (through the
- * fortieth batch), of which 1,625 and 1,358 are right (90.23 % and
- * 75.40 %) with the categories the words name for the rules marked
- * category_from_words, rounded down to the tenth of a percent.
+ * fortieth batch), of which 1,625 and 1,358 were right then; three tuning
+ * labels of those batches were then made to follow older files' labels
+ * for the same errors, and with the counts and weights refitted for them
+ * 1,623 and 1,359 are right (90.11 % and 75.45 %) with the categories the
+ * words name for the rules marked category_from_words, rounded down to
+ * the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.902
+#define HOLDOUT_FLOOR_RETRYABILITY 0.901
 #define HOLDOUT_FLOOR_CATEGORY 0.754
 
 /* What the corpus itself must hold (issues 4 and 34). */
