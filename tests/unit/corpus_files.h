@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fortieth batches (files of their own, same families and split
+ * eighth to forty-second batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -48,6 +48,8 @@ enum {
     CORPUS_BATCH38,
     CORPUS_BATCH39,
     CORPUS_BATCH40,
+    CORPUS_BATCH41,
+    CORPUS_BATCH42,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -86,6 +88,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch38.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch39.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch40.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch41.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch42.yaml",
 };
 
 #endif
