@@ -247,8 +247,6 @@ static int group_patterns(ac_automaton *a, const pattern_ref *refs, size_t n,
                 .boundary_end = refs[i].p->boundary_end, .rules_at = (uint32_t)n_rules};
         }
         ac_pattern *p = &a->patterns[a->n_patterns - 1];
-        if (p->len > a->max_len)
-            a->max_len = p->len;
         if (same && p->n_rules > 0 && a->pattern_rules[n_rules - 1] == refs[i].rule)
             continue; /* one rule listing the same pattern twice */
         a->pattern_rules[n_rules++] = refs[i].rule;

@@ -138,7 +138,6 @@ typedef struct ac_automaton {
     uint32_t *outputs;            /* pattern ids */
     ac_pattern *patterns;
     size_t n_patterns;
-    size_t max_len;               /* of a pattern */
     uint32_t *pattern_rules;
 } ac_automaton;
 
