@@ -32,30 +32,47 @@ static inline uint64_t rd_hash_finish(uint64_t h)
     return h ^ (h >> 33);
 }
 
-/* s: NUL-terminated. seed: any value; a random one per table keeps the
- * placement of keys unpredictable from outside. */
-static inline uint64_t rd_hash_text(const char *s, uint64_t seed)
+/* The last word of s[0..n) read eight bytes at a time: its last eight
+ * bytes (overlapping the word before) when n >= 8, else its n bytes
+ * zero-padded. */
+static inline uint64_t rd_hash_last_word(const unsigned char *s, size_t n)
+{
+    uint64_t word = 0;
+    if (n >= 8) {
+        memcpy(&word, s + n - 8, sizeof word);
+    } else {
+        for (size_t k = 0; k < n; k++)
+            word |= (uint64_t)s[k] << (8 * k);
+    }
+    return word;
+}
+
+static inline uint64_t rd_hash_word_as_is(uint64_t word) { return word; }
+
+/* The hash of s[0..n), each eight-byte word passed through map first (a
+ * table that finds names regardless of case folds them here). seed: any
+ * value; a random one per table keeps the placement of keys unpredictable
+ * from outside. map is a constant where this is inlined. */
+static inline uint64_t rd_hash_bytes(const char *s, size_t n, uint64_t seed,
+                                     uint64_t (*map)(uint64_t))
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t n = strlen(s);
     uint64_t h = seed ^ ((uint64_t)n * 0xC2B2AE3D27D4EB4FULL);
     uint64_t word;
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
         memcpy(&word, p + i, sizeof word);
-        h = rd_hash_mix_word(h, word);
+        h = rd_hash_mix_word(h, map(word));
     }
-    if (i < n) {
-        word = 0;
-        if (n >= 8) { /* the last eight bytes, overlapping the word before */
-            memcpy(&word, p + n - 8, sizeof word);
-        } else {
-            for (size_t k = 0; k < n; k++)
-                word |= (uint64_t)p[k] << (8 * k);
-        }
-        h = rd_hash_mix_word(h, word);
-    }
+    if (i < n)
+        h = rd_hash_mix_word(h, map(rd_hash_last_word(p, n)));
     return rd_hash_finish(h);
+}
+
+/* s: NUL-terminated. */
+static inline uint64_t rd_hash_text(const char *s, uint64_t seed)
+{
+    return rd_hash_bytes(s, strlen(s), seed, rd_hash_word_as_is);
 }
 
 #endif

@@ -184,7 +184,8 @@ static bool equal_folded(const char *stored, const char *given, size_t n)
         if (a != fold8(b))
             return false;
     }
-    return i == n || last_word(stored, n) == fold8(last_word(given, n));
+    return i == n || rd_hash_last_word((const unsigned char *)stored, n) ==
+                         fold8(rd_hash_last_word((const unsigned char *)given, n));
 }
 
 /* The run of entries equal to given[0..n), case-insensitively. */

@@ -84,33 +84,11 @@ static inline uint64_t fold8(uint64_t w)
     return w | (upper >> 2);
 }
 
-/* The eight bytes of s ending at s[n) for n >= 8, else s[0..n) zero-padded:
- * the last word of a name read eight bytes at a time. */
-static inline uint64_t last_word(const char *s, size_t n)
-{
-    uint64_t word = 0;
-    if (n >= 8) {
-        memcpy(&word, s + n - 8, sizeof word);
-    } else {
-        for (size_t k = 0; k < n; k++)
-            word |= (uint64_t)(unsigned char)s[k] << (8 * k);
-    }
-    return word;
-}
-
-/* The hash of s[0..n) folded: the key of a name index's table, computed
- * the same way for the stored names and for an error's. */
+/* The key of a name index's table: the hash of s[0..n) folded, the same
+ * for the stored names and for an error's. */
 static inline uint64_t name_hash(const char *s, size_t n)
 {
-    uint64_t h = (uint64_t)n * 0xC2B2AE3D27D4EB4FULL, word;
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        memcpy(&word, s + i, sizeof word);
-        h = rd_hash_mix_word(h, fold8(word));
-    }
-    if (i < n)
-        h = rd_hash_mix_word(h, fold8(last_word(s, n)));
-    return rd_hash_finish(h);
+    return rd_hash_bytes(s, n, 0, fold8);
 }
 
 typedef struct name_run {
