@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to forty-second batches (files of their own, same families and split
+ * eighth to forty-fourth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -50,6 +50,8 @@ enum {
     CORPUS_BATCH40,
     CORPUS_BATCH41,
     CORPUS_BATCH42,
+    CORPUS_BATCH43,
+    CORPUS_BATCH44,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -90,6 +92,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch40.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch41.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch42.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch43.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch44.yaml",
 };
 
 #endif
