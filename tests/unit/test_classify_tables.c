@@ -36,6 +36,9 @@ static void test_shipped_structured_tables(void **state)
         {.http_status = 413, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
         {.http_status = 422, .want_retryability = P, .want_category = RD_CAT_INPUT_VALIDATION},
         {.http_status = 501, .want_retryability = P, .want_category = RD_CAT_LOGIC},
+        /* 508 Loop Detected: the routing loops until someone fixes it */
+        {.http_status = 508, .want_retryability = P, .want_category = RD_CAT_EXTERNAL_SERVICE,
+         .want_rule = "http.loop_detected"},
         /* convention: UNAVAILABLE means the channel reached no server */
         {.grpc_code = 14, .message = msg, .want_retryability = T,
          .want_category = RD_CAT_TRANSIENT, .want_rule = "grpc.unavailable"},
