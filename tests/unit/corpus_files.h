@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to forty-fourth batches (files of their own, same families and split
+ * eighth to forty-sixth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -52,6 +52,8 @@ enum {
     CORPUS_BATCH42,
     CORPUS_BATCH43,
     CORPUS_BATCH44,
+    CORPUS_BATCH45,
+    CORPUS_BATCH46,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -94,6 +96,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch42.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch43.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch44.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch45.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch46.yaml",
 };
 
 #endif
