@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to forty-sixth batches (files of their own, same families and split
+ * eighth to fiftieth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -54,6 +54,10 @@ enum {
     CORPUS_BATCH44,
     CORPUS_BATCH45,
     CORPUS_BATCH46,
+    CORPUS_BATCH47,
+    CORPUS_BATCH48,
+    CORPUS_BATCH49,
+    CORPUS_BATCH50,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -98,6 +102,10 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch44.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch45.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch46.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch47.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch48.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch49.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch50.yaml",
 };
 
 #endif
