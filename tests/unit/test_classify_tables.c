@@ -236,6 +236,11 @@ static void test_shipped_vendor_tables(void **state)
          .want_rule = "http.bad_gateway_certificate"},
         {.code = "UNABLE_TO_LOCK_ROW", .message = "unable to obtain exclusive access to this record",
          .want_retryability = T, .want_category = RD_CAT_TRANSIENT, .want_rule = "code.object_locked"},
+        /* a 503 for a route nobody configured; a 500 from an engine that died */
+        {.http_status = 503, .message = "503 NC cluster_not_found", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "http.upstream_unconfigured"},
+        {.http_status = 500, .message = "Engine loop is not running.", .want_retryability = P,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "http.server_engine_dead"},
         /* Heroku router codes */
         {.message = "at=error code=H10 desc=\"App crashed\" method=GET path=\"/\" status=503",
          .want_retryability = T, .want_category = RD_CAT_EXTERNAL_SERVICE,
