@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth batches (files of their own, same families and split
+ * eighth to fiftieth and fifty-second to fifty-fourth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -58,6 +58,9 @@ enum {
     CORPUS_BATCH48,
     CORPUS_BATCH49,
     CORPUS_BATCH50,
+    CORPUS_BATCH52,
+    CORPUS_BATCH53,
+    CORPUS_BATCH54,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -106,6 +109,9 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch48.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch49.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch50.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch52.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch53.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch54.yaml",
 };
 
 #endif

@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch50.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch54.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,13 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,054 entries (through the
- * fiftieth batch), of which 1,853 and 1,552 are right (90.21 % and
- * 75.56 %) with the categories the words name for the rules marked
+ * rule written for it. The held-out split is 2,140 entries (through the
+ * fifty-fourth batch), of which 1,934 and 1,610 are right (90.37 % and
+ * 75.23 %) with the categories the words name for the rules marked
  * category_from_words, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.902
-#define HOLDOUT_FLOOR_CATEGORY 0.755
+#define HOLDOUT_FLOOR_RETRYABILITY 0.903
+#define HOLDOUT_FLOOR_CATEGORY 0.752
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -83,7 +83,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 40",    "batch 41", "batch 42",
                                                  "batch 43",    "batch 44", "batch 45",
                                                  "batch 46",    "batch 47", "batch 48",
-                                                 "batch 49",    "batch 50"};
+                                                 "batch 49",    "batch 50", "batch 52",
+                                                 "batch 53",    "batch 54"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
