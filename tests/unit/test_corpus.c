@@ -52,12 +52,13 @@
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
  * rule written for it. The held-out split is 2,140 entries (through the
- * fifty-fourth batch), of which 1,934 and 1,610 are right (90.37 % and
- * 75.23 %) with the categories the words name for the rules marked
- * category_from_words, rounded down to the tenth of a percent.
+ * fifty-fourth batch), of which 1,934 and 1,610 were right then; with
+ * the rules written since, 1,936 and 1,612 are (90.47 % and 75.33 %) with
+ * the categories the words name for the rules marked category_from_words,
+ * rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.903
-#define HOLDOUT_FLOOR_CATEGORY 0.752
+#define HOLDOUT_FLOOR_RETRYABILITY 0.904
+#define HOLDOUT_FLOOR_CATEGORY 0.753
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
