@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to fifty-fourth batches (files of their own, same families and split
+ * eighth to fiftieth and fifty-second to fifty-sixth batches (files of their own, same families and split
  * rule); the vendor files alone have a held-out split and are measured as
  * one. */
 enum {
@@ -61,6 +61,8 @@ enum {
     CORPUS_BATCH52,
     CORPUS_BATCH53,
     CORPUS_BATCH54,
+    CORPUS_BATCH55,
+    CORPUS_BATCH56,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -112,6 +114,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch52.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch53.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch54.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch55.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch56.yaml",
 };
 
 #endif

@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch54.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch56.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,14 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,140 entries (through the
- * fifty-fourth batch), of which 1,934 and 1,610 were right then; with
- * the rules written since, 1,936 and 1,612 are (90.47 % and 75.33 %) with
- * the categories the words name for the rules marked category_from_words,
- * rounded down to the tenth of a percent.
+ * rule written for it. The held-out split is 2,207 entries (through the
+ * fifty-sixth batch), of which 1,990 and 1,643 are right (90.17 % and
+ * 74.44 %) with the categories the words name for the rules marked
+ * category_from_words, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.904
-#define HOLDOUT_FLOOR_CATEGORY 0.753
+#define HOLDOUT_FLOOR_RETRYABILITY 0.901
+#define HOLDOUT_FLOOR_CATEGORY 0.744
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -85,7 +84,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 43",    "batch 44", "batch 45",
                                                  "batch 46",    "batch 47", "batch 48",
                                                  "batch 49",    "batch 50", "batch 52",
-                                                 "batch 53",    "batch 54"};
+                                                 "batch 53",    "batch 54", "batch 55",
+                                                 "batch 56"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
