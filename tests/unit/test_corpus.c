@@ -52,12 +52,13 @@
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
  * rule written for it. The held-out split is 2,207 entries (through the
- * fifty-sixth batch), of which 1,990 and 1,643 are right (90.17 % and
- * 74.44 %) with the categories the words name for the rules marked
- * category_from_words, rounded down to the tenth of a percent.
+ * fifty-sixth batch), of which 1,990 and 1,643 were right then; with the
+ * rules written since, 1,990 and 1,645 are (90.17 % and 74.54 %) with the
+ * categories the words name for the rules marked category_from_words,
+ * rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.901
-#define HOLDOUT_FLOOR_CATEGORY 0.744
+#define HOLDOUT_FLOOR_CATEGORY 0.745
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
