@@ -9,9 +9,9 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to fifty-sixth batches (files of their own, same families and split
- * rule); the vendor files alone have a held-out split and are measured as
- * one. */
+ * eighth to fiftieth and fifty-second to fifty-sixth batches (files of
+ * their own, same families and split rule; there is no fifty-first); the
+ * vendor files alone have a held-out split and are measured as one. */
 enum {
     CORPUS_ISSUE4,
     CORPUS_VENDORS,
