@@ -450,6 +450,29 @@ static bool covers(const rd_pattern *q, const rd_pattern *p)
     return false;
 }
 
+/* Rules marked category_from_words keep their retryability and take the
+ * category the words name clearly; with nothing telling in the text the
+ * rule's own category stands. */
+static void test_marked_rules_take_the_words_category(void **state)
+{
+    const rd_config *cfg = *state;
+    const shipped_case cases[] = {
+        {.http_status = 400, .message = "Bad Request", .want_retryability = P,
+         .want_category = RD_CAT_INPUT_VALIDATION, .want_rule = "http.bad_request"},
+        {.http_status = 400, .message = "Room alias already taken", .want_retryability = P,
+         .want_category = RD_CAT_LOGIC, .want_rule = "http.bad_request"},
+        {.http_status = 422, .message = "No commit found for SHA: 37f31dd", .want_retryability = P,
+         .want_category = RD_CAT_RESOURCE, .want_rule = "http.bad_request"},
+        {.http_status = 504, .message = "Gateway Timeout", .want_retryability = T,
+         .want_category = RD_CAT_EXTERNAL_SERVICE, .want_rule = "http.gateway_timeout"},
+        {.http_status = 504,
+         .message = "Deadline expired before operation could complete., Status: DEADLINE_EXCEEDED",
+         .want_retryability = T, .want_category = RD_CAT_TRANSIENT,
+         .want_rule = "http.gateway_timeout"},
+    };
+    check_cases(cfg, cases, LEN(cases));
+}
+
 /* Every pattern can decide some text: none is found only where a pattern
  * of its own rule is found too, nor, in a rule of the message pass, where
  * a pattern of an earlier rule that reads nothing but the message is (a
@@ -506,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_provider_tables),
         cmocka_unit_test(test_runtime_and_cli_tables),
         cmocka_unit_test(test_weakest_words),
+        cmocka_unit_test(test_marked_rules_take_the_words_category),
         cmocka_unit_test(test_no_pattern_is_shadowed),
     };
     return cmocka_run_group_tests_name("shipped data tables", tests, load_shipped, free_shipped);
