@@ -89,6 +89,10 @@ def main():
             if row["rule"] == "unknown":
                 by_weights = weights.answer(vec, sides, retry_model, texts[row["id"]])
                 new_retry, new_category = by_weights or (retry, got)
+                if by_weights and new_category == "unknown":
+                    # the words tier names the likeliest category once the
+                    # words decided the retryability (domain/classify.c)
+                    new_category = weights.likeliest(vec, sides, texts[row["id"]], new_retry)
                 unknown["n"] += 1
                 unknown["retry"] += retry == want_retry
                 unknown["category"] += retry == want_retry and got == want

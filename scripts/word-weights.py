@@ -131,6 +131,17 @@ def category(vec, sides, message, retryability):
     return allowed[best] if p[order[best]] >= MIN_PROBABILITY else None
 
 
+def likeliest(vec, sides, message, retryability):
+    """What rd_word_weights_likeliest answers: the likeliest category,
+    however unsure, or None when the message holds no known word."""
+    allowed, order, model, _ = sides[retryability]
+    x = vec.transform([message])
+    if x.nnz == 0:
+        return None
+    p = model.predict_proba(x)[0]
+    return allowed[max(range(len(allowed)), key=lambda k: p[order[k]])]
+
+
 def answer(vec, sides, retry_model, message):
     """What rd_word_weights_answer answers: (retryability, category), or
     None when the words leave the unknown default."""

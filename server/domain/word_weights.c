@@ -226,7 +226,8 @@ static size_t sum_words(const rd_word_weights *m, const char *msg, size_t len, i
 /* The likeliest of a side's categories from its words' sums, when it is
  * at least min_probability likely. */
 static bool likeliest_category(const rd_word_weights *m, int side, const word_sums *sums,
-                               rd_category *category, double *probability)
+                               double min_probability, rd_category *category,
+                               double *probability)
 {
     const rd_category_side *c = &m->sides[side];
     double score[SIDE_MAX];
@@ -242,7 +243,7 @@ static bool likeliest_category(const rd_word_weights *m, int side, const word_su
     for (size_t col = 0; col < c->n; col++)
         sum += exp(score[col] - score[best]);
     double p = 1.0 / sum;
-    if (p < m->min_probability)
+    if (p < min_probability)
         return false;
     *category = c->categories[best];
     if (probability)
@@ -261,7 +262,19 @@ bool rd_word_weights_decide(const rd_word_weights *m, const char *msg, size_t le
     word_sums sums = {0};
     /* the intercepts alone say nothing of this message */
     return sum_words(m, msg, len, side, &sums) > 0 &&
-           likeliest_category(m, side, &sums, category, probability);
+           likeliest_category(m, side, &sums, m->min_probability, category, probability);
+}
+
+bool rd_word_weights_likeliest(const rd_word_weights *m, const char *msg, size_t len,
+                               rd_retryability retryability, rd_category *category)
+{
+    if (!m || !msg || !m->n_words ||
+        (retryability != RD_TRANSIENT && retryability != RD_PERMANENT))
+        return false;
+    int side = retryability == RD_TRANSIENT ? 0 : 1;
+    word_sums sums = {0};
+    return sum_words(m, msg, len, side, &sums) > 0 &&
+           likeliest_category(m, side, &sums, 0.0, category, NULL);
 }
 
 bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t len,
@@ -284,7 +297,8 @@ bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t le
     else
         return false;
     *retryability = r;
-    if (!likeliest_category(m, r == RD_TRANSIENT ? 0 : 1, &sums, category, NULL))
+    if (!likeliest_category(m, r == RD_TRANSIENT ? 0 : 1, &sums, m->min_probability, category,
+                            NULL))
         *category = RD_CAT_UNKNOWN;
     if (permanent)
         *permanent = p;

@@ -6,8 +6,10 @@
  *   (rd_word_weights_decide).
  * - A message no rule and no words-tier count decided takes the
  *   retryability its words make at least min_probability likely, and the
- *   category they name for it, else unknown (rd_word_weights_answer);
- *   when they make neither that likely, the unknown default stands.
+ *   category they name for it, else unknown (rd_word_weights_answer),
+ *   for which the classifier takes the likeliest category all the same
+ *   (rd_word_weights_likeliest); when they make neither retryability
+ *   that likely, the unknown default stands.
  * - A rule marked `retryability_from_words` gives way to that answer
  *   when it is the other retryability with a category named.
  *
@@ -79,6 +81,14 @@ size_t rd_word_weights_size(const rd_word_weights *m);
 bool rd_word_weights_decide(const rd_word_weights *m, const char *msg, size_t len,
                               rd_retryability retryability, rd_category *category,
                               double *probability);
+
+/* The likeliest of retryability's categories by the message's words,
+ * however unsure: true when the message holds a known word, with
+ * *category. For the words tier's answer, whose retryability the words
+ * decided and whose category would otherwise be `unknown`. Safe on any
+ * bytes; no allocation. */
+bool rd_word_weights_likeliest(const rd_word_weights *m, const char *msg, size_t len,
+                               rd_retryability retryability, rd_category *category);
 
 /* The answer for a message no rule decided: true when the message holds
  * known words that make one retryability at least the odds'

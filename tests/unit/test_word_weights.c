@@ -369,11 +369,12 @@ static void test_a_marked_rule_takes_the_category_the_words_name(void **state)
     char err[RD_CONFIG_ERR_MAX] = "";
     rd_config *cfg = load_rules(RULES_TEXT SECTION_HEAD
                                 "    denied: [2.5, 0, 0, -1, 3, 0]\n"
+                                "    later: [-2, 0.2, 0, 0, 0, 0]\n"
                                 "    upstream: [-2, -1, 2, 0, 0, 0]\n",
                                 err);
     if (!cfg)
         fail_msg("%s", err);
-    assert_int_equal(rd_word_weights_size(cfg->rules.word_weights), 2);
+    assert_int_equal(rd_word_weights_size(cfg->rules.word_weights), 3);
     rd_classification c;
     /* marked: a 400 whose words name permission is a permission error,
      * with that category's suggestion, not the rule's own */
@@ -396,6 +397,11 @@ static void test_a_marked_rule_takes_the_category_the_words_name(void **state)
     assert_string_equal(c.rule_id, "words");
     assert_int_equal(c.retryability, RD_TRANSIENT);
     assert_int_equal(c.category, RD_CAT_EXTERNAL_SERVICE);
+    /* no rule, the words sure of transient but not of its category
+     * (transient 0.55 against external_service): the likeliest, not
+     * unknown, since the words decided */
+    classify(cfg, "try later", 0, &c);
+    assert_answer(&c, "words", RD_TIER_WORDS, RD_TRANSIENT, RD_CAT_TRANSIENT, "t");
     /* no rule and no known word: the unknown default */
     classify(cfg, "frobnicated twice", 0, &c);
     assert_answer(&c, "unknown", RD_TIER_DEFAULT, RD_TRANSIENT, RD_CAT_UNKNOWN, "u");
