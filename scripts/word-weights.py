@@ -132,7 +132,7 @@ def category(vec, sides, message, retryability):
 
 
 def likeliest(vec, sides, message, retryability):
-    """What rd_word_weights_likeliest answers: the likeliest category,
+    """The category rd_word_weights_answer_named gives: the likeliest,
     however unsure, or None when the message holds no known word."""
     allowed, order, model, _ = sides[retryability]
     x = vec.transform([message])

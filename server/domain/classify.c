@@ -266,15 +266,12 @@ void rd_classify(const rd_ruleset *rules, const rd_tool_config *tool, const char
         }
     } else if (rules && (rd_words_decide(rules->words, err->message, err->message_len,
                                          &out->retryability, &out->category, NULL) ||
-                         rd_word_weights_answer(rules->word_weights, err->message,
-                                                err->message_len, &out->retryability,
-                                                &out->category, NULL))) {
+                         rd_word_weights_answer_named(rules->word_weights, err->message,
+                                                      err->message_len, &out->retryability,
+                                                      &out->category))) {
         /* the words' counts when they are sure, else their weights: both
          * the words tier's answer; a category the weights name unsurely
          * still beats `unknown` once the words decided the retryability */
-        if (out->category == RD_CAT_UNKNOWN)
-            rd_word_weights_likeliest(rules->word_weights, err->message, err->message_len,
-                                      out->retryability, &out->category);
         out->rule_id = RD_WORDS_RULE_ID;
         out->decided_by = RD_TIER_WORDS;
     } else {

@@ -265,21 +265,11 @@ bool rd_word_weights_decide(const rd_word_weights *m, const char *msg, size_t le
            likeliest_category(m, side, &sums, m->min_probability, category, probability);
 }
 
-bool rd_word_weights_likeliest(const rd_word_weights *m, const char *msg, size_t len,
-                               rd_retryability retryability, rd_category *category)
-{
-    if (!m || !msg || !m->n_words ||
-        (retryability != RD_TRANSIENT && retryability != RD_PERMANENT))
-        return false;
-    int side = retryability == RD_TRANSIENT ? 0 : 1;
-    word_sums sums = {0};
-    return sum_words(m, msg, len, side, &sums) > 0 &&
-           likeliest_category(m, side, &sums, 0.0, category, NULL);
-}
-
-bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t len,
-                            rd_retryability *retryability, rd_category *category,
-                            double *permanent)
+/* rd_word_weights_answer's work; the category is unknown when none of
+ * the retryability's is category_min likely. */
+static bool answer_with(const rd_word_weights *m, const char *msg, size_t len,
+                        double category_min, rd_retryability *retryability,
+                        rd_category *category, double *permanent)
 {
     if (!m || !msg || !m->n_words)
         return false;
@@ -297,10 +287,23 @@ bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t le
     else
         return false;
     *retryability = r;
-    if (!likeliest_category(m, r == RD_TRANSIENT ? 0 : 1, &sums, m->min_probability, category,
-                            NULL))
+    if (!likeliest_category(m, r == RD_TRANSIENT ? 0 : 1, &sums, category_min, category, NULL))
         *category = RD_CAT_UNKNOWN;
     if (permanent)
         *permanent = p;
     return true;
+}
+
+bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t len,
+                            rd_retryability *retryability, rd_category *category,
+                            double *permanent)
+{
+    return answer_with(m, msg, len, m ? m->min_probability : 1.0, retryability, category,
+                       permanent);
+}
+
+bool rd_word_weights_answer_named(const rd_word_weights *m, const char *msg, size_t len,
+                                  rd_retryability *retryability, rd_category *category)
+{
+    return answer_with(m, msg, len, 0.0, retryability, category, NULL);
 }

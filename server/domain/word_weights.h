@@ -6,9 +6,8 @@
  *   (rd_word_weights_decide).
  * - A message no rule and no words-tier count decided takes the
  *   retryability its words make at least min_probability likely, and the
- *   category they name for it, else unknown (rd_word_weights_answer),
- *   for which the classifier takes the likeliest category all the same
- *   (rd_word_weights_likeliest); when they make neither retryability
+ *   likeliest of that retryability's categories
+ *   (rd_word_weights_answer_named); when they make neither retryability
  *   that likely, the unknown default stands.
  * - A rule marked `retryability_from_words` gives way to that answer
  *   when it is the other retryability with a category named.
@@ -82,14 +81,6 @@ bool rd_word_weights_decide(const rd_word_weights *m, const char *msg, size_t le
                               rd_retryability retryability, rd_category *category,
                               double *probability);
 
-/* The likeliest of retryability's categories by the message's words,
- * however unsure: true when the message holds a known word, with
- * *category. For the words tier's answer, whose retryability the words
- * decided and whose category would otherwise be `unknown`. Safe on any
- * bytes; no allocation. */
-bool rd_word_weights_likeliest(const rd_word_weights *m, const char *msg, size_t len,
-                               rd_retryability retryability, rd_category *category);
-
 /* The answer for a message no rule decided: true when the message holds
  * known words that make one retryability at least the odds'
  * min_probability likely, with *retryability, *category (the one the
@@ -100,5 +91,12 @@ bool rd_word_weights_likeliest(const rd_word_weights *m, const char *msg, size_t
 bool rd_word_weights_answer(const rd_word_weights *m, const char *msg, size_t len,
                             rd_retryability *retryability, rd_category *category,
                             double *permanent);
+
+/* As rd_word_weights_answer, but when none of the retryability's
+ * categories is min_probability likely, *category is the likeliest all
+ * the same: the words tier's answer, whose retryability the words
+ * decided, where `unknown` would never be right. */
+bool rd_word_weights_answer_named(const rd_word_weights *m, const char *msg, size_t len,
+                                  rd_retryability *retryability, rd_category *category);
 
 #endif
