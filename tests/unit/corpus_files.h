@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to fifty-sixth batches (files of
+ * eighth to fiftieth and fifty-second to fifty-eighth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -63,6 +63,8 @@ enum {
     CORPUS_BATCH54,
     CORPUS_BATCH55,
     CORPUS_BATCH56,
+    CORPUS_BATCH57,
+    CORPUS_BATCH58,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -116,6 +118,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch54.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch55.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch56.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch57.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch58.yaml",
 };
 
 #endif
