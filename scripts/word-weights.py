@@ -41,7 +41,7 @@ WORDS_MARKER = "# ---- words: written by scripts/word-counts.sh"
 RETRYABILITIES = ["transient", "permanent"]
 CATEGORIES = ["transient", "input_validation", "external_service", "permission", "logic",
               "resource"]
-MIN_MESSAGES_PER_WORD = 2    # words fewer tuning messages hold are not weighed
+MIN_MESSAGES_PER_WORD = 3    # words fewer tuning messages hold are not weighed
 REGULARISATION_C = 1.0       # scikit-learn's C: larger fits the tuning texts closer
 MIN_PROBABILITY = 0.6        # the words must make the category at least this likely
 # The words answer for a message no rule decided when they make one

@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to fifty-eighth batches (files of
+ * eighth to fiftieth and fifty-second to sixtieth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -65,6 +65,8 @@ enum {
     CORPUS_BATCH56,
     CORPUS_BATCH57,
     CORPUS_BATCH58,
+    CORPUS_BATCH59,
+    CORPUS_BATCH60,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -120,6 +122,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch56.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch57.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch58.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch59.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch60.yaml",
 };
 
 #endif

@@ -23,7 +23,7 @@ static void test_each_group_reads_its_word_class(void **state)
     static const shipped_case cases[] = {
         {.message = "panic: unreachable branch in planner", .want_retryability = P,
          .want_category = RD_CAT_LOGIC, .want_rule = "text.weak_program_failure"},
-        {.message = "unable to allocate a widget slot", .want_retryability = P,
+        {.message = "the widget executable is missing", .want_retryability = P,
          .want_category = RD_CAT_RESOURCE, .want_rule = "text.weak_missing"},
         {.message = "widget 7 is outside your access scope", .want_retryability = P,
          .want_category = RD_CAT_PERMISSION, .want_rule = "text.weak_permission"},
