@@ -92,7 +92,7 @@ def main():
                 if by_weights and new_category == "unknown":
                     # the words tier names the likeliest category once the
                     # words decided the retryability (domain/classify.c)
-                    new_category = weights.likeliest(vec, sides, texts[row["id"]], new_retry)
+                    new_category = weights.category(vec, sides, texts[row["id"]], new_retry, 0.0)
                 unknown["n"] += 1
                 unknown["retry"] += retry == want_retry
                 unknown["category"] += retry == want_retry and got == want

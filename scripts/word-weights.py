@@ -120,26 +120,17 @@ def permanent_odds(retry_model):
     return 0.0 - retry_model.intercept_[0], 0.0 - retry_model.coef_[0]
 
 
-def category(vec, sides, message, retryability):
-    """What rd_word_weights_decide answers: the category, or None."""
+def category(vec, sides, message, retryability, min_probability=MIN_PROBABILITY):
+    """What rd_word_weights_decide answers: the category, or None. With
+    min_probability 0, the category rd_word_weights_answer_named gives:
+    the likeliest however unsure (None only without a known word)."""
     allowed, order, model, _ = sides[retryability]
     x = vec.transform([message])
     if x.nnz == 0:
         return None
     p = model.predict_proba(x)[0]
     best = max(range(len(allowed)), key=lambda k: p[order[k]])
-    return allowed[best] if p[order[best]] >= MIN_PROBABILITY else None
-
-
-def likeliest(vec, sides, message, retryability):
-    """The category rd_word_weights_answer_named gives: the likeliest,
-    however unsure, or None when the message holds no known word."""
-    allowed, order, model, _ = sides[retryability]
-    x = vec.transform([message])
-    if x.nnz == 0:
-        return None
-    p = model.predict_proba(x)[0]
-    return allowed[max(range(len(allowed)), key=lambda k: p[order[k]])]
+    return allowed[best] if p[order[best]] >= min_probability else None
 
 
 def answer(vec, sides, retry_model, message):
