@@ -16,8 +16,8 @@ it), then sends
                  pipelined
   record         a success and a transient failure on a CLOSED breaker (the
                  record script), and what a success that changes nothing
-                 but its window's count and a failure below the threshold
-                 send instead
+                 but its window's count (its call counted in the calls
+                 key) and a failure below the threshold send instead
   ratelimit      envoyproxy/ratelimit's ShouldRateLimit (INCRBY + EXPIRE,
                  pipelined), for comparison
   parts          (--parts) what each command of those round trips adds:
@@ -131,30 +131,30 @@ def main():
     key = "bench:{tool:%s}:%s"
 
     def admit_args(tool):
-        return [key % (tool, "breaker"), key % (tool, "probe"), "-1", tool, "3", "1", "30000",
-                "5000", "12345", "3600000", "1", "bench:breaker-events"]
+        return [key % (tool, "breaker"), key % (tool, "probe"), key % (tool, "calls"), "-1",
+                tool, "3", "1", "30000", "5000", "12345", "3600000", "1", "bench:breaker-events"]
 
     def record_args(tool, outcome):
         # record.lua's numbers, as redis_breakers.c packs them; a threshold
         # no run reaches: every failure lengthens the streak
-        numbers = struct.pack("<21d", -1, 1000000000, 1, 30000, int(outcome), 3600000, 1, 0, 50,
-                              10, 60000, 0, 100, 1, 60000, 120, -1, -1, -1, -1, 0)
-        return [key % (tool, x) for x in ("breaker", "probe", "quorum")] + [
+        numbers = struct.pack("<23d", -1, 1000000000, 1, 30000, int(outcome), 3600000, 1, 0, 50,
+                              10, 60000, 0, 100, 1, 60000, 120, -1, -1, -1, -1, 0, -1, -1)
+        return [key % (tool, x) for x in ("breaker", "probe", "quorum", "calls")] + [
             numbers, "0", tool, "bench:breaker-events"]
 
     cases = [
-        ("admission, FCALL admit", lambda t: [("FCALL", "rd_bench_admit", 2, *admit_args(t))]),
+        ("admission, FCALL admit", lambda t: [("FCALL", "rd_bench_admit", 3, *admit_args(t))]),
         ("admission, TIME + GET pipelined", lambda t: [("TIME",), ("GET", key % (t, "breaker"))]),
     ]
     for outcome, what in (("1", "a success"), ("2", "a transient failure")):
         cases.append(("record, %s, FCALL" % what,
-                      lambda t, o=outcome: [("FCALL", "rd_bench_record", 3,
+                      lambda t, o=outcome: [("FCALL", "rd_bench_record", 4,
                                              *record_args(t, o))]))
-    # what a success on an unchanging CLOSED breaker sends instead (the
-    # breaker's window slot 0's calls: field 12, redis_breakers.c)
-    cases.append(("record, a success, TIME + GET + BITFIELD INCRBY pipelined",
+    # what a success on an unchanging CLOSED breaker sends instead: the
+    # record read and the call counted in the tool's calls key
+    cases.append(("record, a success, TIME + GET + INCR pipelined",
                   lambda t: [("TIME",), ("GET", key % (t, "breaker")),
-                             ("BITFIELD", key % (t, "breaker"), "INCRBY", "i64", "#12", "1")]))
+                             ("INCR", key % (t, "calls"))]))
     # what a transient failure below the threshold sends instead: the
     # version and slot 0's bucket read and the streak and the slot's calls
     # and failures counted in one BITFIELD, then the record read with its
@@ -175,7 +175,7 @@ def main():
             ("TIME", lambda t: ("TIME",)),
             ("GET of the record", lambda t: ("GET", key % (t, "breaker"))),
             ("GETEX of the record, PERSIST", lambda t: ("GETEX", key % (t, "breaker"), "PERSIST")),
-            ("INCR of a counter", lambda t: ("INCR", "counter_" + t)),
+            ("INCR of the calls key", lambda t: ("INCR", key % (t, "calls"))),
             ("BITFIELD, one GET i64", lambda t: ("BITFIELD", key % (t, "breaker"),
                                                  "GET", "i64", "#8")),
             ("BITFIELD, one INCRBY i64", lambda t: ("BITFIELD", key % (t, "breaker"),
@@ -192,7 +192,7 @@ def main():
     try:
         for i, (name, requests) in enumerate(cases):
             tool = "t%d" % i
-            send(("FCALL", "rd_bench_admit", 2, *admit_args(tool)))  # the breaker exists
+            send(("FCALL", "rd_bench_admit", 3, *admit_args(tool)))  # the breaker exists
             batch = requests(tool)
             for _ in range(50):
                 send(*batch)

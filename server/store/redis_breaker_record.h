@@ -34,6 +34,36 @@ static inline void record_fields(const char *rec, int64_t f[RD_BREAKER_FIELDS])
         f[k] = record_number(rec, k);
 }
 
+/* The calls key's value (load_calls in breaker_read.lua):
+ * (((version mod RD_CALLS_VERSIONS) * RD_CALLS_WRITES + writes) * 2^14 +
+ * tag) * 2^21 + RD_CALLS_VALID + pending, where tag is the window bucket
+ * (mod RD_CALLS_TAGS) the pending calls were counted in and writes counts
+ * the scripts' writes; the stamp is version and writes together, what a
+ * success counted there tells the record script. Without the valid bit
+ * it holds nothing. */
+#define RD_CALLS_VALID (INT64_C(1) << 20)
+#define RD_CALLS_TAGS 10000
+#define RD_CALLS_WRITES 1024
+#define RD_CALLS_VERSIONS 256
+
+typedef struct calls_value {
+    bool valid;
+    int64_t stamp, version, tag, pending;
+} calls_value;
+
+static inline calls_value calls_decode(int64_t v)
+{
+    calls_value k = {0};
+    if (v < RD_CALLS_VALID || v >= (INT64_C(1) << 53) || !(v & RD_CALLS_VALID))
+        return k;
+    k.pending = v & (RD_CALLS_VALID - 1);
+    k.tag = (v >> 21) & 16383;
+    k.stamp = v >> 35;
+    k.version = k.stamp / RD_CALLS_WRITES;
+    k.valid = k.tag < RD_CALLS_TAGS && k.version < RD_CALLS_VERSIONS;
+    return k;
+}
+
 static inline rd_breaker breaker_from(const int64_t f[RD_BREAKER_FIELDS])
 {
     return (rd_breaker){
@@ -63,12 +93,15 @@ typedef struct breaker_call {
     const rd_call_report *call; /* record: executor and latency */
     const outcome_run *run;  /* record: a batch instead of one outcome, or NULL */
     int64_t run_gen;         /* record: the batch's epoch */
-    bool counted;            /* record: counted in place already, in: */
-    int64_t counted_slot, counted_bucket; /* this window slot, holding this bucket */
-    /* record, a transient failure counted in place: the streak it made, the
-     * record's version then, whether a slow call was counted */
+    /* record, a transient failure counted in place: the window slot, the
+     * bucket it held, the streak the count made, the record's version
+     * then, whether a slow call was counted */
     bool counted_failure, counted_slow;
-    int64_t counted_streak, counted_ver;
+    int64_t counted_slot, counted_bucket, counted_streak, counted_ver;
+    /* record, a success sent to the calls key first: whether it was
+     * counted there, and the key's stamp then */
+    bool calls_sent, calls_counted;
+    int64_t calls_stamp;
 } breaker_call;
 
 /* redis_in_place.c. Each answers *done; otherwise the script decides, told

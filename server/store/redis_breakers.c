@@ -94,8 +94,8 @@ static void script_details(const breaker_call *c, char sixth[24], char seventh[2
  * one argument: Redis hands each argument to a script as a Lua string of
  * its own, which costs it more than the script's unpacking of all of
  * them. A single outcome sends the first RD_RECORD_ONE_NUMS. */
-#define RD_RECORD_ONE_NUMS 21
-#define RD_RECORD_RUN_NUMS 27
+#define RD_RECORD_ONE_NUMS 23
+#define RD_RECORD_RUN_NUMS 29
 
 static size_t record_numbers(const redis_store *r, const breaker_call *c, bool create,
                              int64_t idle_ms, char out[8 * RD_RECORD_RUN_NUMS])
@@ -108,9 +108,11 @@ static size_t record_numbers(const redis_store *r, const breaker_call *c, bool c
         idle_ms, create, p->mode, p->failure_rate_threshold, p->minimum_calls,
         clamp_time(p->window_ms), clamp_time(p->slow_call_ms), p->slow_call_rate_threshold,
         p->quorum_min_executors, clamp_time(p->quorum_window_ms),
-        latency < 0 ? -1 : clamp_time(latency), c->counted ? c->counted_slot : -1,
-        c->counted ? c->counted_bucket : -1, c->counted_failure ? c->counted_streak : -1,
-        c->counted_failure ? c->counted_ver : -1, c->counted_failure && c->counted_slow, run->calls, run->failures, run->slow,
+        latency < 0 ? -1 : clamp_time(latency), c->counted_failure ? c->counted_slot : -1,
+        c->counted_failure ? c->counted_bucket : -1,
+        c->counted_failure ? c->counted_streak : -1, c->counted_failure ? c->counted_ver : -1,
+        c->counted_failure && c->counted_slow, c->calls_sent ? c->calls_counted : -1,
+        c->calls_counted ? c->calls_stamp : -1, run->calls, run->failures, run->slow,
         run->trailing, run->reset, c->run_gen};
     size_t n = c->run ? RD_RECORD_RUN_NUMS : RD_RECORD_ONE_NUMS;
     for (size_t i = 0; i < n; i++)
@@ -123,22 +125,24 @@ static size_t record_numbers(const redis_store *r, const breaker_call *c, bool c
 static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, bool create,
                         rd_store_result *out, bool *need_slot, rd_status *st)
 {
-    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], qkey[RD_KEY_MAX], now[24], fthr[24], sthr[24],
-        timeout[24], sixth[24], seventh[24], idle[24], token[24],
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], qkey[RD_KEY_MAX], ckey[RD_KEY_MAX], now[24],
+        fthr[24], sthr[24], timeout[24], sixth[24], seventh[24], idle[24], token[24],
         nums[8 * RD_RECORD_RUN_NUMS];
     int64_t idle_ms = r->base.limits.tool_idle_ttl_ms;
     key_tool(r, c->tool, "breaker", bkey);
     key_tool(r, c->tool, "probe", pkey);
-    const char *argv[13];
-    size_t lens[13];
-    int n = 0, nkeys = 2;
+    key_tool(r, c->tool, "calls", ckey);
+    const char *argv[14];
+    size_t lens[14];
+    int n = 0, nkeys = 3;
     argv[n++] = bkey;
     argv[n++] = pkey;
     if (c->script == RD_SCRIPT_RECORD) {
         key_tool(r, c->tool, "quorum", qkey);
         snprintf(token, sizeof token, "%" PRIu64, c->token);
         argv[n++] = qkey;
-        nkeys = 3;
+        argv[n++] = ckey;
+        nkeys = 4;
         lens[n] = record_numbers(r, c, create, idle_ms, nums);
         argv[n++] = nums;
         argv[n++] = token;
@@ -148,6 +152,7 @@ static int breaker_once(redis_store *r, conn_slot *slot, const breaker_call *c, 
         if (c->policy->quorum_min_executors > 1)
             argv[n++] = c->call && c->call->executor_id ? c->call->executor_id : "";
     } else {
+        argv[n++] = ckey;
         time_arg(r, c->now_ms, now);
         fmt_i64(fthr, c->policy->failure_threshold);
         fmt_i64(sthr, c->policy->success_threshold);

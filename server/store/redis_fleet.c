@@ -4,12 +4,13 @@
 
 /* ---- fleet features: call windows, budgets, learning, tenants' limits ---- */
 
-/* Runs a script over one key and reads an array of up to n integers. */
-static int eval_ints(redis_store *r, rd_script_id id, const char **argv, int nargs,
-                     int64_t *out, size_t n, rd_status *st)
+/* Runs a script over the first nkeys of argv (keys of one slot) and reads
+ * an array of up to n integers. */
+static int eval_ints_keys(redis_store *r, rd_script_id id, int nkeys, const char **argv,
+                          int nargs, int64_t *out, size_t n, rd_status *st)
 {
     conn_slot *slot = rd_redis_slot_take(r);
-    redisReply *reply = rd_redis_eval(r, slot, id, 1, nargs, argv, NULL, st);
+    redisReply *reply = rd_redis_eval(r, slot, id, nkeys, nargs, argv, NULL, st);
     rd_redis_slot_give(slot);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
@@ -18,6 +19,13 @@ static int eval_ints(redis_store *r, rd_script_id id, const char **argv, int nar
         out[i] = int_at(reply, i);
     freeReplyObject(reply);
     return ok ? RD_OK : rd_status_set(st, RD_ERR_INTERNAL, "store: redis script: bad reply");
+}
+
+/* Runs a script over one key and reads an array of up to n integers. */
+static int eval_ints(redis_store *r, rd_script_id id, const char **argv, int nargs,
+                     int64_t *out, size_t n, rd_status *st)
+{
+    return eval_ints_keys(r, id, 1, argv, nargs, out, n, st);
 }
 
 /* Runs a script over one key and reads its integer reply. */
@@ -45,13 +53,14 @@ int rd_redis_op_stats(rd_store *s, const char *tool_id, const rd_breaker_policy 
     if (rc != RD_OK || p->window_ms <= 0)
         return rc;
     redis_store *r = rd_redis_as_store(s);
-    char key[RD_KEY_MAX], now[24], window[24];
+    char key[RD_KEY_MAX], ckey[RD_KEY_MAX], now[24], window[24];
     key_tool(r, tool_id, "breaker", key);
+    key_tool(r, tool_id, "calls", ckey);
     time_arg(r, now_ms, now);
     fmt_i64(window, clamp_time(p->window_ms));
-    const char *argv[] = {key, now, window};
+    const char *argv[] = {key, ckey, now, window};
     int64_t sum[3];
-    rc = eval_ints(r, RD_SCRIPT_WINDOW_READ, argv, 3, sum, 3, st);
+    rc = eval_ints_keys(r, RD_SCRIPT_WINDOW_READ, 2, argv, 4, sum, 3, st);
     if (rc == RD_OK)
         *ev = (rd_breaker_evidence){
             .calls = (uint64_t)sum[0], .failures = (uint64_t)sum[1], .slow = (uint64_t)sum[2]};

@@ -77,7 +77,7 @@ static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
  * key, trip_send sends, trip_end frees. */
 #define ROUND_TRIP_MAX 4
 typedef struct record_trip {
-    char bkey[RD_KEY_MAX];
+    char bkey[RD_KEY_MAX], ckey[RD_KEY_MAX];
     redisReply *replies[ROUND_TRIP_MAX];
     int64_t mono_sent;
     uint64_t seq_sent;
@@ -87,6 +87,7 @@ typedef struct record_trip {
 static void trip_begin(redis_store *r, const breaker_call *c, record_trip *t)
 {
     key_tool(r, c->tool, "breaker", t->bkey);
+    key_tool(r, c->tool, "calls", t->ckey);
     for (int i = 0; i < ROUND_TRIP_MAX; i++)
         t->replies[i] = NULL;
     t->width = rd_window_width_ms(clamp_time(c->policy->window_ms));
@@ -159,18 +160,30 @@ int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker
  * stored last_seen is younger than the slack, changes nothing but its
  * window's count of calls (record.lua: closed_outcome leaves cf at 0 and
  * save() writes nothing but that slot). Such a success needs no script:
- * TIME, the record and a BITFIELD INCRBY of the current slot's calls go in
- * one round trip to the node holding the record, and the record as read
- * decides here by admit_unchanged's rule and cf = 0. The count is made
- * before the record is seen, in the slot of this replica's clock; when the
- * record says otherwise (a streak, OPEN, a hold, the slack run out, the
- * slot holding another bucket or Redis's clock in another one, no record)
- * the record script runs told which slot and bucket were counted: it takes
- * the count back and applies the rules as for any outcome. A count that
- * lands in the instant between another replica's transition and this
- * read stays in the next period's window: the consecutive mode judges by
- * the streak, not the window. The failure-rate mode, which judges by the
- * window, and a quorum always run the script. */
+ * its call is counted by one INCR of the tool's calls key, which the
+ * scripts fold into the window later (fold_calls in breaker_write.lua).
+ * The key, written by every breaker script while the record is CLOSED
+ * without a hold, with the record's expiry, holds the record's version,
+ * the window bucket the pending calls belong to and how many are pending
+ * (redis_breaker_record.h), so the INCR's reply says where the call was
+ * counted. TIME, the record and that INCR go in one round trip to the node
+ * holding the record.
+ *
+ * The success is answered here when the key is valid and of the record's
+ * version, its tag is the current bucket (Redis's clock, and this
+ * replica's: the caller's time in tests), whose window slot the record
+ * holds, and the record is CLOSED without a hold or streak, within the
+ * slack (admit_unchanged's rule). Otherwise (a streak, OPEN, a hold, the
+ * slack run out, another bucket, no key or no record) the record script
+ * runs, told whether the call was counted in the key and the key's stamp
+ * then: a call still pending there is counted as any outcome, the others
+ * are folded in where they were counted; one a script has folded in since
+ * is in the window already. Either way the script applies the rules. The
+ * record's read and the count are not one instant, so a count that lands
+ * just after another replica's transition stays in the new period's
+ * window: the consecutive mode judges by the streak, not the window. The
+ * failure-rate mode, which judges by the window, and a quorum always run
+ * the script. */
 
 bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c)
 {
@@ -183,37 +196,36 @@ bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c)
            p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
 }
 
-/* *done: answered here; otherwise c->counted says whether the record
- * script must take a count back. */
+/* *done: answered here; otherwise c->calls_counted says whether the
+ * record script must count the call. */
 int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
                                            rd_store_result *out, bool *done, rd_status *st)
 {
     *done = false;
-    c->counted = false;
+    c->calls_sent = c->calls_counted = false;
     record_trip t;
     trip_begin(r, c, &t);
-    char field[24];
-    snprintf(field, sizeof field, "#%" PRId64, t.slot_at + 1);
     const char *get[] = {"GET", t.bkey};
-    const char *count[] = {"BITFIELD", t.bkey, "INCRBY", "i64", field, "1"};
+    const char *count[] = {"INCR", t.ckey};
     const char *const *cmds[] = {get, count};
-    const int cmd_argc[] = {2, 6};
+    const int cmd_argc[] = {2, 2};
     int rc = trip_send(r, slot, &t, cmds, cmd_argc, 2, st);
     if (rc != RD_OK)
         return rc;
-    const redisReply *rec = t.replies[1], *added = t.replies[2];
-    bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
-    /* a count made where there was a record is taken back by the script;
-     * without one, the script replaces what the count left */
-    if (added->type == REDIS_REPLY_ARRAY && added->elements == 1 &&
-        added->element[0]->type == REDIS_REPLY_INTEGER && valid) {
-        c->counted = true;
-        c->counted_slot = t.bucket % RD_WINDOW_BUCKETS;
-        c->counted_bucket = record_number(rec->str, (int)t.slot_at);
-    }
+    c->calls_sent = true;
+    const redisReply *rec = t.replies[1], *counted = t.replies[2];
+    calls_value k = {0};
+    if (counted->type == REDIS_REPLY_INTEGER)
+        k = calls_decode(counted->integer);
+    c->calls_counted = k.valid;
+    c->calls_stamp = k.stamp;
     int64_t now, version = 0;
-    *done = c->counted && trip_now(r, c, &t, &now) && now / t.width == t.bucket &&
-            c->counted_bucket == t.bucket && record_number(rec->str, F_CF) == 0 &&
+    *done = k.valid && rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN &&
+            k.version == record_number(rec->str, F_VER) % RD_CALLS_VERSIONS &&
+            trip_now(r, c, &t, &now) && now / t.width == t.bucket &&
+            k.tag == t.bucket % RD_CALLS_TAGS &&
+            record_number(rec->str, (int)t.slot_at) == t.bucket &&
+            record_number(rec->str, F_CF) == 0 &&
             (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
             admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
     if (*done)
@@ -267,7 +279,7 @@ int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, brea
                                            rd_store_result *out, bool *done, rd_status *st)
 {
     *done = false;
-    c->counted = c->counted_failure = false;
+    c->counted_failure = false;
     const rd_breaker_policy *p = c->policy;
     record_trip t;
     trip_begin(r, c, &t);
@@ -300,7 +312,7 @@ int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, brea
          * count left */
         bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
         int64_t streak = at->element[AT_CF]->integer, at_ver = at->element[AT_VER]->integer;
-        c->counted = c->counted_failure = true;
+        c->counted_failure = true;
         c->counted_slow = slow;
         c->counted_slot = t.bucket % RD_WINDOW_BUCKETS;
         c->counted_bucket = at->element[AT_BUCKET]->integer;

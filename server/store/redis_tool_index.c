@@ -96,13 +96,14 @@ int rd_redis_reserve_tool(redis_store *r, conn_slot *slot, const char *tool, int
 int rd_redis_forget_tool(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                          const char *mode, int64_t *result, rd_status *st)
 {
-    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], now[24], idle[24];
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], ckey[RD_KEY_MAX], now[24], idle[24];
     key_tool(r, tool, "breaker", bkey);
     key_tool(r, tool, "probe", pkey);
+    key_tool(r, tool, "calls", ckey);
     time_arg(r, now_ms, now);
     fmt_i64(idle, r->base.limits.tool_idle_ttl_ms);
-    const char *argv[] = {bkey, pkey, now, tool, idle, mode, r->channel};
-    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_FORGET_TOOL, 2, 7, argv, NULL, st);
+    const char *argv[] = {bkey, pkey, ckey, now, tool, idle, mode, r->channel};
+    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_FORGET_TOOL, 3, 8, argv, NULL, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
     *result = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;

@@ -1,7 +1,7 @@
 /* The breaker calls the Redis store answers without a script
  * (store/redis_in_place.c), on a real redis-server: an admission that
- * changes nothing, a success and a failure below the threshold counted in
- * place, and the script's side of a count made in place for interleavings
+ * changes nothing, a success (its call counted in the tool's calls key)
+ * and a failure below the threshold counted in place, and the script's side of a count made in place for interleavings
  * a test cannot time. Each must answer as the script would and count every
  * outcome once; the command counts (INFO commandstats) show which ran. */
 #include "store_conformance_fixture.h"
@@ -73,11 +73,11 @@ static void test_unchanging_admission_runs_no_script(void **state)
 }
 
 /* A success on a CLOSED breaker without a streak or hold (its last_seen
- * within the slack) counts one call in its window slot in place and runs no
+ * within the slack) counts its call in the tool's calls key and runs no
  * script; any other success (the first in a new bucket included) runs the
- * record script, which takes that count back and applies the rules, so
- * that every outcome is counted once, and none while OPEN. Caller time:
- * the buckets are the test's. */
+ * record script, which folds the calls counted there into the window and
+ * applies the rules, so that every outcome is counted once, and none while
+ * OPEN. Caller time: the buckets are the test's. */
 static rd_store_result record_at(rd_store *s, const char *tool, const rd_breaker_policy *p,
                                  int64_t now, rd_outcome o)
 {
@@ -111,11 +111,20 @@ static void test_pristine_success_runs_no_script(void **state)
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
 
     fcalls = rd_harness_command_calls(port, "fcall");
-    long long counts = rd_harness_command_calls(port, "bitfield");
+    long long counts = rd_harness_command_calls(port, "incr");
     rd_store_result r = record_at(s, "x", &p, 6002, RD_OUTCOME_SUCCESS);
     record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
-    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 2);
+    assert_int_equal(rd_harness_command_calls(port, "incr"), counts + 2);
+    /* the record's window has not been written: the reader adds what the
+     * calls key holds */
+    char key[128], calls_key[128];
+    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    snprintf(calls_key, sizeof calls_key, "%s{tool:x}:calls", prefix);
+    int64_t slot_calls = -1;
+    assert_true(rd_harness_record_field(port, key, RD_REC_FU + 1 + 4 * 1 + 1, &slot_calls));
+    assert_int_equal(slot_calls, 1);
+    assert_true(key_pttl(calls_key) > 0 && llabs(key_pttl(calls_key) - key_pttl(key)) < 1000);
     assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
     assert_int_equal(r.transition, RD_TRANSITION_NONE);
     assert_int_equal(r.now_ms, 6002);
@@ -163,11 +172,53 @@ static void test_pristine_success_runs_no_script(void **state)
     rd_status_clear(&st);
     assert_int_equal(s->ops->record(s, "z", &p, 27100, RD_OUTCOME_SUCCESS, 0, &refused, &st),
                      RD_ERR_EXHAUSTED);
-    char key[128];
     snprintf(key, sizeof key, "%s{tool:z}:breaker", prefix);
-    redisReply *exists = rd_harness_cmd(port, "EXISTS %s", key);
+    snprintf(calls_key, sizeof calls_key, "%s{tool:z}:calls", prefix);
+    redisReply *exists = rd_harness_cmd(port, "EXISTS %s %s", key, calls_key);
     assert_true(exists && exists->type == REDIS_REPLY_INTEGER && exists->integer == 0);
     freeReplyObject(exists);
+    rd_store_destroy(s);
+}
+
+/* Calls counted in the calls key belong to the window bucket they were
+ * counted in: those answered there stay in it, and one sent on to the
+ * script because a new bucket has begun is counted in the new one (buckets
+ * of 6 s over a window of 60 s). */
+static void test_counted_calls_keep_their_bucket(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "bucket");
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 160000;
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS); /* bucket 1's first: a script */
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    record_at(s, "x", &p, 6001, RD_OUTCOME_SUCCESS);
+    record_at(s, "x", &p, 6002, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    /* bucket 2's first: sent on to the script, which folds the two in */
+    record_at(s, "x", &p, 12000, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(window_calls(s, "x", &p, 12001), 4);
+    /* and answers the next ones there */
+    fcalls = rd_harness_command_calls(port, "fcall");
+    record_at(s, "x", &p, 12002, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(window_calls(s, "x", &p, 12003), 5);
+    /* bucket 1 has left the window at bucket 11 (66 s); bucket 2 has not */
+    assert_int_equal(window_calls(s, "x", &p, 66000), 2);
+    /* a failure's script folds the pending call in before its own count */
+    record_at(s, "x", &p, 66001, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(window_calls(s, "x", &p, 66002), 3);
+    assert_int_equal(window_of(s, "x", &p, 66002).failures, 1);
     rd_store_destroy(s);
 }
 
@@ -303,13 +354,13 @@ static int record_script_after_count(int port, const char *prefix, const char *t
                                      const rd_breaker_policy *p, int64_t now, int64_t cf,
                                      int64_t ver)
 {
-    const double nums[21] = {(double)now, (double)p->failure_threshold,
+    const double nums[23] = {(double)now, (double)p->failure_threshold,
                              (double)p->success_threshold, (double)p->open_timeout_ms,
                              RD_OUTCOME_TRANSIENT_FAILURE, 160000, 1, 0, 0, 0,
                              (double)p->window_ms, 0, 0, 0, 0, -1, 1, 1, (double)cf,
-                             (double)ver, 0};
-    char packed[sizeof nums], bkey[128], pkey[128], qkey[128];
-    for (int i = 0; i < 21; i++) {
+                             (double)ver, 0, -1, -1};
+    char packed[sizeof nums], bkey[128], pkey[128], qkey[128], ckey[128];
+    for (int i = 0; i < 23; i++) {
         uint64_t bits;
         memcpy(&bits, &nums[i], sizeof bits);
         bits = htole64(bits);
@@ -318,9 +369,10 @@ static int record_script_after_count(int port, const char *prefix, const char *t
     snprintf(bkey, sizeof bkey, "%s{tool:%s}:breaker", prefix, tool);
     snprintf(pkey, sizeof pkey, "%s{tool:%s}:probe", prefix, tool);
     snprintf(qkey, sizeof qkey, "%s{tool:%s}:quorum", prefix, tool);
-    redisReply *r = rd_harness_cmd(port, "FCALL %s 3 %s %s %s %b 0 %s unused-channel",
+    snprintf(ckey, sizeof ckey, "%s{tool:%s}:calls", prefix, tool);
+    redisReply *r = rd_harness_cmd(port, "FCALL %s 4 %s %s %s %s %b 0 %s unused-channel",
                                    rd_redis_scripts()[RD_SCRIPT_RECORD].function, bkey, pkey,
-                                   qkey, packed, sizeof packed, tool);
+                                   qkey, ckey, packed, sizeof packed, tool);
     assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
     assert_true(r->element[0]->type == REDIS_REPLY_STRING && r->element[0]->len >= 24);
     uint64_t bits;
@@ -387,6 +439,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_unchanging_admission_runs_no_script),
         cmocka_unit_test(test_pristine_success_runs_no_script),
+        cmocka_unit_test(test_counted_calls_keep_their_bucket),
         cmocka_unit_test(test_failures_below_threshold_run_no_script),
         cmocka_unit_test(test_failure_counted_in_place_then_interleaved),
     };

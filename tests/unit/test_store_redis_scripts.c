@@ -169,6 +169,11 @@ static void test_last_seen_slack_and_ttl(void **state)
     r = conf_admit(s, "api", &p, 10000);
     assert_int_equal(r.breaker.last_seen_ms, 10000);
     assert_true(key_pttl(key) > 0);
+    /* the calls key has the record's expiry while it is CLOSED without a
+     * hold, and is gone otherwise */
+    char calls[128];
+    api_key(calls, prefix, "calls");
+    assert_true(key_pttl(calls) > 0 && llabs(key_pttl(calls) - key_pttl(key)) < 1000);
     r = conf_admit(s, "api", &p, 10999);
     assert_int_equal(r.breaker.last_seen_ms, 10999); /* the reply: the call's time */
     assert_int_equal(conf_get(s, "api", 10999, &found).last_seen_ms, 10000);
@@ -182,18 +187,22 @@ static void test_last_seen_slack_and_ttl(void **state)
     assert_int_equal(key_pttl(key), -1);
     conf_record(s, "api", &p, 11200, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     assert_int_equal(key_pttl(key), -1);
+    assert_int_equal(key_pttl(calls), -1);
     r = conf_record(s, "api", &p, 11300, RD_OUTCOME_SUCCESS, 0);
     assert_int_equal(r.breaker.consecutive_failures, 0);
     rd_breaker_evidence ev;
     assert_int_equal(s->ops->stats(s, "api", &p, 11300, &r.breaker, &ev, &found, &st), RD_OK);
     assert_int_equal(ev.calls, 3);
     assert_true(key_pttl(key) > 0);
+    assert_true(key_pttl(calls) > 0);
 
     /* an endless hold has no TTL; released, the breaker is pristine again */
     conf_force(s, "api", RD_FORCE_OPEN, 11400, 0);
     assert_int_equal(key_pttl(key), -1);
+    assert_int_equal(key_pttl(calls), -2);
     conf_force(s, "api", RD_FORCE_RELEASE, 11500, 0);
     assert_true(key_pttl(key) > 0);
+    assert_true(key_pttl(calls) > 0);
 
     /* a streak under a timed hold expires with the hold; once the hold has
      * run out, nothing is written but the TTL must go */
@@ -213,6 +222,7 @@ static void test_last_seen_slack_and_ttl(void **state)
     assert_int_equal(s->ops->evict(s, 12900 + 16000), 1);
     conf_get(s, "api", 12900 + 16000, &found);
     assert_false(found);
+    assert_int_equal(key_pttl(calls), -2); /* the calls key goes with it */
     rd_store_destroy(s);
 }
 

@@ -1,8 +1,8 @@
 -- uses: prelude breaker_read breaker_rules breaker_write publish window window_record
 -- rd_breaker_record_evidence and the memory store's counting.
 -- KEYS: record, probe, quorum (sorted set of executor ids by last
--- transient failure). ARGV: the numbers (below), token, tool, channel,
--- executor (only with a quorum).
+-- transient failure), calls. ARGV: the numbers (below), token, tool,
+-- channel, executor (only with a quorum).
 -- The numbers come as one string of little-endian doubles (redis_breakers.c
 -- record_numbers), since Redis hands every argument to the script as a Lua
 -- string of its own: now (-1 = Redis TIME, as prelude.lua's clock),
@@ -10,29 +10,31 @@
 -- outcome, idle_ttl, create, mode (0 consecutive, 1 failure rate),
 -- failure_rate_threshold, minimum_calls, window_ms, slow_call_ms,
 -- slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
--- latency_ms (-1 = not measured), the window slot and bucket of a call
--- already counted in place (-1 = none: window_record.lua rwin_undo), and
--- for a transient failure counted in place (redis_in_place.c,
--- rd_redis_record_failure_without_script): the streak it made (-1 = none),
--- the version the record had then, whether a slow call was counted; then,
--- for a batched run (redis_batch.c) only: calls, transient failures, slow
--- calls, trailing failures, reset (1 = the run ends the streak first), the
--- epoch it was counted in.
+-- latency_ms (-1 = not measured), the window slot and bucket of a
+-- transient failure already counted in place (-1 = none: window_record.lua
+-- rwin_undo) and (redis_in_place.c, rd_redis_record_failure_without_script)
+-- the streak it made (-1 = none), the version the record had then,
+-- whether a slow call was counted; for a success sent to the calls key
+-- first (rd_redis_record_success_without_script): -1 = not sent, 0 = not
+-- counted there, 1 = counted there, then the key's stamp it was counted at
+-- (load_calls); then, for a batched run (redis_batch.c) only: calls,
+-- transient failures, slow calls, trailing failures, reset (1 = the run
+-- ends the streak first), the epoch it was counted in.
 -- Reply: reply() with the window's sums (in the failure-rate mode only: the
 -- consecutive mode judges by the streak, so its outcomes are counted
 -- without summing the window), failing executors, held by quorum.
-local ONE = '<ddddddddddddddddddddd'
-local RUN = '<ddddddddddddddddddddddddddd'
+local ONE = '<ddddddddddddddddddddddd'
+local RUN = '<ddddddddddddddddddddddddddddd'
 local t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms,
-      slowthr, qk, qwin, latency, uslot, ubucket, ucf, uver, uslow, rcalls, rfail, rslow,
-      trailing, reset, epoch
-if #ARGV[1] == 216 then
+      slowthr, qk, qwin, latency, uslot, ubucket, ucf, uver, uslow, ucalls, ustamp, rcalls,
+      rfail, rslow, trailing, reset, epoch
+if #ARGV[1] == 232 then
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, uslot, ubucket, ucf, uver, uslow, rcalls, rfail, rslow, trailing, reset,
-    epoch = struct.unpack(RUN, ARGV[1])
+    qwin, latency, uslot, ubucket, ucf, uver, uslow, ucalls, ustamp, rcalls, rfail, rslow,
+    trailing, reset, epoch = struct.unpack(RUN, ARGV[1])
 else
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, uslot, ubucket, ucf, uver, uslow = struct.unpack(ONE, ARGV[1])
+    qwin, latency, uslot, ubucket, ucf, uver, uslow, ucalls, ustamp = struct.unpack(ONE, ARGV[1])
 end
 -- the streak a failure counted in place made, while it still holds it
 local counted_streak
@@ -40,9 +42,12 @@ local now, caller = clock_at(t)
 local run = rcalls or 0
 local tok = ARGV[2]
 local b = load(KEYS[1], true)
+local known = b ~= nil
 if not b then
   if create ~= 1 then
     if stray then redis.call('DEL', KEYS[1]) end
+    -- what a count in the calls key left where there is no breaker
+    if ucalls ~= -1 then redis.call('DEL', KEYS[4]) end
     return {1}
   end
   b = fresh(now)
@@ -70,18 +75,31 @@ else
     end
   end
 end
--- a run counted on a CLOSED breaker is void once its period is over
+-- A success counted in the calls key and still pending there (no script
+-- has written the key since) is counted below as any outcome; one a script
+-- has folded in since is in the window already, and only its rules remain.
+load_calls(KEYS[4], b, known)
+local call_pending = ucalls == 1 and ck_stamp == ustamp and ck_pend >= 1
+local call_folded = ucalls == 1 and not call_pending
+-- a run counted on a CLOSED breaker is void once its period is over, its
+-- call too
 if run > 0 and (b.gen ~= epoch or b.st == 2 or hold_live(b, now)) then
+  if call_pending then redis.call('DECR', KEYS[4]) end
   return {1}
 end
+-- the other calls the calls key counted go into the window
+if call_pending then ck_pend = ck_pend - 1 end
+fold_calls(KEYS[1])
 if wms <= 0 then slowms = 0 end
 b.ls = now
 local counts = counts_calls(b, now)
 local transient = 0
 if outcome == 2 then transient = 1 end
 local ev, execs = nil, 0
+local added = false
 if wms > 0 and (counts or mode == 1) then
-  if counts then
+  if counts and not call_folded then
+    added = true
     -- what this outcome (or run) adds: calls, transient failures, slow calls
     if run > 0 then
       rwin_add(wms, now, run, rfail, rslow)
@@ -131,6 +149,10 @@ if b.cleared then redis.call('DEL', KEYS[2]) end
 -- a new period judges only its own calls
 if tr ~= 0 then b.ver = b.ver + 1; rwin_clear(); redis.call('DEL', KEYS[3]) end
 if not save(KEYS[1], b, now, idle, caller) then win_save(KEYS[1]) end
+-- the bucket this call was counted in is where the next calls go
+local tag
+if added then tag = win_bucket(wms, now) % CK_TAGS end
+calls_save(b, now, idle, caller, tag)
 if tr ~= 0 then publish(ARGV[4], b, ARGV[3]) end
 if ev then return reply(0, 0, tr, b, now, ev[1], ev[2], ev[3], execs, held) end
 return reply(0, 0, tr, b, now, 0, 0, 0, execs, held)

@@ -61,8 +61,13 @@ local stray
 -- (record.lua: a failure counted in place takes the TTL away as it reads
 -- the record): save() then sets it whatever it was.
 local expiry_unsure
+-- Set by save() and expiry_restore() when they set the record's expiry,
+-- and saved_ls the last_seen the stored record has after save(): the
+-- calls key's expiry follows the record's (calls_save).
+local expiry_set, saved_ls
 local function load(key, track)
   stored, win_slot, win_cleared, expiry_unsure = nil, nil, nil, nil
+  expiry_set, saved_ls = nil, nil
   raw = redis.pcall('GET', key)
   stray = type(raw) == 'string' and #raw ~= REC_LEN
   if type(raw) ~= 'string' or #raw ~= REC_LEN then raw = nil; return nil end
@@ -92,6 +97,56 @@ local function load_probe(pkey, b)
     b.tok = tok; b.plu = tonumber(untl)
     if stored then stored[12] = b.tok; stored[13] = b.plu end
   end
+end
+-- The calls key, P{tool:<id>}:calls (docs/REDIS.md, "A success without a
+-- script"): while the record is CLOSED without a hold, one integer that
+-- INCR counts a success's call into without a script:
+-- (((version mod CK_VERS) * CK_WRITES + writes) * CK_TAG_SPAN + tag) *
+-- CK_SHIFT + CK_VALID + pending. `pending` counts the calls added since a
+-- script last wrote the key; they belong to the window bucket whose number
+-- mod CK_TAGS is `tag` (redis_in_place.c answers a success only then);
+-- `writes` counts the scripts' writes (mod CK_WRITES), so that a success
+-- sent on to the record script can tell whether a script has folded its
+-- call in since. A value without CK_VALID (what INCR leaves where there
+-- was no key) or of another version (calls of an earlier period) holds
+-- nothing to fold in. load_calls reads it beside the record b; fold_calls
+-- (breaker_write.lua) folds the pending calls into the window, calls_save
+-- writes it back. redis_breaker_record.h decodes it in C.
+local CK_VALID, CK_SHIFT, CK_TAG_SPAN, CK_TAGS = 1048576, 2097152, 16384, 10000
+local CK_WRITES, CK_VERS = 1024, 256
+-- the key, whether it exists and its value when it is a number; what it
+-- holds: the writes, and when it is of b's version the tag, the stamp
+-- (version mod CK_VERS * CK_WRITES + writes) and the calls pending
+local ck_key, ck_present, ck_value, ck_writes, ck_tag, ck_stamp, ck_pend
+-- `counts`: b is the stored record (not one this script makes afresh), so
+-- the pending calls are its own. Arithmetic only: every call costs Redis.
+local function load_calls(kkey, b, counts)
+  ck_key, ck_value, ck_writes, ck_tag, ck_stamp, ck_pend = kkey, nil, nil, nil, nil, 0
+  local x = redis.call('GET', kkey)
+  ck_present = x ~= false
+  local v = x and tonumber(x)
+  if not v or v < CK_VALID or v >= MAXT then return end
+  ck_value = v
+  local pend = v % CK_VALID
+  local hi = (v - pend) / CK_VALID
+  if hi % 2 ~= 1 then return end
+  hi = (hi - 1) / 2
+  local tag = hi % CK_TAG_SPAN
+  local stamp = (hi - tag) / CK_TAG_SPAN
+  local writes = stamp % CK_WRITES
+  ck_writes = writes
+  if (stamp - writes) / CK_WRITES ~= b.ver % CK_VERS or tag >= CK_TAGS then return end
+  ck_tag, ck_stamp = tag, stamp
+  if counts and b.st == 1 and b.fo == 0 then ck_pend = pend end
+end
+-- The window slot the pending calls belong to, or nil when that slot has
+-- moved on to another bucket (they are then out of the window already).
+local function pending_calls_slot()
+  if not ck_tag or not raw then return nil end
+  local s = ck_tag % REC_NB
+  local x = struct.unpack('>l', raw, REC_HEAD_LEN + s * REC_SLOT_LEN + 1)
+  if x % CK_TAGS ~= ck_tag then return nil end
+  return s, x
 end
 -- The reply: {lead, record}. lead: REPLY_LEAD's doubles (code, admission,
 -- transition, now, then the record script's calls, failures, slow, failing

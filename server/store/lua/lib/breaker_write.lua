@@ -27,6 +27,7 @@ end
 -- a failure counted in place takes the TTL away as it reads the record).
 local function expiry_restore(bkey, b, now, idle, caller)
   local kind, ends = expiry(b, b.ls, now, idle)
+  expiry_set, saved_ls = true, b.ls
   if kind == 0 then redis.call('PERSIST', bkey); return end
   local ttl = ends - now
   if ttl < 1 then ttl = 1 end
@@ -57,6 +58,7 @@ local function save(bkey, b, now, idle, caller, always)
     if slack < 1000 then slack = 1000 end
     if now >= seen and now - seen < slack and not expiry_unsure and
        not ((b.fo == 1 or b.fo == 2) and b.fu > seen and b.fu <= now) then
+      saved_ls = seen
       return false
     end
   end
@@ -71,9 +73,11 @@ local function save(bkey, b, now, idle, caller, always)
     local old = {st=s[1], cf=s[2], ou=s[5], fo=s[10], fu=s[11], tok=s[12], plu=s[13]}
     local k0, d0 = expiry(old, s[8], s[8], idle)
     local k1, d1 = expiry(b, b.ls, now, idle)
+    saved_ls = b.ls
     if k0 ~= k1 or d0 ~= d1 or expiry_unsure then
       local px = set_ttl(b, now, idle, caller)
       if px then redis.call('PEXPIRE', bkey, px) else redis.call('PERSIST', bkey) end
+      expiry_set = true
     end
     return true
   end
@@ -85,5 +89,52 @@ local function save(bkey, b, now, idle, caller, always)
   else
     redis.call('SET', bkey, rec)
   end
+  expiry_set, saved_ls = true, b.ls
   return true
+end
+-- Folds the calls pending in the calls key (load_calls) into the window
+-- slot they were counted in, written in place at once.
+local function fold_calls(bkey)
+  local p = ck_pend
+  if p <= 0 then return end
+  ck_pend = 0
+  local s = pending_calls_slot()
+  if not s then return end
+  local off = REC_HEAD_LEN + s * REC_SLOT_LEN
+  local x, c1, c2, c3 = struct.unpack('>llll', raw, off + 1)
+  local bytes = struct.pack('>llll', x, c1 + p, c2, c3)
+  raw = string.sub(raw, 1, off) .. bytes .. string.sub(raw, off + REC_SLOT_LEN + 1)
+  redis.call('SETRANGE', bkey, off, bytes)
+end
+-- Writes the calls key for b after save(): the version, `tag` (nil: the
+-- one it had) and the record's expiry, while b is CLOSED without a hold;
+-- otherwise it is deleted. With none pending and the next count of writes,
+-- after fold_calls; with `keep`, keeping what is pending and the count of
+-- writes (only the expiry moves). Written only when its value or the
+-- record's expiry changed.
+local function calls_save(b, now, idle, caller, tag, keep)
+  if not ck_key then return end
+  if b.st ~= 1 or b.fo ~= 0 then
+    if ck_present then redis.call('DEL', ck_key); ck_present = false end
+    return
+  end
+  tag = tag or ck_tag or 0
+  local head = (b.ver % CK_VERS) * CK_WRITES
+  local writes, pending = ck_writes or 0, 0
+  if keep then pending = ck_pend end
+  if ck_value == ((head + writes) * CK_TAG_SPAN + tag) * CK_SHIFT + CK_VALID + pending and
+     not expiry_set then
+    return
+  end
+  if not keep then writes = (writes + 1) % CK_WRITES end
+  local v = str(((head + writes) * CK_TAG_SPAN + tag) * CK_SHIFT + CK_VALID + pending)
+  local kind, ends = expiry(b, saved_ls or b.ls, now, idle)
+  if kind == 0 then
+    redis.call('SET', ck_key, v)
+  else
+    local ttl = ends - now
+    if ttl < 1 then ttl = 1 end
+    redis.call('SET', ck_key, v, 'PX', real_ttl(ttl, caller))
+  end
+  ck_present, ck_value, ck_writes, ck_tag = true, v + 0, writes, tag
 end
