@@ -75,12 +75,19 @@ else
     end
   end
 end
--- A success counted in the calls key and still pending there (no script
+-- The calls key is read here when this call went through it and for a new
+-- record, below when this call starts a new bucket's window slot (the key
+-- then moves on to that bucket) and after save() when the record's expiry
+-- or state changes. A success counted there and still pending (no script
 -- has written the key since) is counted below as any outcome; one a script
 -- has folded in since is in the window already, and only its rules remain.
-load_calls(KEYS[4], b, known)
-local call_pending = ucalls == 1 and ck_stamp == ustamp and ck_pend >= 1
-local call_folded = ucalls == 1 and not call_pending
+local calls_now = ucalls ~= -1 or not known
+local call_pending, call_folded = false, false
+if calls_now then
+  load_calls(KEYS[4], b, known)
+  call_pending = ucalls == 1 and ck_stamp == ustamp and ck_pend >= 1
+  call_folded = ucalls == 1 and not call_pending
+end
 -- a run counted on a CLOSED breaker is void once its period is over, its
 -- call too
 if run > 0 and (b.gen ~= epoch or b.st == 2 or hold_live(b, now)) then
@@ -89,7 +96,7 @@ if run > 0 and (b.gen ~= epoch or b.st == 2 or hold_live(b, now)) then
 end
 -- the other calls the calls key counted go into the window
 if call_pending then ck_pend = ck_pend - 1 end
-fold_calls(KEYS[1])
+if calls_now then fold_calls(KEYS[1]) end
 if wms <= 0 then slowms = 0 end
 b.ls = now
 local counts = counts_calls(b, now)
@@ -101,12 +108,20 @@ if wms > 0 and (counts or mode == 1) then
   if counts and not call_folded then
     added = true
     -- what this outcome (or run) adds: calls, transient failures, slow calls
+    local moved
     if run > 0 then
-      rwin_add(wms, now, run, rfail, rslow)
+      moved = rwin_add(wms, now, run, rfail, rslow)
     elseif slowms > 0 and latency >= slowms then
-      rwin_add(wms, now, 1, transient, 1)
+      moved = rwin_add(wms, now, 1, transient, 1)
     else
-      rwin_add(wms, now, 1, transient, 0)
+      moved = rwin_add(wms, now, 1, transient, 0)
+    end
+    -- the calls pending for an older bucket go in before the key moves on
+    -- (those of the bucket this slot held are out of the window: dropped)
+    if moved and not calls_now then
+      load_calls(KEYS[4], b, known)
+      fold_calls(KEYS[1])
+      calls_now = true
     end
   end
   if mode == 1 then ev = rwin_total(wms, now) end
@@ -152,7 +167,12 @@ if not save(KEYS[1], b, now, idle, caller) then win_save(KEYS[1]) end
 -- the bucket this call was counted in is where the next calls go
 local tag
 if added then tag = win_bucket(wms, now) % CK_TAGS end
-calls_save(b, now, idle, caller, tag)
+if calls_now then
+  calls_save(b, now, idle, caller, tag)
+elseif tr ~= 0 or expiry_set then
+  load_calls(KEYS[4], b, known)
+  calls_save(b, now, idle, caller, tag, true)
+end
 if tr ~= 0 then publish(ARGV[4], b, ARGV[3]) end
 if ev then return reply(0, 0, tr, b, now, ev[1], ev[2], ev[3], execs, held) end
 return reply(0, 0, tr, b, now, 0, 0, 0, execs, held)

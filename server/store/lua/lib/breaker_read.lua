@@ -61,9 +61,10 @@ local stray
 -- (record.lua: a failure counted in place takes the TTL away as it reads
 -- the record): save() then sets it whatever it was.
 local expiry_unsure
--- Set by save() and expiry_restore() when they set the record's expiry,
--- and saved_ls the last_seen the stored record has after save(): the
--- calls key's expiry follows the record's (calls_save).
+-- Set by save() when the expiry the stored record gives changed (not when
+-- it only set the same one again), and saved_ls the last_seen the stored
+-- record has after save(): the calls key's expiry follows the record's
+-- (calls_save).
 local expiry_set, saved_ls
 local function load(key, track)
   stored, win_slot, win_cleared, expiry_unsure = nil, nil, nil, nil

@@ -27,7 +27,6 @@ end
 -- a failure counted in place takes the TTL away as it reads the record).
 local function expiry_restore(bkey, b, now, idle, caller)
   local kind, ends = expiry(b, b.ls, now, idle)
-  expiry_set, saved_ls = true, b.ls
   if kind == 0 then redis.call('PERSIST', bkey); return end
   local ttl = ends - now
   if ttl < 1 then ttl = 1 end
@@ -77,7 +76,7 @@ local function save(bkey, b, now, idle, caller, always)
     if k0 ~= k1 or d0 ~= d1 or expiry_unsure then
       local px = set_ttl(b, now, idle, caller)
       if px then redis.call('PEXPIRE', bkey, px) else redis.call('PERSIST', bkey) end
-      expiry_set = true
+      expiry_set = k0 ~= k1 or d0 ~= d1
     end
     return true
   end

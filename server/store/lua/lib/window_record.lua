@@ -5,7 +5,8 @@
 -- its bucket is one of the last REC_NB.
 --
 -- An outcome changes one slot: rwin_add notes it (win_slot, its bytes in
--- win_bytes, its numbers in wb..w3) without copying the record; save()
+-- win_bytes, its numbers in wb..w3) without copying the record, and says
+-- whether the slot moved on to a new bucket; save()
 -- writes the whole record with the window as it now is (rwin_now in
 -- breaker_read.lua), and
 -- win_save writes the changed slot alone in place when save() had nothing
@@ -24,6 +25,7 @@ local function rwin_add(w, now, a1, a2, a3)
   wb, w1, w2, w3 = b, c1 + a1, c2 + a2, c3 + a3
   win_slot = s
   win_bytes = struct.pack(REC_SLOT, wb, w1, w2, w3)
+  return x ~= b
 end
 local function rwin_total(w, now)
   local b = win_bucket(w, now)
