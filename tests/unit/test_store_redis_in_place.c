@@ -433,6 +433,82 @@ static void test_failure_counted_in_place_then_interleaved(void **state)
     rd_store_destroy(s);
 }
 
+/* What redis_in_place.c sends for a success after GET of the record: INCR
+ * of the calls key; returns the key's stamp at that instant. */
+static int64_t count_call_in_place(int port, const char *prefix, const char *tool)
+{
+    char ckey[128];
+    snprintf(ckey, sizeof ckey, "%s{tool:%s}:calls", prefix, tool);
+    redisReply *r = rd_harness_cmd(port, "INCR %s", ckey);
+    assert_true(r && r->type == REDIS_REPLY_INTEGER);
+    assert_true(r->integer & (1 << 20)); /* a key a script wrote */
+    int64_t stamp = r->integer >> 35;
+    freeReplyObject(r);
+    return stamp;
+}
+
+/* The record script for that success, told its call was counted in the
+ * calls key at `stamp`. */
+static void success_script_after_count(int port, const char *prefix, const char *tool,
+                                       const rd_breaker_policy *p, int64_t now, int64_t stamp)
+{
+    const double nums[23] = {(double)now, (double)p->failure_threshold,
+                             (double)p->success_threshold, (double)p->open_timeout_ms,
+                             RD_OUTCOME_SUCCESS, 160000, 1, 0, 0, 0,
+                             (double)p->window_ms, 0, 0, 0, 0, -1, -1, -1, -1, -1, 0, 1,
+                             (double)stamp};
+    char packed[sizeof nums], bkey[128], pkey[128], qkey[128], ckey[128];
+    for (int i = 0; i < 23; i++) {
+        uint64_t bits;
+        memcpy(&bits, &nums[i], sizeof bits);
+        bits = htole64(bits);
+        memcpy(packed + 8 * i, &bits, sizeof bits);
+    }
+    snprintf(bkey, sizeof bkey, "%s{tool:%s}:breaker", prefix, tool);
+    snprintf(pkey, sizeof pkey, "%s{tool:%s}:probe", prefix, tool);
+    snprintf(qkey, sizeof qkey, "%s{tool:%s}:quorum", prefix, tool);
+    snprintf(ckey, sizeof ckey, "%s{tool:%s}:calls", prefix, tool);
+    redisReply *r = rd_harness_cmd(port, "FCALL %s 4 %s %s %s %s %b 0 %s unused-channel",
+                                   rd_redis_scripts()[RD_SCRIPT_RECORD].function, bkey, pkey,
+                                   qkey, ckey, packed, sizeof packed, tool);
+    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    freeReplyObject(r);
+}
+
+/* The script's side of a success whose call was counted in the calls key:
+ * still pending there, it is counted once by its own script; folded in
+ * first by another script (a new bucket's), it is not counted again, and
+ * its rules still end the streak. */
+static void test_call_counted_in_place_then_interleaved(void **state)
+{
+    skip_without_redis();
+    char prefix[32];
+    fresh_prefix(prefix, sizeof prefix, "calls");
+    rd_store *s = in_place_store(prefix);
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    bool found;
+    /* still pending: its own script counts it */
+    record_at(s, "x", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE); /* a streak */
+    int64_t stamp = count_call_in_place(port, prefix, "x");
+    success_script_after_count(port, prefix, "x", &p, 6001, stamp);
+    assert_int_equal(conf_get(s, "x", 6002, &found).consecutive_failures, 0);
+    assert_int_equal(window_calls(s, "x", &p, 6002), 2);
+
+    /* folded in first by the script of a new bucket's first call */
+    record_at(s, "y", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE);
+    stamp = count_call_in_place(port, prefix, "y");
+    record_at(s, "y", &p, 12000, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(window_calls(s, "y", &p, 12000), 3);
+    assert_int_equal(conf_get(s, "y", 12000, &found).consecutive_failures, 2);
+    success_script_after_count(port, prefix, "y", &p, 12001, stamp);
+    assert_int_equal(conf_get(s, "y", 12002, &found).consecutive_failures, 0);
+    assert_int_equal(window_calls(s, "y", &p, 12002), 3);
+    assert_int_equal(window_of(s, "y", &p, 12002).failures, 2);
+    rd_store_destroy(s);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN); /* a write to a killed Redis is an error, not death */
@@ -442,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_counted_calls_keep_their_bucket),
         cmocka_unit_test(test_failures_below_threshold_run_no_script),
         cmocka_unit_test(test_failure_counted_in_place_then_interleaved),
+        cmocka_unit_test(test_call_counted_in_place_then_interleaved),
     };
     return cmocka_run_group_tests_name("store_redis_in_place", tests, start_shared_redis,
                                        stop_shared_redis);
