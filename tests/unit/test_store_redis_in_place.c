@@ -88,6 +88,20 @@ static rd_store_result record_at(rd_store *s, const char *tool, const rd_breaker
     return r;
 }
 
+/* A store on the shared Redis driven by the caller's time, without local
+ * caches, whose tools are forgotten after 160 s idle (slack 10 s). */
+static rd_store *in_place_store(const char *prefix)
+{
+    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
+                          .use_caller_time = true, .no_local_cache = true,
+                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
+    o.limits.tool_idle_ttl_ms = 160000;
+    rd_status st = {0};
+    rd_store *s = rd_store_redis_new(&o, &st);
+    assert_non_null(s);
+    return s;
+}
+
 static void test_pristine_success_runs_no_script(void **state)
 {
     skip_without_redis();
@@ -189,13 +203,7 @@ static void test_counted_calls_keep_their_bucket(void **state)
     skip_without_redis();
     char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "bucket");
-    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
-                          .use_caller_time = true, .no_local_cache = true,
-                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
-    o.limits.tool_idle_ttl_ms = 160000;
-    rd_status st = {0};
-    rd_store *s = rd_store_redis_new(&o, &st);
-    assert_non_null(s);
+    rd_store *s = in_place_store(prefix);
     int port = shared_redis.port;
     const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
@@ -220,20 +228,6 @@ static void test_counted_calls_keep_their_bucket(void **state)
     assert_int_equal(window_calls(s, "x", &p, 66002), 3);
     assert_int_equal(window_of(s, "x", &p, 66002).failures, 1);
     rd_store_destroy(s);
-}
-
-/* A store on the shared Redis driven by the caller's time, without local
- * caches, whose tools are forgotten after 160 s idle (slack 10 s). */
-static rd_store *in_place_store(const char *prefix)
-{
-    rd_redis_options o = {.port = shared_redis.port, .key_prefix = prefix,
-                          .use_caller_time = true, .no_local_cache = true,
-                          .command_timeout_ms = CALM_COMMAND_TIMEOUT_MS, .limits = test_limits()};
-    o.limits.tool_idle_ttl_ms = 160000;
-    rd_status st = {0};
-    rd_store *s = rd_store_redis_new(&o, &st);
-    assert_non_null(s);
-    return s;
 }
 
 /* A transient failure that leaves the streak below the threshold is
@@ -348,18 +342,11 @@ static void read_after_count(int port, const char *key)
     freeReplyObject(r);
 }
 
-/* The record script for that failure, told it was counted (record.lua's
- * numbers as redis_breakers.c packs them); returns the transition. */
-static int record_script_after_count(int port, const char *prefix, const char *tool,
-                                     const rd_breaker_policy *p, int64_t now, int64_t cf,
-                                     int64_t ver)
+/* Runs the record script on `tool` with record.lua's 23 numbers, packed as
+ * redis_breakers.c packs them; returns the transition it replies. */
+static int record_script(int port, const char *prefix, const char *tool, const double nums[23])
 {
-    const double nums[23] = {(double)now, (double)p->failure_threshold,
-                             (double)p->success_threshold, (double)p->open_timeout_ms,
-                             RD_OUTCOME_TRANSIENT_FAILURE, 160000, 1, 0, 0, 0,
-                             (double)p->window_ms, 0, 0, 0, 0, -1, 1, 1, (double)cf,
-                             (double)ver, 0, -1, -1};
-    char packed[sizeof nums], bkey[128], pkey[128], qkey[128], ckey[128];
+    char packed[8 * 23], bkey[128], pkey[128], qkey[128], ckey[128];
     for (int i = 0; i < 23; i++) {
         uint64_t bits;
         memcpy(&bits, &nums[i], sizeof bits);
@@ -382,6 +369,20 @@ static int record_script_after_count(int port, const char *prefix, const char *t
     memcpy(&tr, &bits, sizeof tr);
     freeReplyObject(r);
     return (int)tr;
+}
+
+/* The record script for that failure, told it was counted (slot 1 holding
+ * bucket 1, the streak it made, the version then). */
+static int record_script_after_count(int port, const char *prefix, const char *tool,
+                                     const rd_breaker_policy *p, int64_t now, int64_t cf,
+                                     int64_t ver)
+{
+    const double nums[23] = {(double)now, (double)p->failure_threshold,
+                             (double)p->success_threshold, (double)p->open_timeout_ms,
+                             RD_OUTCOME_TRANSIENT_FAILURE, 160000, 1, 0, 0, 0,
+                             (double)p->window_ms, 0, 0, 0, 0, -1, 1, 1, (double)cf,
+                             (double)ver, 0, -1, -1};
+    return record_script(port, prefix, tool, nums);
 }
 
 /* The script's side of a failure counted in place, for the interleavings
@@ -457,22 +458,7 @@ static void success_script_after_count(int port, const char *prefix, const char 
                              RD_OUTCOME_SUCCESS, 160000, 1, 0, 0, 0,
                              (double)p->window_ms, 0, 0, 0, 0, -1, -1, -1, -1, -1, 0, 1,
                              (double)stamp};
-    char packed[sizeof nums], bkey[128], pkey[128], qkey[128], ckey[128];
-    for (int i = 0; i < 23; i++) {
-        uint64_t bits;
-        memcpy(&bits, &nums[i], sizeof bits);
-        bits = htole64(bits);
-        memcpy(packed + 8 * i, &bits, sizeof bits);
-    }
-    snprintf(bkey, sizeof bkey, "%s{tool:%s}:breaker", prefix, tool);
-    snprintf(pkey, sizeof pkey, "%s{tool:%s}:probe", prefix, tool);
-    snprintf(qkey, sizeof qkey, "%s{tool:%s}:quorum", prefix, tool);
-    snprintf(ckey, sizeof ckey, "%s{tool:%s}:calls", prefix, tool);
-    redisReply *r = rd_harness_cmd(port, "FCALL %s 4 %s %s %s %s %b 0 %s unused-channel",
-                                   rd_redis_scripts()[RD_SCRIPT_RECORD].function, bkey, pkey,
-                                   qkey, ckey, packed, sizeof packed, tool);
-    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
-    freeReplyObject(r);
+    assert_int_equal(record_script(port, prefix, tool, nums), RD_TRANSITION_NONE);
 }
 
 /* The script's side of a success whose call was counted in the calls key:
