@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to sixtieth batches (files of
+ * eighth to fiftieth and fifty-second to sixty-second batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -67,6 +67,8 @@ enum {
     CORPUS_BATCH58,
     CORPUS_BATCH59,
     CORPUS_BATCH60,
+    CORPUS_BATCH61,
+    CORPUS_BATCH62,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -124,6 +126,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch58.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch59.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch60.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch61.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch62.yaml",
 };
 
 #endif

@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch60.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch62.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,13 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,303 entries (through the
- * sixtieth batch), of which 2,069 and 1,727 are right (89.84 % and
- * 74.99 %) with word weights for the words at least three tuning
+ * rule written for it. The held-out split is 2,358 entries (through the
+ * sixty-second batch), of which 2,116 and 1,755 are right (89.74 % and
+ * 74.43 %) with word weights for the words at least three tuning
  * messages hold, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.898
-#define HOLDOUT_FLOOR_CATEGORY 0.749
+#define HOLDOUT_FLOOR_RETRYABILITY 0.897
+#define HOLDOUT_FLOOR_CATEGORY 0.744
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -86,7 +86,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 49",    "batch 50", "batch 52",
                                                  "batch 53",    "batch 54", "batch 55",
                                                  "batch 56",    "batch 57", "batch 58",
-                                                 "batch 59",    "batch 60"};
+                                                 "batch 59",    "batch 60", "batch 61",
+                                                 "batch 62"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
