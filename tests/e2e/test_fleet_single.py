@@ -104,7 +104,7 @@ def test_learning_classifies_an_unknown_error_from_retries(launcher):
     server = _with_learning(launcher, min_samples=5)
     stub = server.stub
     tool = unique("learner")
-    message = "zorglub subsystem wedged on shard {}"
+    message = "zorglub subsystem wedged on capacitor {}"
     assert classify(stub, tool, err(message.format(1))).rule_id == "unknown"
     for i in range(5):
         turn = unique("t")
