@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to sixty-second batches (files of
+ * eighth to fiftieth and fifty-second to sixty-fourth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -69,6 +69,8 @@ enum {
     CORPUS_BATCH60,
     CORPUS_BATCH61,
     CORPUS_BATCH62,
+    CORPUS_BATCH63,
+    CORPUS_BATCH64,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -128,6 +130,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch60.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch61.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch62.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch63.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch64.yaml",
 };
 
 #endif
