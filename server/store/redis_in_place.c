@@ -162,11 +162,12 @@ int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker
  * save() writes nothing but that slot). Such a success needs no script:
  * its call is counted by one INCR of the tool's calls key, which the
  * scripts fold into the window later (fold_calls in breaker_write.lua).
- * The key, written by every breaker script while the record is CLOSED
- * without a hold, with the record's expiry, holds the record's version,
- * the window bucket the pending calls belong to and how many are pending
- * (redis_breaker_record.h), so the INCR's reply says where the call was
- * counted. TIME, the record and that INCR go in one round trip to the node
+ * The key, written by the breaker scripts that change the window, the
+ * state or the record's expiry while the record is CLOSED without a hold
+ * (and deleted by them otherwise), with the record's expiry, holds the
+ * record's version, the window bucket the pending calls belong to and how
+ * many are pending (redis_breaker_record.h), so the INCR's reply says
+ * where the call was counted. TIME, the record and that INCR go in one round trip to the node
  * holding the record.
  *
  * The success is answered here when the key is valid and of the record's
