@@ -275,6 +275,12 @@ bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms)
            b->probe_token == 0 && !rd_breaker_hold_live(b, now_ms);
 }
 
+bool rd_breaker_idle_forgettable(const rd_breaker *b, int64_t now_ms)
+{
+    return b->stored == RD_BREAKER_CLOSED && b->probe_token == 0 &&
+           !rd_breaker_hold_live(b, now_ms);
+}
+
 rd_text rd_breaker_status_text(rd_breaker_status s)
 {
     switch (s) {

@@ -118,6 +118,11 @@ int rd_breaker_force(rd_breaker *b, rd_force_mode mode, int64_t now_ms, int64_t 
 /* A breaker that can be forgotten without losing information. */
 bool rd_breaker_is_pristine(const rd_breaker *b, int64_t now_ms);
 
+/* A breaker the stores forget once idle for tool_idle_ttl_ms: CLOSED, no
+ * probe, no live hold, with or without a failure streak (a streak that has
+ * seen no call for that long says nothing about the tool now). */
+bool rd_breaker_idle_forgettable(const rd_breaker *b, int64_t now_ms);
+
 const char *rd_breaker_status_name(rd_breaker_status s); /* "closed", ... */
 rd_text rd_breaker_status_text(rd_breaker_status s);     /* the same, with its length */
 

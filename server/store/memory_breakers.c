@@ -10,22 +10,23 @@
 
 /* What evict() drops, both only after tool_idle_ttl_ms without any admit
  * or record:
- * - pristine breakers (see above);
+ * - CLOSED breakers without probe or hold, a failure streak or not (a
+ *   streak that has seen no call for that long says nothing about the
+ *   tool now);
  * - OPEN breakers whose open period ended at least tool_idle_ttl_ms ago and
  *   hold no live probe. Such a breaker has been half-open, unasked, for a
  *   whole idle period: its verdict is older than the TTL and no call is
  *   waiting on it. Forgotten, the tool starts over CLOSED and re-opens after
  *   failure_threshold transient failures if still broken. Lost are its
  *   opens_total and the half-open gate for that first call.
- * A CLOSED breaker with a failure streak is kept: it still counts towards
- * opening (max_tools bounds how many there can be). */
+ */
 bool rd_mem_tool_idle(const memory_store *m, const node *n, int64_t now_ms)
 {
     int64_t ttl = m->base.limits.tool_idle_ttl_ms;
     const rd_breaker *b = &((const tool_node *)n)->breaker;
     if (!rd_mem_aged_out(b->last_seen_ms, ttl, now_ms))
         return false;
-    if (rd_breaker_is_pristine(b, now_ms))
+    if (rd_breaker_idle_forgettable(b, now_ms))
         return true;
     return b->stored == RD_BREAKER_OPEN && rd_mem_aged_out(b->open_until_ms, ttl, now_ms) &&
            !rd_breaker_probe_live(b, now_ms) && !rd_breaker_hold_live(b, now_ms);

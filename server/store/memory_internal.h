@@ -168,15 +168,16 @@ uint64_t rd_mem_hash_key(const memory_store *m, const char *key);
 /* memory_breakers.c */
 /* What evict() drops, both only after tool_idle_ttl_ms without any admit
  * or record:
- * - pristine breakers (see above);
+ * - CLOSED breakers without probe or hold, a failure streak or not (a
+ *   streak that has seen no call for that long says nothing about the
+ *   tool now);
  * - OPEN breakers whose open period ended at least tool_idle_ttl_ms ago and
  *   hold no live probe. Such a breaker has been half-open, unasked, for a
  *   whole idle period: its verdict is older than the TTL and no call is
  *   waiting on it. Forgotten, the tool starts over CLOSED and re-opens after
  *   failure_threshold transient failures if still broken. Lost are its
  *   opens_total and the half-open gate for that first call.
- * A CLOSED breaker with a failure streak is kept: it still counts towards
- * opening (max_tools bounds how many there can be). */
+ */
 bool rd_mem_tool_idle(const memory_store *m, const node *n, int64_t now_ms);
 int rd_mem_admit(rd_store *s, const char *tool_id, const rd_breaker_policy *p,
                  int64_t now_ms, int64_t lease_ms, rd_store_result *out, rd_status *st);

@@ -34,33 +34,43 @@ static inline void record_fields(const char *rec, int64_t f[RD_BREAKER_FIELDS])
         f[k] = record_number(rec, k);
 }
 
-/* The calls key's value (load_calls in breaker_read.lua):
- * (((version mod RD_CALLS_VERSIONS) * RD_CALLS_WRITES + writes) * 2^14 +
- * tag) * 2^21 + RD_CALLS_VALID + pending, where tag is the window bucket
- * (mod RD_CALLS_TAGS) the pending calls were counted in and writes counts
- * the scripts' writes; the stamp is version and writes together, what a
- * success counted there tells the record script. Without the valid bit
- * it holds nothing. */
-#define RD_CALLS_VALID (INT64_C(1) << 20)
-#define RD_CALLS_TAGS 10000
+/* The calls key's value (load_calls in breaker_read.lua), in decimal
+ * digits: H * 10^11 + failures * 10^8 + calls. `calls` counts the outcomes
+ * added without a script since a script last wrote the key, `failures` the
+ * transient failures among them. H = 0 (what INCR leaves where there was
+ * no key) holds nothing; otherwise H - 1 = stamp * RD_CALLS_TAGS + tag,
+ * where tag is the window bucket (mod RD_CALLS_TAGS, a multiple of the
+ * window's slots) the pending outcomes were counted in and the stamp is
+ * (version mod RD_CALLS_VERSIONS) * RD_CALLS_WRITES + writes, writes
+ * counting the scripts' writes: what an outcome counted there tells the
+ * record script. A success adds 1, a transient failure RD_CALLS_FAILURE. */
+#define RD_CALLS_TAGS 350
 #define RD_CALLS_WRITES 1024
 #define RD_CALLS_VERSIONS 256
+#define RD_CALLS_FAILURE INT64_C(100000001)
+#define RD_CALLS_HEAD INT64_C(100000000000)
+/* Beyond these, an outcome goes on to the script, which folds the pending
+ * ones in, long before a field could carry into the next. */
+#define RD_CALLS_PENDING_MAX 90000000
+#define RD_CALLS_FAILURES_MAX 500
 
 typedef struct calls_value {
     bool valid;
-    int64_t stamp, version, tag, pending;
+    int64_t stamp, version, tag, pending, failures;
 } calls_value;
 
 static inline calls_value calls_decode(int64_t v)
 {
     calls_value k = {0};
-    if (v < RD_CALLS_VALID || v >= (INT64_C(1) << 53) || !(v & RD_CALLS_VALID))
+    if (v < RD_CALLS_HEAD)
         return k;
-    k.pending = v & (RD_CALLS_VALID - 1);
-    k.tag = (v >> 21) & 16383;
-    k.stamp = v >> 35;
+    int64_t h = v / RD_CALLS_HEAD - 1;
+    k.pending = v % 100000000;
+    k.failures = v / 100000000 % 1000;
+    k.tag = h % RD_CALLS_TAGS;
+    k.stamp = h / RD_CALLS_TAGS;
     k.version = k.stamp / RD_CALLS_WRITES;
-    k.valid = k.tag < RD_CALLS_TAGS && k.version < RD_CALLS_VERSIONS;
+    k.valid = k.version < RD_CALLS_VERSIONS;
     return k;
 }
 
@@ -93,15 +103,11 @@ typedef struct breaker_call {
     const rd_call_report *call; /* record: executor and latency */
     const outcome_run *run;  /* record: a batch instead of one outcome, or NULL */
     int64_t run_gen;         /* record: the batch's epoch */
-    /* record, a transient failure counted in place: the window slot, the
-     * bucket it held, the streak the count made, the record's version
-     * then, whether a slow call was counted */
-    bool counted_failure, counted_slow;
-    int64_t counted_slot, counted_bucket, counted_streak, counted_ver;
-    /* record, a success sent to the calls key first: whether it was
-     * counted there, and the key's stamp then */
+    /* record, an outcome sent to the calls key first: whether it was
+     * counted there, the key's stamp then, the record's version as read
+     * beside it, and for a transient failure the streak the count made */
     bool calls_sent, calls_counted;
-    int64_t calls_stamp;
+    int64_t calls_stamp, calls_version, calls_streak;
 } breaker_call;
 
 /* redis_in_place.c. Each answers *done; otherwise the script decides, told
@@ -109,10 +115,8 @@ typedef struct breaker_call {
 int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker_call *c,
                                   rd_store_result *out, bool *done, rd_status *st);
 bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c);
-int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
-                                           rd_store_result *out, bool *done, rd_status *st);
 bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c);
-int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
-                                           rd_store_result *out, bool *done, rd_status *st);
+int rd_redis_record_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                   rd_store_result *out, bool *done, rd_status *st);
 
 #endif

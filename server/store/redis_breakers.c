@@ -94,8 +94,8 @@ static void script_details(const breaker_call *c, char sixth[24], char seventh[2
  * one argument: Redis hands each argument to a script as a Lua string of
  * its own, which costs it more than the script's unpacking of all of
  * them. A single outcome sends the first RD_RECORD_ONE_NUMS. */
-#define RD_RECORD_ONE_NUMS 23
-#define RD_RECORD_RUN_NUMS 29
+#define RD_RECORD_ONE_NUMS 20
+#define RD_RECORD_RUN_NUMS 26
 
 static size_t record_numbers(const redis_store *r, const breaker_call *c, bool create,
                              int64_t idle_ms, char out[8 * RD_RECORD_RUN_NUMS])
@@ -108,12 +108,10 @@ static size_t record_numbers(const redis_store *r, const breaker_call *c, bool c
         idle_ms, create, p->mode, p->failure_rate_threshold, p->minimum_calls,
         clamp_time(p->window_ms), clamp_time(p->slow_call_ms), p->slow_call_rate_threshold,
         p->quorum_min_executors, clamp_time(p->quorum_window_ms),
-        latency < 0 ? -1 : clamp_time(latency), c->counted_failure ? c->counted_slot : -1,
-        c->counted_failure ? c->counted_bucket : -1,
-        c->counted_failure ? c->counted_streak : -1, c->counted_failure ? c->counted_ver : -1,
-        c->counted_failure && c->counted_slow, c->calls_sent ? c->calls_counted : -1,
-        c->calls_counted ? c->calls_stamp : -1, run->calls, run->failures, run->slow,
-        run->trailing, run->reset, c->run_gen};
+        latency < 0 ? -1 : clamp_time(latency), c->calls_sent ? c->calls_counted : -1,
+        c->calls_counted ? c->calls_stamp : -1, c->calls_counted ? c->calls_version : -1,
+        c->calls_counted ? c->calls_streak : -1,
+        run->calls, run->failures, run->slow, run->trailing, run->reset, c->run_gen};
     size_t n = c->run ? RD_RECORD_RUN_NUMS : RD_RECORD_ONE_NUMS;
     for (size_t i = 0; i < n; i++)
         put_le_number(out + 8 * i, nums[i]);
@@ -199,10 +197,9 @@ static int run_breaker(redis_store *r, const breaker_call *c, rd_store_result *o
     bool done = false;
     if (rc == RD_OK && call.script == RD_SCRIPT_ADMIT)
         rc = rd_redis_admit_without_script(r, slot, &call, out, &done, st);
-    else if (rc == RD_OK && rd_redis_success_in_place(r, &call))
-        rc = rd_redis_record_success_without_script(r, slot, &call, out, &done, st);
-    else if (rc == RD_OK && rd_redis_failure_in_place(r, &call))
-        rc = rd_redis_record_failure_without_script(r, slot, &call, out, &done, st);
+    else if (rc == RD_OK &&
+             (rd_redis_success_in_place(r, &call) || rd_redis_failure_in_place(r, &call)))
+        rc = rd_redis_record_without_script(r, slot, &call, out, &done, st);
     if (rc == RD_OK && !done)
         rc = breaker_once(r, slot, &call, !capped, out, &need_slot, st);
     if (rc == RD_OK && need_slot) {
@@ -283,7 +280,7 @@ int rd_redis_send_run(redis_store *r, conn_slot *slot, const char *tool_id,
     bool done = false, unknown;
     int rc = RD_OK;
     if (rd_redis_success_in_place(r, &c))
-        rc = rd_redis_record_success_without_script(r, slot, &c, &out, &done, st);
+        rc = rd_redis_record_without_script(r, slot, &c, &out, &done, st);
     if (rc != RD_OK || done)
         return rc;
     return breaker_once(r, slot, &c, false, &out, &unknown, st);
@@ -302,14 +299,15 @@ int rd_redis_op_record(rd_store *s, const char *tool_id, const rd_breaker_policy
 int rd_redis_read_breaker(redis_store *r, conn_slot *slot, const char *tool, int64_t now_ms,
                           rd_breaker *out, bool *found, rd_status *st)
 {
-    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], now[24];
+    char bkey[RD_KEY_MAX], pkey[RD_KEY_MAX], ckey[RD_KEY_MAX], now[24];
     key_tool(r, tool, "breaker", bkey);
     key_tool(r, tool, "probe", pkey);
+    key_tool(r, tool, "calls", ckey);
     time_arg(r, now_ms, now);
-    const char *argv[] = {bkey, pkey, now};
+    const char *argv[] = {bkey, pkey, ckey, now};
     int64_t mono_sent = rd_clock_mono_ms();
     uint64_t seq_sent = rd_redis_cache_seq(r);
-    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_READ, 2, 3, argv, NULL, st);
+    redisReply *reply = rd_redis_eval(r, slot, RD_SCRIPT_READ, 3, 4, argv, NULL, st);
     if (!reply)
         return st ? st->code : RD_ERR_UNAVAILABLE;
     int64_t code = reply_code(reply), version;

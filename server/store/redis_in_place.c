@@ -1,7 +1,7 @@
 /* The breaker calls that need no script on the Redis store: an admission
  * that changes nothing, a success that only counts a call and a failure
  * that leaves the streak below the threshold, each decided in C from what
- * one round trip read, every other case left to the script
+ * one round trip read and counted, every other case left to the script
  * (redis_breakers.c). */
 #include <errno.h>
 
@@ -154,62 +154,88 @@ int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker
     return RD_OK;
 }
 
-/* ---- a success without a script ----
+/* ---- outcomes without a script ----
  *
- * A success on a CLOSED breaker without a hold and without a streak, whose
- * stored last_seen is younger than the slack, changes nothing but its
- * window's count of calls (record.lua: closed_outcome leaves cf at 0 and
- * save() writes nothing but that slot). Such a success needs no script:
- * its call is counted by one INCR of the tool's calls key, which the
- * scripts fold into the window later (fold_calls in breaker_write.lua).
- * The key, written by the breaker scripts that change the window, the
- * state or the record's expiry while the record is CLOSED without a hold
- * (and deleted by them otherwise), with the record's expiry, holds the
- * record's version, the window bucket the pending calls belong to and how
- * many are pending (redis_breaker_record.h), so the INCR's reply says
- * where the call was counted. TIME, the record and that INCR go in one round trip to the node
+ * A success, or a transient failure that leaves the streak below the
+ * threshold, on a CLOSED breaker without a hold whose stored last_seen is
+ * younger than the slack, changes nothing but its window slot's counts
+ * and, for a failure, the streak (record.lua: closed_outcome; save() writes
+ * nothing else, and the record's sliding expiry stays as it is). Such an
+ * outcome needs no script: it is counted by one INCR (a success) or INCRBY
+ * RD_CALLS_FAILURE (a failure) of the tool's calls key, which the scripts
+ * fold into the window and the streak later (fold_calls in
+ * breaker_write.lua). The key, written by the breaker scripts that change
+ * the window, the streak, the state or the record's expiry while the
+ * record is CLOSED without a hold (and deleted by them otherwise), with the
+ * record's expiry, holds the record's version, the window bucket the
+ * pending outcomes belong to and how many calls and failures are pending
+ * (redis_breaker_record.h), so the reply says where the outcome was
+ * counted and what the streak now is: the record's plus the failures
+ * pending. TIME, the record and the count go in one round trip to the node
  * holding the record.
  *
- * The success is answered here when the key is valid and of the record's
+ * The outcome is answered here when the key is valid and of the record's
  * version, its tag is the current bucket (Redis's clock, and this
  * replica's: the caller's time in tests), whose window slot the record
- * holds, and the record is CLOSED without a hold or streak, within the
- * slack (admit_unchanged's rule). Otherwise (a streak, OPEN, a hold, the
- * slack run out, another bucket, no key or no record) the record script
- * runs, told whether the call was counted in the key and the key's stamp
- * then: a call still pending there is counted as any outcome, the others
- * are folded in where they were counted; one a script has folded in since
- * is in the window already. Either way the script applies the rules. The
- * record's read and the count are not one instant, so a count that lands
- * just after another replica's transition stays in the new period's
- * window: the consecutive mode judges by the streak, not the window. The
- * failure-rate mode, which judges by the window, and a quorum always run
- * the script. */
+ * holds, and the record is CLOSED without a hold, within the slack
+ * (admit_unchanged's rule); a success besides when there is no streak (none
+ * in the record, no failure pending), a failure when the streak it makes
+ * stays below the threshold. Otherwise (a streak a success ends, the
+ * threshold reached, OPEN, a hold, the slack run out, another bucket, no
+ * key or no record) the record script runs, told whether the outcome was
+ * counted in the key, the key's stamp then, the record's version read
+ * beside it and the streak the count made: an outcome still pending there
+ * is counted as any outcome, the others are folded in where they were
+ * counted; one a script has folded in since is in the window and the
+ * streak already, and a failure's count then decides the trip by the
+ * streak it made. Either way the script applies the rules. The record's
+ * read and the count are not one instant, so a count that lands just after
+ * another replica's transition stays in the new period's window, and a
+ * success ends the streak when its script runs, not when it was counted:
+ * the consecutive mode's streak is exact for outcomes one after another
+ * and approximate by a round trip for concurrent ones. The failure-rate
+ * mode, which judges by the window, a quorum and a slow call always run the
+ * script. */
 
-bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c)
+static bool outcome_in_place(const redis_store *r, const breaker_call *c)
 {
     const rd_breaker_policy *p = c->policy;
-    /* a batch that holds one success is that success, of its epoch */
-    bool one = !c->run || (c->run->calls == 1 && c->run->failures == 0 && c->run->slow == 0 &&
-                           c->run->trailing == 0);
-    return c->script == RD_SCRIPT_RECORD && one && c->outcome == RD_OUTCOME_SUCCESS &&
-           c->token == 0 && p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
+    int64_t latency = c->call ? c->call->latency_ms : -1;
+    bool slow = p->slow_call_ms > 0 && latency >= p->slow_call_ms;
+    return c->script == RD_SCRIPT_RECORD && c->token == 0 && !slow &&
+           p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
            p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
 }
 
-/* *done: answered here; otherwise c->calls_counted says whether the
- * record script must count the call. */
-int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
-                                           rd_store_result *out, bool *done, rd_status *st)
+bool rd_redis_success_in_place(const redis_store *r, const breaker_call *c)
+{
+    /* a batch that holds one success is that success, of its epoch */
+    bool one = !c->run || (c->run->calls == 1 && c->run->failures == 0 && c->run->slow == 0 &&
+                           c->run->trailing == 0);
+    return one && c->outcome == RD_OUTCOME_SUCCESS && outcome_in_place(r, c);
+}
+
+bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c)
+{
+    return !c->run && c->outcome == RD_OUTCOME_TRANSIENT_FAILURE && outcome_in_place(r, c);
+}
+
+/* *done: answered here; otherwise c->calls_* tell the record script what
+ * the count did. */
+int rd_redis_record_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
+                                   rd_store_result *out, bool *done, rd_status *st)
 {
     *done = false;
     c->calls_sent = c->calls_counted = false;
+    bool failure = c->outcome == RD_OUTCOME_TRANSIENT_FAILURE;
     record_trip t;
     trip_begin(r, c, &t);
+    char by[24];
+    snprintf(by, sizeof by, "%" PRId64, RD_CALLS_FAILURE);
     const char *get[] = {"GET", t.bkey};
-    const char *count[] = {"INCR", t.ckey};
+    const char *count[] = {failure ? "INCRBY" : "INCR", t.ckey, by};
     const char *const *cmds[] = {get, count};
-    const int cmd_argc[] = {2, 2};
+    const int cmd_argc[] = {2, failure ? 3 : 2};
     int rc = trip_send(r, slot, &t, cmds, cmd_argc, 2, st);
     if (rc != RD_OK)
         return rc;
@@ -218,115 +244,26 @@ int rd_redis_record_success_without_script(redis_store *r, conn_slot *slot, brea
     calls_value k = {0};
     if (counted->type == REDIS_REPLY_INTEGER)
         k = calls_decode(counted->integer);
+    bool known = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
+    int64_t ver = known ? record_number(rec->str, F_VER) : -1;
+    int64_t streak = known ? record_number(rec->str, F_CF) + k.failures : 0;
     c->calls_counted = k.valid;
     c->calls_stamp = k.stamp;
+    c->calls_version = ver;
+    c->calls_streak = failure ? streak : -1;
+    const rd_breaker_policy *p = c->policy;
+    int64_t threshold = p->failure_threshold ? p->failure_threshold : 1;
     int64_t now, version = 0;
-    *done = k.valid && rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN &&
-            k.version == record_number(rec->str, F_VER) % RD_CALLS_VERSIONS &&
-            trip_now(r, c, &t, &now) && now / t.width == t.bucket &&
-            k.tag == t.bucket % RD_CALLS_TAGS &&
+    *done = k.valid && known && k.version == ver % RD_CALLS_VERSIONS &&
+            k.pending < RD_CALLS_PENDING_MAX && k.failures < RD_CALLS_FAILURES_MAX &&
+            (failure ? streak < threshold : streak == 0) && trip_now(r, c, &t, &now) &&
+            now / t.width == t.bucket && k.tag == t.bucket % RD_CALLS_TAGS &&
             record_number(rec->str, (int)t.slot_at) == t.bucket &&
-            record_number(rec->str, F_CF) == 0 &&
             (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
             admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
-    if (*done)
+    if (*done) {
+        out->breaker.consecutive_failures = (uint32_t)streak;
         out->admission = (rd_admission)0; /* as the record script replies */
-    trip_end(r, c, &t, *done, out, version);
-    return RD_OK;
-}
-
-/* ---- a failure without a script ----
- *
- * A transient failure on a CLOSED breaker without a hold whose streak stays
- * below the threshold changes the streak and its window slot's counts of
- * calls and failures (record.lua: closed_outcome, save() writing them in
- * place), and the key's expiry: a streak is kept (breaker_write.lua,
- * expiry), so a pristine record's sliding TTL goes with the first failure.
- * One BITFIELD reads the record's version and the bucket its window slot
- * holds and counts all three in one instant; then GETEX ... PERSIST reads
- * the record and takes any TTL away in a second instant. When the second
- * shows the same version and the streak the count made, nothing that
- * matters came between them (every change of state, hold or generation
- * moves the version, and every other change of the streak moves it): the
- * record is then a CLOSED streak without a hold, which keeps no TTL, and
- * the answer is that record. A save between the two that only moved
- * last_seen leaves a streak's expiry alone.
- *
- * Otherwise (OPEN, a hold, the threshold reached, the slack run out,
- * another bucket, another version or streak, no record) the record script
- * runs, told the streak the count made, the version and the slot's bucket
- * of that instant. A version changed since came after the failure and has
- * seen it; otherwise the script reads the state from the record itself,
- * the streak the count made decides the trip (a failure that reached the
- * threshold opens the breaker even if a success ended the streak in
- * between), a count made where the rules count none is taken back. Either
- * way the script sets the key's expiry again from the record, since the
- * GETEX may have taken away a TTL the record needs. Consecutive mode
- * without a quorum only, as for successes. */
-
-bool rd_redis_failure_in_place(const redis_store *r, const breaker_call *c)
-{
-    const rd_breaker_policy *p = c->policy;
-    return c->script == RD_SCRIPT_RECORD && !c->run &&
-           c->outcome == RD_OUTCOME_TRANSIENT_FAILURE && c->token == 0 &&
-           p->mode == RD_BREAKER_MODE_CONSECUTIVE && p->window_ms > 0 &&
-           p->quorum_min_executors <= 1 && r->base.limits.tool_idle_ttl_ms > 0;
-}
-
-/* The BITFIELD's replies, in order. */
-enum { AT_VER, AT_BUCKET, AT_CF, AT_CALLS, AT_FAILURES, AT_SLOW, AT_MAX };
-
-int rd_redis_record_failure_without_script(redis_store *r, conn_slot *slot, breaker_call *c,
-                                           rd_store_result *out, bool *done, rd_status *st)
-{
-    *done = false;
-    c->counted_failure = false;
-    const rd_breaker_policy *p = c->policy;
-    record_trip t;
-    trip_begin(r, c, &t);
-    int64_t latency = c->call ? c->call->latency_ms : -1;
-    bool slow = p->slow_call_ms > 0 && latency >= p->slow_call_ms;
-    char ver[24], bucket[24], cf[24], calls[24], failures[24], slow_calls[24];
-    snprintf(ver, sizeof ver, "#%d", F_VER);
-    snprintf(bucket, sizeof bucket, "#%" PRId64, t.slot_at);
-    snprintf(cf, sizeof cf, "#%d", F_CF);
-    snprintf(calls, sizeof calls, "#%" PRId64, t.slot_at + 1);
-    snprintf(failures, sizeof failures, "#%" PRId64, t.slot_at + 2);
-    snprintf(slow_calls, sizeof slow_calls, "#%" PRId64, t.slot_at + 3);
-    const char *count[] = {"BITFIELD", t.bkey, "GET", "i64", ver, "GET", "i64", bucket,
-                           "INCRBY", "i64", cf, "1", "INCRBY", "i64", calls, "1",
-                           "INCRBY", "i64", failures, "1", "INCRBY", "i64", slow_calls, "1"};
-    const char *read[] = {"GETEX", t.bkey, "PERSIST"};
-    const char *const *cmds[] = {count, read};
-    const int cmd_argc[] = {slow ? 24 : 20, 3};
-    int rc = trip_send(r, slot, &t, cmds, cmd_argc, 2, st);
-    if (rc != RD_OK)
-        return rc;
-    const redisReply *at = t.replies[1], *rec = t.replies[2];
-    size_t n_at = slow ? AT_MAX : AT_SLOW;
-    bool counted = at->type == REDIS_REPLY_ARRAY && at->elements == n_at;
-    for (size_t k = 0; counted && k < n_at; k++)
-        counted = at->element[k]->type == REDIS_REPLY_INTEGER;
-    int64_t version = 0;
-    if (counted) {
-        /* told even when there was no record: the script replaces what the
-         * count left */
-        bool valid = rec->type == REDIS_REPLY_STRING && rec->len == RD_RECORD_LEN;
-        int64_t streak = at->element[AT_CF]->integer, at_ver = at->element[AT_VER]->integer;
-        c->counted_failure = true;
-        c->counted_slow = slow;
-        c->counted_slot = t.bucket % RD_WINDOW_BUCKETS;
-        c->counted_bucket = at->element[AT_BUCKET]->integer;
-        c->counted_streak = streak;
-        c->counted_ver = at_ver;
-        int64_t threshold = p->failure_threshold ? p->failure_threshold : 1, now;
-        *done = valid && record_number(rec->str, F_VER) == at_ver &&
-                record_number(rec->str, F_CF) == streak && streak < threshold &&
-                c->counted_bucket == t.bucket && trip_now(r, c, &t, &now) &&
-                now / t.width == t.bucket &&
-                admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
-        if (*done)
-            out->admission = (rd_admission)0; /* as the record script replies */
     }
     trip_end(r, c, &t, *done, out, version);
     return RD_OK;

@@ -1,12 +1,13 @@
 /* The breaker calls the Redis store answers without a script
  * (store/redis_in_place.c), on a real redis-server: an admission that
- * changes nothing, a success (its call counted in the tool's calls key)
- * and a failure below the threshold counted in place, and the script's side of a count made in place for interleavings
- * a test cannot time. Each must answer as the script would and count every
+ * changes nothing, a success and a failure below the threshold (each
+ * counted in the tool's calls key), and the script's side of a count made
+ * there for interleavings a test cannot time. Each must answer as the script would and count every
  * outcome once; the command counts (INFO commandstats) show which ran. */
 #include "store_conformance_fixture.h"
 #include "store_redis_fixture.h"
 
+#include "store/redis_breaker_record.h"
 #include "store/redis_scripts.h"
 
 /* An admission that changes nothing (CLOSED, no hold, last_seen within the
@@ -231,33 +232,32 @@ static void test_counted_calls_keep_their_bucket(void **state)
 }
 
 /* A transient failure that leaves the streak below the threshold is
- * counted by one BITFIELD and read back by one GETEX, which takes away the
- * TTL a streak must not keep (a pristine record's, or any other); the one
- * that trips and one while OPEN run the script, which counts each exactly
- * once and gives the key back the expiry its record needs. */
+ * counted by one INCRBY of the calls key, like a success's INCR, and keeps
+ * the record's sliding TTL (an idle streak is forgotten too); the reader
+ * adds the failures pending there to the record's streak. The one that
+ * trips and one while OPEN run the script, which counts each exactly once. */
 static void test_failures_below_threshold_run_no_script(void **state)
 {
     skip_without_redis();
-    char prefix[32], key[128];
+    char prefix[32], key[128], calls_key[128];
     fresh_prefix(prefix, sizeof prefix, "streak");
     snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
+    snprintf(calls_key, sizeof calls_key, "%s{tool:x}:calls", prefix);
     rd_store *s = in_place_store(prefix);
     rd_status st = {0};
     int port = shared_redis.port;
     const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
-    conf_admit(s, "x", &p, 6000); /* pristine: a sliding TTL */
+    conf_admit(s, "x", &p, 6000);
     /* a success that starts the window's current bucket (a script) */
     record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS);
     assert_true(key_pttl(key) > 0);
 
-    /* the first of a streak and the next two: no script; the first takes
-     * the pristine TTL away */
+    /* the first of a streak and the next three: no script */
     long long fcalls = rd_harness_command_calls(port, "fcall");
-    long long counts = rd_harness_command_calls(port, "bitfield");
+    long long counts = rd_harness_command_calls(port, "incrby");
     rd_store_result r = record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(r.breaker.consecutive_failures, 1);
-    assert_int_equal(key_pttl(key), -1);
     r = record_at(s, "x", &p, 6002, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(r.breaker.consecutive_failures, 2);
     assert_int_equal(r.breaker.stored, RD_BREAKER_CLOSED);
@@ -266,88 +266,103 @@ static void test_failures_below_threshold_run_no_script(void **state)
     r = record_at(s, "x", &p, 6003, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(r.breaker.consecutive_failures, 3);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
-    assert_int_equal(rd_harness_command_calls(port, "bitfield"), counts + 3);
+    assert_int_equal(rd_harness_command_calls(port, "incrby"), counts + 3);
+    /* the record is untouched, its TTL the sliding one; the calls key holds
+     * the streak, and the reads add it */
+    int64_t cf = -1;
+    assert_true(rd_harness_record_field(port, key, RD_REC_CF, &cf));
+    assert_int_equal(cf, 0);
+    assert_true(key_pttl(key) > 0);
+    assert_true(llabs(key_pttl(calls_key) - key_pttl(key)) < 1000);
     bool found;
     assert_int_equal(conf_get(s, "x", 6003, &found).consecutive_failures, 3);
     assert_int_equal(window_calls(s, "x", &p, 6003), 4);
     assert_int_equal(window_of(s, "x", &p, 6003).failures, 3);
-
-    /* a TTL the record must not keep goes with the next failure's read */
-    freeReplyObject(rd_harness_cmd(port, "PEXPIRE %s 100000", key));
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6004, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
     assert_int_equal(r.breaker.consecutive_failures, 4);
-    assert_int_equal(key_pttl(key), -1);
-    assert_int_equal(window_of(s, "x", &p, 6004).failures, 4);
-    assert_int_equal(window_calls(s, "x", &p, 6004), 5);
 
-    /* the threshold: the script opens the breaker, whose record expires */
-    fcalls = rd_harness_command_calls(port, "fcall");
+    /* the threshold: the script folds the streak in and opens the breaker;
+     * the calls key goes */
     r = record_at(s, "x", &p, 6005, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.transition, RD_TRANSITION_OPENED);
     assert_int_equal(r.breaker.consecutive_failures, 5);
     assert_true(key_pttl(key) > 0);
+    assert_int_equal(key_pttl(calls_key), -2);
 
-    /* OPEN: the count made in place is taken back, none is counted, and
-     * the TTL the read took away is set again */
+    /* OPEN: the script decides and counts nothing; what the count left in
+     * the calls key goes */
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6006, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.stored, RD_BREAKER_OPEN);
     assert_int_equal(r.transition, RD_TRANSITION_NONE);
-    assert_true(key_pttl(key) > 0);
+    assert_int_equal(key_pttl(calls_key), -2);
     assert_int_equal(conf_get(s, "x", 6006, &found).consecutive_failures, 5);
     assert_int_equal(window_calls(s, "x", &p, 6006), 0);
     assert_int_equal(window_of(s, "x", &p, 6006).failures, 0);
     int64_t opens = conf_get(s, "x", 6006, &found).opens_total;
 
-    /* a reset starts a pristine record with an empty window: the failure
-     * that starts the window's current bucket runs the script, the next
-     * one does not */
+    /* a reset starts a clean record: the failure that
+     * starts the window's current bucket runs the script, the next one does
+     * not, and a success's script ends the streak */
     rd_store_result forced;
     assert_int_equal(s->ops->force(s, "x", RD_FORCE_RESET, 6007, 0, &forced, &st), RD_OK);
-    assert_true(key_pttl(key) > 0);
     fcalls = rd_harness_command_calls(port, "fcall");
     record_at(s, "x", &p, 6008, RD_OUTCOME_TRANSIENT_FAILURE);
     r = record_at(s, "x", &p, 6009, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.consecutive_failures, 2);
-    assert_int_equal(key_pttl(key), -1);
     assert_int_equal(conf_get(s, "x", 6009, &found).opens_total, opens);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6010, RD_OUTCOME_SUCCESS);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    assert_int_equal(window_calls(s, "x", &p, 6010), 3);
+    assert_int_equal(window_of(s, "x", &p, 6010).failures, 2);
+
+    /* an outcome the script counts (a permanent failure) folds the streak
+     * pending in the key in before its rules end it */
+    r = record_at(s, "x", &p, 6011, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    r = record_at(s, "x", &p, 6012, RD_OUTCOME_PERMANENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 0);
+    r = record_at(s, "x", &p, 6013, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    assert_int_equal(window_calls(s, "x", &p, 6013), 6);
+    assert_int_equal(window_of(s, "x", &p, 6013).failures, 4);
     rd_store_destroy(s);
 }
 
-/* What redis_in_place.c's BITFIELD does for a transient failure in slot 1
- * (bucket 1 of 6-s buckets): the streak and the slot's calls and failures
- * counted; *ver as it was at that instant, *cf the streak counted. */
-static void count_failure_in_place(int port, const char *key, int64_t *cf, int64_t *ver)
+/* What redis_in_place.c sends after GET of the record: INCR (a success) or
+ * INCRBY RD_CALLS_FAILURE (a transient failure) of the calls key; returns
+ * what the key held then, and the record's version beside it. */
+static calls_value count_in_place(int port, const char *prefix, const char *tool,
+                                  bool failure, int64_t *version)
 {
-    redisReply *r = rd_harness_cmd(port, "BITFIELD %s GET i64 #8 GET i64 #15 "
-                                         "INCRBY i64 #1 1 INCRBY i64 #16 1 INCRBY i64 #17 1",
-                                   key);
-    assert_true(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5);
-    *ver = r->element[0]->integer;
-    assert_int_equal(r->element[1]->integer, 1); /* the slot holds bucket 1 */
-    *cf = r->element[2]->integer;
+    char ckey[128], bkey[128];
+    snprintf(ckey, sizeof ckey, "%s{tool:%s}:calls", prefix, tool);
+    snprintf(bkey, sizeof bkey, "%s{tool:%s}:breaker", prefix, tool);
+    assert_true(rd_harness_record_field(port, bkey, RD_REC_VER, version));
+    redisReply *r = failure ? rd_harness_cmd(port, "INCRBY %s %lld", ckey,
+                                             (long long)RD_CALLS_FAILURE)
+                            : rd_harness_cmd(port, "INCR %s", ckey);
+    assert_true(r && r->type == REDIS_REPLY_INTEGER);
+    calls_value k = calls_decode(r->integer);
     freeReplyObject(r);
+    assert_true(k.valid); /* a key a script wrote */
+    assert_int_equal(k.version, *version % RD_CALLS_VERSIONS);
+    return k;
 }
 
-/* Its read after the count, which takes the key's TTL away. */
-static void read_after_count(int port, const char *key)
-{
-    redisReply *r = rd_harness_cmd(port, "GETEX %s PERSIST", key);
-    assert_true(r && r->type == REDIS_REPLY_STRING);
-    freeReplyObject(r);
-}
-
-/* Runs the record script on `tool` with record.lua's 23 numbers, packed as
+/* Runs the record script on `tool` with record.lua's 20 numbers, packed as
  * redis_breakers.c packs them; returns the transition it replies. */
-static int record_script(int port, const char *prefix, const char *tool, const double nums[23])
+static int record_script(int port, const char *prefix, const char *tool, const double nums[20])
 {
-    char packed[8 * 23], bkey[128], pkey[128], qkey[128], ckey[128];
-    for (int i = 0; i < 23; i++) {
+    char packed[8 * 20], bkey[128], pkey[128], qkey[128], ckey[128];
+    for (int i = 0; i < 20; i++) {
         uint64_t bits;
         memcpy(&bits, &nums[i], sizeof bits);
         bits = htole64(bits);
@@ -371,94 +386,77 @@ static int record_script(int port, const char *prefix, const char *tool, const d
     return (int)tr;
 }
 
-/* The record script for that failure, told it was counted (slot 1 holding
- * bucket 1, the streak it made, the version then). */
-static int record_script_after_count(int port, const char *prefix, const char *tool,
-                                     const rd_breaker_policy *p, int64_t now, int64_t cf,
-                                     int64_t ver)
+/* The record script for an outcome counted in the calls key (`k`, beside
+ * the record's `version`; `streak` the one a failure's count made, -1 for
+ * a success), as redis_in_place.c sends it on. */
+static int script_after_count(int port, const char *prefix, const char *tool,
+                              const rd_breaker_policy *p, int64_t now, rd_outcome outcome,
+                              calls_value k, int64_t version, int64_t streak)
 {
-    const double nums[23] = {(double)now, (double)p->failure_threshold,
+    const double nums[20] = {(double)now, (double)p->failure_threshold,
                              (double)p->success_threshold, (double)p->open_timeout_ms,
-                             RD_OUTCOME_TRANSIENT_FAILURE, 160000, 1, 0, 0, 0,
-                             (double)p->window_ms, 0, 0, 0, 0, -1, 1, 1, (double)cf,
-                             (double)ver, 0, -1, -1};
+                             outcome, 160000, 1, 0, 0, 0, (double)p->window_ms, 0, 0, 0, 0, -1,
+                             1, (double)k.stamp, (double)version, (double)streak};
     return record_script(port, prefix, tool, nums);
 }
 
-/* The script's side of a failure counted in place, for the interleavings
- * a test cannot time: a failure that reached the threshold opens the
- * breaker even though a success ended the streak after the count; one
- * counted before a reset is not counted again. Either way the key gets
- * back the TTL its record needs, which the count's read took away. */
+/* The script's side of a failure counted in the calls key, for the
+ * interleavings a test cannot time: still pending there, it is counted
+ * once by its own script; folded in first by a success's script, its count
+ * decides the trip (a failure that reached the threshold opens the breaker
+ * even though a success ended the streak after the count); counted before
+ * a reset, it is not counted again. */
 static void test_failure_counted_in_place_then_interleaved(void **state)
 {
     skip_without_redis();
-    char prefix[32], key[128];
+    char prefix[32];
     fresh_prefix(prefix, sizeof prefix, "inter");
-    snprintf(key, sizeof key, "%s{tool:x}:breaker", prefix);
     rd_store *s = in_place_store(prefix);
     rd_status st = {0};
     int port = shared_redis.port;
     const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
+    bool found;
+    int64_t ver;
+
+    /* still pending: its own script counts it, once */
+    record_at(s, "w", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE);
+    calls_value k = count_in_place(port, prefix, "w", true, &ver);
+    assert_int_equal(k.failures, 1);
+    assert_int_equal(script_after_count(port, prefix, "w", &p, 6001,
+                                        RD_OUTCOME_TRANSIENT_FAILURE, k, ver, 2),
+                     RD_TRANSITION_NONE);
+    assert_int_equal(conf_get(s, "w", 6002, &found).consecutive_failures, 2);
+    assert_int_equal(window_calls(s, "w", &p, 6002), 2);
+    assert_int_equal(window_of(s, "w", &p, 6002).failures, 2);
+
+    /* the third failure counted (the threshold), then a success's script
+     * folds it in and ends the streak before the failure's script runs */
     record_at(s, "x", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE);
     record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
-    int64_t cf, ver;
-    count_failure_in_place(port, key, &cf, &ver); /* the third: the threshold */
-    assert_int_equal(cf, 3);
+    k = count_in_place(port, prefix, "x", true, &ver);
+    assert_int_equal(k.failures, 2);
     rd_store_result r = record_at(s, "x", &p, 6003, RD_OUTCOME_SUCCESS);
     assert_int_equal(r.breaker.consecutive_failures, 0);
     assert_int_equal(r.transition, RD_TRANSITION_NONE);
-    read_after_count(port, key);
-    assert_int_equal(record_script_after_count(port, prefix, "x", &p, 6004, cf, ver),
+    assert_int_equal(script_after_count(port, prefix, "x", &p, 6004,
+                                        RD_OUTCOME_TRANSIENT_FAILURE, k, ver, 3),
                      RD_TRANSITION_OPENED);
-    bool found;
     assert_int_equal(conf_get(s, "x", 6004, &found).stored, RD_BREAKER_OPEN);
-    assert_true(key_pttl(key) > 0);
 
     /* counted, then reset: the reset came after it */
     record_at(s, "y", &p, 7000, RD_OUTCOME_TRANSIENT_FAILURE);
-    record_at(s, "y", &p, 7001, RD_OUTCOME_TRANSIENT_FAILURE);
-    snprintf(key, sizeof key, "%s{tool:y}:breaker", prefix);
-    count_failure_in_place(port, key, &cf, &ver);
+    k = count_in_place(port, prefix, "y", true, &ver);
     rd_store_result forced;
     assert_int_equal(s->ops->force(s, "y", RD_FORCE_RESET, 7003, 0, &forced, &st), RD_OK);
-    read_after_count(port, key); /* takes the reset's pristine TTL away */
-    assert_int_equal(key_pttl(key), -1);
-    assert_int_equal(record_script_after_count(port, prefix, "y", &p, 7004, cf, ver),
+    assert_int_equal(script_after_count(port, prefix, "y", &p, 7004,
+                                        RD_OUTCOME_TRANSIENT_FAILURE, k, ver, 2),
                      RD_TRANSITION_NONE);
     rd_breaker b = conf_get(s, "y", 7004, &found);
     assert_int_equal(b.stored, RD_BREAKER_CLOSED);
     assert_int_equal(b.consecutive_failures, 0);
-    assert_true(key_pttl(key) > 0); /* the script gave it back */
+    assert_int_equal(window_calls(s, "y", &p, 7004), 2); /* once each: a reset keeps it */
     rd_store_destroy(s);
-}
-
-/* What redis_in_place.c sends for a success after GET of the record: INCR
- * of the calls key; returns the key's stamp at that instant. */
-static int64_t count_call_in_place(int port, const char *prefix, const char *tool)
-{
-    char ckey[128];
-    snprintf(ckey, sizeof ckey, "%s{tool:%s}:calls", prefix, tool);
-    redisReply *r = rd_harness_cmd(port, "INCR %s", ckey);
-    assert_true(r && r->type == REDIS_REPLY_INTEGER);
-    assert_true(r->integer & (1 << 20)); /* a key a script wrote */
-    int64_t stamp = r->integer >> 35;
-    freeReplyObject(r);
-    return stamp;
-}
-
-/* The record script for that success, told its call was counted in the
- * calls key at `stamp`. */
-static void success_script_after_count(int port, const char *prefix, const char *tool,
-                                       const rd_breaker_policy *p, int64_t now, int64_t stamp)
-{
-    const double nums[23] = {(double)now, (double)p->failure_threshold,
-                             (double)p->success_threshold, (double)p->open_timeout_ms,
-                             RD_OUTCOME_SUCCESS, 160000, 1, 0, 0, 0,
-                             (double)p->window_ms, 0, 0, 0, 0, -1, -1, -1, -1, -1, 0, 1,
-                             (double)stamp};
-    assert_int_equal(record_script(port, prefix, tool, nums), RD_TRANSITION_NONE);
 }
 
 /* The script's side of a success whose call was counted in the calls key:
@@ -475,20 +473,25 @@ static void test_call_counted_in_place_then_interleaved(void **state)
     const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
                                  .open_timeout_ms = 60000, .window_ms = 60000};
     bool found;
+    int64_t ver;
     /* still pending: its own script counts it */
     record_at(s, "x", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE); /* a streak */
-    int64_t stamp = count_call_in_place(port, prefix, "x");
-    success_script_after_count(port, prefix, "x", &p, 6001, stamp);
+    calls_value k = count_in_place(port, prefix, "x", false, &ver);
+    assert_int_equal(script_after_count(port, prefix, "x", &p, 6001, RD_OUTCOME_SUCCESS, k,
+                                        ver, -1),
+                     RD_TRANSITION_NONE);
     assert_int_equal(conf_get(s, "x", 6002, &found).consecutive_failures, 0);
     assert_int_equal(window_calls(s, "x", &p, 6002), 2);
 
     /* folded in first by the script of a new bucket's first call */
     record_at(s, "y", &p, 6000, RD_OUTCOME_TRANSIENT_FAILURE);
-    stamp = count_call_in_place(port, prefix, "y");
+    k = count_in_place(port, prefix, "y", false, &ver);
     record_at(s, "y", &p, 12000, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(window_calls(s, "y", &p, 12000), 3);
     assert_int_equal(conf_get(s, "y", 12000, &found).consecutive_failures, 2);
-    success_script_after_count(port, prefix, "y", &p, 12001, stamp);
+    assert_int_equal(script_after_count(port, prefix, "y", &p, 12001, RD_OUTCOME_SUCCESS, k,
+                                        ver, -1),
+                     RD_TRANSITION_NONE);
     assert_int_equal(conf_get(s, "y", 12002, &found).consecutive_failures, 0);
     assert_int_equal(window_calls(s, "y", &p, 12002), 3);
     assert_int_equal(window_of(s, "y", &p, 12002).failures, 2);

@@ -143,7 +143,7 @@ static void test_scripts_run_by_text_without_script_load(void **state)
 /* ---- what the breaker scripts write ---- */
 
 /* A breaker that only sees time pass is not rewritten: its stored last_seen
- * (and a pristine breaker's TTL) moves once it is older than the slack,
+ * (and an unheld CLOSED breaker's TTL) moves once it is older than the slack,
  * max(idle / 16, 1 s); any change writes it at once, and the TTL follows
  * every change of the kind of expiry, a timed hold running out included.
  * An idle breaker is then forgotten between idle - slack and idle after its
@@ -180,14 +180,18 @@ static void test_last_seen_slack_and_ttl(void **state)
     conf_admit(s, "api", &p, 11000);
     assert_int_equal(conf_get(s, "api", 11000, &found).last_seen_ms, 11000);
 
-    /* a streak is written at once and has no TTL; it ends pristine again */
+    /* a streak keeps the sliding TTL (an idle streak is forgotten too); the
+     * first failure is written at once, the second counted in the calls
+     * key, and the success's script folds it in before ending the streak */
     r = conf_record(s, "api", &p, 11100, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     assert_int_equal(r.breaker.consecutive_failures, 1);
     assert_int_equal(conf_get(s, "api", 11100, &found).last_seen_ms, 11100);
-    assert_int_equal(key_pttl(key), -1);
-    conf_record(s, "api", &p, 11200, RD_OUTCOME_TRANSIENT_FAILURE, 0);
-    assert_int_equal(key_pttl(key), -1);
-    assert_int_equal(key_pttl(calls), -1);
+    assert_true(key_pttl(key) > 0);
+    r = conf_record(s, "api", &p, 11200, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    assert_int_equal(conf_get(s, "api", 11200, &found).consecutive_failures, 2);
+    assert_true(key_pttl(key) > 0);
+    assert_true(key_pttl(calls) > 0 && llabs(key_pttl(calls) - key_pttl(key)) < 1000);
     r = conf_record(s, "api", &p, 11300, RD_OUTCOME_SUCCESS, 0);
     assert_int_equal(r.breaker.consecutive_failures, 0);
     rd_breaker_evidence ev;
@@ -196,7 +200,7 @@ static void test_last_seen_slack_and_ttl(void **state)
     assert_true(key_pttl(key) > 0);
     assert_true(key_pttl(calls) > 0);
 
-    /* an endless hold has no TTL; released, the breaker is pristine again */
+    /* an endless hold has no TTL; released, its TTL slides again */
     conf_force(s, "api", RD_FORCE_OPEN, 11400, 0);
     assert_int_equal(key_pttl(key), -1);
     assert_int_equal(key_pttl(calls), -2);
@@ -204,13 +208,15 @@ static void test_last_seen_slack_and_ttl(void **state)
     assert_true(key_pttl(key) > 0);
     assert_true(key_pttl(calls) > 0);
 
-    /* a streak under a timed hold expires with the hold; once the hold has
-     * run out, nothing is written but the TTL must go */
+    /* a streak under a timed hold expires with the hold and the idle TTL
+     * after it; once the hold has run out, nothing is written but the TTL
+     * goes back to the sliding one, from the last use */
     conf_record(s, "api", &p, 11600, RD_OUTCOME_TRANSIENT_FAILURE, 0);
     conf_force(s, "api", RD_FORCE_CLOSED, 11700, 300);
-    assert_true(key_pttl(key) > 0);
+    /* caller time: every real TTL has 600 s more (prelude.lua) */
+    assert_true(key_pttl(key) > 600000 + 16000); /* 12000 + 16000 - 11700 */
     conf_admit(s, "api", &p, 12100);
-    assert_int_equal(key_pttl(key), -1);
+    assert_true(key_pttl(key) > 0 && key_pttl(key) <= 600000 + 16000);
 
     /* eviction: not before idle - slack after the last use, by idle */
     conf_record(s, "api", &p, 12200, RD_OUTCOME_SUCCESS, 0);

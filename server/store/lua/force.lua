@@ -11,7 +11,7 @@ if not b then
   b = fresh(now)
 end
 load_calls(KEYS[3], b, known)
-fold_calls(KEYS[1])
+fold_calls(KEYS[1], b)
 -- release keeps the probe in flight; every other command drops the probe
 -- key, whatever epoch it is of
 if mode == 4 then load_probe(KEYS[2], b) end

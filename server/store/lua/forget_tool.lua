@@ -16,7 +16,7 @@ local drop
 if ARGV[4] == 'closed' then
   drop = b.st == 1 and not probe_live(b, now) and not hold_live(b, now)
 else
-  drop = aged_out(b.ls, idle, now) and (pristine(b, now) or
+  drop = aged_out(b.ls, idle, now) and (idle_forgettable(b, now) or
     (b.st == 2 and aged_out(b.ou, idle, now) and not probe_live(b, now)
      and not hold_live(b, now)))
 end

@@ -10,34 +10,31 @@
 -- outcome, idle_ttl, create, mode (0 consecutive, 1 failure rate),
 -- failure_rate_threshold, minimum_calls, window_ms, slow_call_ms,
 -- slow_call_rate_threshold, quorum_min_executors, quorum_window_ms,
--- latency_ms (-1 = not measured), the window slot and bucket of a
--- transient failure already counted in place (-1 = none: window_record.lua
--- rwin_undo) and (redis_in_place.c, rd_redis_record_failure_without_script)
--- the streak it made (-1 = none), the version the record had then,
--- whether a slow call was counted; for a success sent to the calls key
--- first (rd_redis_record_success_without_script): -1 = not sent, 0 = not
--- counted there, 1 = counted there, then the key's stamp it was counted at
--- (load_calls); then, for a batched run (redis_batch.c) only: calls,
--- transient failures, slow calls, trailing failures, reset (1 = the run
--- ends the streak first), the epoch it was counted in.
+-- latency_ms (-1 = not measured); for an outcome sent to the calls key
+-- first (redis_in_place.c): -1 = not sent, 0 = not counted there (the key
+-- held nothing of the record's version), 1 = counted there, then the key's
+-- stamp it was counted at (load_calls), the record's version read beside
+-- the count and, for a transient failure, the streak the count made (-1 =
+-- none); then, for a batched run
+-- (redis_batch.c) only: calls, transient failures, slow calls, trailing
+-- failures, reset (1 = the run ends the streak first), the epoch it was
+-- counted in.
 -- Reply: reply() with the window's sums (in the failure-rate mode only: the
 -- consecutive mode judges by the streak, so its outcomes are counted
 -- without summing the window), failing executors, held by quorum.
-local ONE = '<ddddddddddddddddddddddd'
-local RUN = '<ddddddddddddddddddddddddddddd'
+local ONE = '<dddddddddddddddddddd'
+local RUN = '<dddddddddddddddddddddddddd'
 local t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms,
-      slowthr, qk, qwin, latency, uslot, ubucket, ucf, uver, uslow, ucalls, ustamp, rcalls,
-      rfail, rslow, trailing, reset, epoch
-if #ARGV[1] == 232 then
+      slowthr, qk, qwin, latency, ucalls, ustamp, uver, ucf, rcalls, rfail, rslow, trailing, reset,
+      epoch
+if #ARGV[1] == 208 then
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, uslot, ubucket, ucf, uver, uslow, ucalls, ustamp, rcalls, rfail, rslow,
-    trailing, reset, epoch = struct.unpack(RUN, ARGV[1])
+    qwin, latency, ucalls, ustamp, uver, ucf, rcalls, rfail, rslow, trailing, reset,
+    epoch = struct.unpack(RUN, ARGV[1])
 else
   t, fthr, sthr, timeout, outcome, idle, create, mode, rthr, mincalls, wms, slowms, slowthr, qk,
-    qwin, latency, uslot, ubucket, ucf, uver, uslow, ucalls, ustamp = struct.unpack(ONE, ARGV[1])
+    qwin, latency, ucalls, ustamp, uver, ucf = struct.unpack(ONE, ARGV[1])
 end
--- the streak a failure counted in place made, while it still holds it
-local counted_streak
 local now, caller = clock_at(t)
 local run = rcalls or 0
 local tok = ARGV[2]
@@ -53,39 +50,30 @@ if not b then
   b = fresh(now)
 else
   load_probe(KEYS[2], b)
-  -- A failure counted in place before a transition or reset came before it:
-  -- that change (every one moves the version) saw its count, so nothing is
-  -- left to do but the key's expiry, which the count's read took away. With
-  -- the same version the state is the one it was counted in.
-  if ucf ~= -1 and b.ver ~= uver then
-    expiry_restore(KEYS[1], b, now, idle, caller)
-    return reply(0, 0, 0, b, now, 0, 0, 0, 0, 0)
-  end
-  if uslot >= 0 then
-    local f = 0
-    if ucf ~= -1 then f = 1 end
-    rwin_undo(KEYS[1], uslot, ubucket, f, uslow)
-  end
-  if ucf ~= -1 then
-    expiry_unsure = true
-    if b.st == 1 and b.fo == 0 then
-      counted_streak = ucf
-    else -- counted where the rules count none: taken back, judged below
-      b.cf = math.max(b.cf - 1, 0)
+  -- An outcome counted in the calls key of the record's version then, and
+  -- the record has moved on since: that change (a transition or a reset,
+  -- every one moves the version) came after it and saw its count. Counted
+  -- in a key of another version (left from an earlier record), it is
+  -- counted below as any outcome.
+  if ucalls == 1 and stamp_version(ustamp) ~= b.ver % CK_VERS then
+    if uver >= 0 and stamp_version(ustamp) == uver % CK_VERS then
+      return reply(0, 0, 0, b, now, 0, 0, 0, 0, 0)
     end
+    ucalls = 0
   end
 end
--- The calls key is read here when this call went through it and for a new
--- record, below when this call starts a new bucket's window slot (the key
--- then moves on to that bucket) and after save() when the record's expiry
--- or state changes. A success counted there and still pending (no script
--- has written the key since) is counted below as any outcome; one a script
--- has folded in since is in the window already, and only its rules remain.
-local calls_now = ucalls ~= -1 or not known
+-- The calls key is read whenever the record is CLOSED without a hold (the
+-- transient failures pending there are part of the streak every rule
+-- judges), when this call went through it, and for a new record. An
+-- outcome counted there and still pending (no script has written the key
+-- since) is counted below as any outcome; one a script has folded in since
+-- is in the window and the streak already, and only its rules remain.
+local calls_now = ucalls ~= -1 or not known or (b.st == 1 and b.fo == 0)
 local call_pending, call_folded = false, false
 if calls_now then
   load_calls(KEYS[4], b, known)
-  call_pending = ucalls == 1 and ck_stamp == ustamp and ck_pend >= 1
+  call_pending = ucalls == 1 and ck_stamp == ustamp and ck_pend >= 1 and
+                 (outcome ~= 2 or ck_fail >= 1)
   call_folded = ucalls == 1 and not call_pending
 end
 -- a run counted on a CLOSED breaker is void once its period is over, its
@@ -94,9 +82,12 @@ if run > 0 and (b.gen ~= epoch or b.st == 2 or hold_live(b, now)) then
   if call_pending then redis.call('DECR', KEYS[4]) end
   return {1}
 end
--- the other calls the calls key counted go into the window
-if call_pending then ck_pend = ck_pend - 1 end
-if calls_now then fold_calls(KEYS[1]) end
+-- the other outcomes the calls key counted go into the window and the streak
+if call_pending then
+  ck_pend = ck_pend - 1
+  if outcome == 2 then ck_fail = ck_fail - 1 end
+end
+if calls_now then fold_calls(KEYS[1], b) end
 if wms <= 0 then slowms = 0 end
 b.ls = now
 local counts = counts_calls(b, now)
@@ -120,7 +111,7 @@ if wms > 0 and (counts or mode == 1) then
     -- (those of the bucket this slot held are out of the window: dropped)
     if moved and not calls_now then
       load_calls(KEYS[4], b, known)
-      fold_calls(KEYS[1])
+      fold_calls(KEYS[1], b)
       calls_now = true
     end
   end
@@ -146,11 +137,11 @@ elseif b.st ~= 2 then
   else
     local rate
     if mode == 1 then rate = rate_tripped(ev, rthr, mincalls, slowms, slowthr) end
-    if counted_streak then
-      -- The streak already holds this failure, counted in place: what it made
-      -- then decides, even if a success has ended the streak since, which
-      -- came after a failure that had tripped the breaker.
-      trip = counted_streak >= at_least_one(fthr)
+    if call_folded and outcome == 2 then
+      -- The streak already holds this failure, folded in by another script:
+      -- what the count made then decides, even if a success has ended the
+      -- streak since, which came after a failure that had tripped the breaker.
+      trip = ucf >= at_least_one(fthr)
     else
       trip = closed_outcome(b, outcome, fthr, rate)
     end

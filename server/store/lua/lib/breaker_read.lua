@@ -57,17 +57,13 @@ end
 -- tells a script that does not create one that there is such a string to
 -- delete.
 local stray
--- Set by a script that cannot know the key's expiry from the stored fields
--- (record.lua: a failure counted in place takes the TTL away as it reads
--- the record): save() then sets it whatever it was.
-local expiry_unsure
 -- Set by save() when the expiry the stored record gives changed (not when
 -- it only set the same one again), and saved_ls the last_seen the stored
 -- record has after save(): the calls key's expiry follows the record's
 -- (calls_save).
 local expiry_set, saved_ls
 local function load(key, track)
-  stored, win_slot, win_cleared, expiry_unsure = nil, nil, nil, nil
+  stored, win_slot, win_cleared = nil, nil, nil
   expiry_set, saved_ls = nil, nil
   raw = redis.pcall('GET', key)
   stray = type(raw) == 'string' and #raw ~= REC_LEN
@@ -99,47 +95,56 @@ local function load_probe(pkey, b)
     if stored then stored[12] = b.tok; stored[13] = b.plu end
   end
 end
--- The calls key, P{tool:<id>}:calls (docs/REDIS.md, "A success without a
--- script"): while the record is CLOSED without a hold, one integer that
--- INCR counts a success's call into without a script:
--- (((version mod CK_VERS) * CK_WRITES + writes) * CK_TAG_SPAN + tag) *
--- CK_SHIFT + CK_VALID + pending. `pending` counts the calls added since a
--- script last wrote the key; they belong to the window bucket whose number
--- mod CK_TAGS is `tag` (redis_in_place.c answers a success only then);
--- `writes` counts the scripts' writes (mod CK_WRITES), so that a success
--- sent on to the record script can tell whether a script has folded its
--- call in since. A value without CK_VALID (what INCR leaves where there
--- was no key) or of another version (calls of an earlier period) holds
--- nothing to fold in. load_calls reads it beside the record b; fold_calls
--- (breaker_write.lua) folds the pending calls into the window, calls_save
--- writes it back. redis_breaker_record.h decodes it in C.
-local CK_VALID, CK_SHIFT, CK_TAG_SPAN, CK_TAGS = 1048576, 2097152, 16384, 10000
-local CK_WRITES, CK_VERS = 1024, 256
--- the key, whether it exists and its value when it is a number; what it
--- holds: the writes, and when it is of b's version the tag, the stamp
--- (version mod CK_VERS * CK_WRITES + writes) and the calls pending
-local ck_key, ck_present, ck_value, ck_writes, ck_tag, ck_stamp, ck_pend
+-- The calls key, P{tool:<id>}:calls (docs/REDIS.md, "Outcomes without a
+-- script"): while the record is CLOSED without a hold, one integer that a
+-- success's INCR and a transient failure's INCRBY of CK_FAILURE count into
+-- without a script, in decimal digits: H * 10^11 + failures * 10^8 +
+-- calls. `calls` (8 digits) counts the outcomes added since a script last
+-- wrote the key, `failures` (3 digits) the transient failures among them;
+-- they belong to the window bucket whose number mod CK_TAGS is `tag`
+-- (redis_in_place.c counts there only then), and the failures extend the
+-- record's streak. H = 1 + stamp * CK_TAGS + tag, where the stamp is
+-- (version mod CK_VERS) * CK_WRITES + writes and `writes` counts the
+-- scripts' writes (mod CK_WRITES), so that an outcome sent on to the record
+-- script can tell whether a script has folded it in since. H = 0 (what
+-- INCR leaves where there was no key) or a stamp of another version
+-- (outcomes of an earlier period) holds nothing to fold in. The value
+-- passes 2^53, so it is read and written as digits, never as one Lua
+-- number. CK_TAGS is a multiple of REC_NB, so a tag names its slot.
+-- load_calls reads it beside the record b; fold_calls
+-- (breaker_write.lua) folds the pending outcomes into the window and the
+-- streak, calls_save writes it back. redis_breaker_record.h decodes it in C.
+local CK_TAGS, CK_WRITES, CK_VERS = 350, 1024, 256
+-- the key, whether it exists and its digits; what it holds: the writes,
+-- and when it is of b's version the tag, the stamp and the calls and
+-- failures pending
+local ck_key, ck_present, ck_text, ck_writes, ck_tag, ck_stamp, ck_pend, ck_fail
 -- `counts`: b is the stored record (not one this script makes afresh), so
--- the pending calls are its own. Arithmetic only: every call costs Redis.
+-- the pending outcomes are its own.
 local function load_calls(kkey, b, counts)
-  ck_key, ck_value, ck_writes, ck_tag, ck_stamp, ck_pend = kkey, nil, nil, nil, nil, 0
+  ck_key, ck_text, ck_writes, ck_tag, ck_stamp, ck_pend, ck_fail =
+    kkey, nil, nil, nil, nil, 0, 0
   local x = redis.call('GET', kkey)
   ck_present = x ~= false
-  local v = x and tonumber(x)
-  if not v or v < CK_VALID or v >= MAXT then return end
-  ck_value = v
-  local pend = v % CK_VALID
-  local hi = (v - pend) / CK_VALID
-  if hi % 2 ~= 1 then return end
-  hi = (hi - 1) / 2
-  local tag = hi % CK_TAG_SPAN
-  local stamp = (hi - tag) / CK_TAG_SPAN
+  if not x or #x < 12 or #x > 19 then return end
+  ck_text = x
+  local n = #x
+  local h = tonumber(string.sub(x, 1, n - 11))
+  if not h or h < 1 then return end
+  h = h - 1
+  local tag = h % CK_TAGS
+  local stamp = (h - tag) / CK_TAGS
   local writes = stamp % CK_WRITES
   ck_writes = writes
-  if (stamp - writes) / CK_WRITES ~= b.ver % CK_VERS or tag >= CK_TAGS then return end
+  if (stamp - writes) / CK_WRITES ~= b.ver % CK_VERS then return end
   ck_tag, ck_stamp = tag, stamp
-  if counts and b.st == 1 and b.fo == 0 then ck_pend = pend end
+  if counts and b.st == 1 and b.fo == 0 then
+    ck_pend = tonumber(string.sub(x, n - 7))
+    ck_fail = tonumber(string.sub(x, n - 10, n - 8))
+  end
 end
+-- The stamp's version (an outcome counted in the key: record.lua).
+local function stamp_version(stamp) return (stamp - stamp % CK_WRITES) / CK_WRITES end
 -- The window slot the pending calls belong to, or nil when that slot has
 -- moved on to another bucket (they are then out of the window already).
 local function pending_calls_slot()

@@ -21,8 +21,10 @@ local function probe_live(b, now) return b.tok ~= '0' and now < b.plu end
 local function hold_live(b, now)
   return (b.fo == 1 or b.fo == 2) and (b.fu == 0 or now < b.fu)
 end
-local function pristine(b, now)
-  return b.st == 1 and b.cf == 0 and b.tok == '0' and not hold_live(b, now)
+-- rd_breaker_idle_forgettable: CLOSED, no probe, no hold (a failure
+-- streak or not); forgotten once idle for the idle TTL.
+local function idle_forgettable(b, now)
+  return b.st == 1 and b.tok == '0' and not hold_live(b, now)
 end
 local function clear_probe(b) b.tok = '0'; b.plu = 0; b.cleared = true end
 -- CLOSED or HALF_OPEN -> OPEN: a new epoch whose timer starts now.

@@ -1,15 +1,15 @@
 -- Writing the breaker record back, and its key's expiry (docs/REDIS.md,
 -- "Eviction"). After breaker_rules.lua and breaker_read.lua.
 -- The key's expiry for record b last seen at ls, judged at now: kind 0 no
--- TTL, 1 pristine, 2 OPEN or held; and the time it ends. Pristine:
+-- TTL, 1 sliding, 2 OPEN or held; and the time it ends. CLOSED without a
+-- hold (a failure streak or not, like the memory store's idle rule):
 -- forgotten after the idle TTL. OPEN: after its open period, any lease and
--- the idle TTL. A failure streak or an endless hold: kept (like the memory
--- store; max_tools bounds how many).
+-- the idle TTL. An endless hold: kept (max_tools bounds how many).
 local function expiry(b, ls, now, idle)
   if idle <= 0 then return 0, 0 end
   local held = hold_live(b, now)
   if held and b.fu == 0 then return 0, 0 end
-  if pristine(b, now) then return 1, sat_add(ls, idle) end
+  if idle_forgettable(b, now) then return 1, sat_add(ls, idle) end
   if b.st == 2 or held then return 2, sat_add(math.max(b.ou, ls, b.plu, b.fu), idle) end
   return 0, 0
 end
@@ -21,16 +21,6 @@ local function set_ttl(b, now, idle, caller)
   if kind == 2 then ttl = sat_add(math.max(b.ou, b.ls, b.plu, b.fu) - now, idle) end
   if ttl < 1 then ttl = 1 end
   return real_ttl(ttl, caller)
-end
--- Sets the key's expiry to the one expiry() gives the stored record b at its
--- stored ls, for a caller that cannot know what the key now has (record.lua:
--- a failure counted in place takes the TTL away as it reads the record).
-local function expiry_restore(bkey, b, now, idle, caller)
-  local kind, ends = expiry(b, b.ls, now, idle)
-  if kind == 0 then redis.call('PERSIST', bkey); return end
-  local ttl = ends - now
-  if ttl < 1 then ttl = 1 end
-  redis.call('PEXPIRE', bkey, real_ttl(ttl, caller))
 end
 -- Writes b (b.ls = now) with the window as it now is, after load(key, true)
 -- or for a new record; returns true when it wrote.
@@ -55,7 +45,7 @@ local function save(bkey, b, now, idle, caller, always)
     -- the kind of expiry changes with time only where a timed hold ends
     local seen, slack = s[8], math.floor(idle / 16)
     if slack < 1000 then slack = 1000 end
-    if now >= seen and now - seen < slack and not expiry_unsure and
+    if now >= seen and now - seen < slack and
        not ((b.fo == 1 or b.fo == 2) and b.fu > seen and b.fu <= now) then
       saved_ls = seen
       return false
@@ -73,10 +63,10 @@ local function save(bkey, b, now, idle, caller, always)
     local k0, d0 = expiry(old, s[8], s[8], idle)
     local k1, d1 = expiry(b, b.ls, now, idle)
     saved_ls = b.ls
-    if k0 ~= k1 or d0 ~= d1 or expiry_unsure then
+    if k0 ~= k1 or d0 ~= d1 then
       local px = set_ttl(b, now, idle, caller)
       if px then redis.call('PEXPIRE', bkey, px) else redis.call('PERSIST', bkey) end
-      expiry_set = k0 ~= k1 or d0 ~= d1
+      expiry_set = true
     end
     return true
   end
@@ -91,17 +81,20 @@ local function save(bkey, b, now, idle, caller, always)
   expiry_set, saved_ls = true, b.ls
   return true
 end
--- Folds the calls pending in the calls key (load_calls) into the window
--- slot they were counted in, written in place at once.
-local function fold_calls(bkey)
-  local p = ck_pend
+-- Folds the outcomes pending in the calls key (load_calls) into the window
+-- slot they were counted in, written in place at once, and their transient
+-- failures into b's streak: they came after every outcome the record has
+-- seen. A success still on its way to its own script ends the streak there.
+local function fold_calls(bkey, b)
+  local p, f = ck_pend, ck_fail
   if p <= 0 then return end
-  ck_pend = 0
+  ck_pend, ck_fail = 0, 0
+  if f > 0 then b.cf = math.min(b.cf + f, U32) end
   local s = pending_calls_slot()
   if not s then return end
   local off = REC_HEAD_LEN + s * REC_SLOT_LEN
   local x, c1, c2, c3 = struct.unpack('>llll', raw, off + 1)
-  local bytes = struct.pack('>llll', x, c1 + p, c2, c3)
+  local bytes = struct.pack('>llll', x, c1 + p, c2 + f, c3)
   raw = string.sub(raw, 1, off) .. bytes .. string.sub(raw, off + REC_SLOT_LEN + 1)
   redis.call('SETRANGE', bkey, off, bytes)
 end
@@ -119,14 +112,14 @@ local function calls_save(b, now, idle, caller, tag, keep)
   end
   tag = tag or ck_tag or 0
   local head = (b.ver % CK_VERS) * CK_WRITES
-  local writes, pending = ck_writes or 0, 0
-  if keep then pending = ck_pend end
-  if ck_value == ((head + writes) * CK_TAG_SPAN + tag) * CK_SHIFT + CK_VALID + pending and
-     not expiry_set then
-    return
+  local writes, pending, failed = ck_writes or 0, 0, 0
+  if keep then pending, failed = ck_pend, ck_fail end
+  local v = string.format('%d%03d%08d', 1 + (head + writes) * CK_TAGS + tag, failed, pending)
+  if ck_text == v and not expiry_set then return end
+  if not keep then
+    writes = (writes + 1) % CK_WRITES
+    v = string.format('%d%03d%08d', 1 + (head + writes) * CK_TAGS + tag, failed, pending)
   end
-  if not keep then writes = (writes + 1) % CK_WRITES end
-  local v = str(((head + writes) * CK_TAG_SPAN + tag) * CK_SHIFT + CK_VALID + pending)
   local kind, ends = expiry(b, saved_ls or b.ls, now, idle)
   if kind == 0 then
     redis.call('SET', ck_key, v)
@@ -135,5 +128,5 @@ local function calls_save(b, now, idle, caller, tag, keep)
     if ttl < 1 then ttl = 1 end
     redis.call('SET', ck_key, v, 'PX', real_ttl(ttl, caller))
   end
-  ck_present, ck_value, ck_writes, ck_tag = true, v + 0, writes, tag
+  ck_present, ck_text, ck_writes, ck_tag = true, v, writes, tag
 end

@@ -47,18 +47,5 @@ local function rwin_total(w, now)
   end
   return {c1, c2, c3}
 end
--- Takes back a call counted in slot s before the script ran
--- (redis_in_place.c: a success or a failure counted without a script),
--- with its failure and slow call (f, sl: 0 or 1), if the slot still holds
--- the bucket it was counted in; the rules then count the outcome as they
--- would have. The rare path: the record is rewritten in place at once.
-local function rwin_undo(bkey, s, bucket, f, sl)
-  local off = REC_HEAD_LEN + s * REC_SLOT_LEN
-  local x, c1, c2, c3 = struct.unpack(REC_SLOT, raw, off + 1)
-  if x ~= bucket or c1 < 1 then return end
-  local bytes = struct.pack(REC_SLOT, x, c1 - 1, math.max(c2 - f, 0), math.max(c3 - sl, 0))
-  raw = string.sub(raw, 1, off) .. bytes .. string.sub(raw, off + REC_SLOT_LEN + 1)
-  redis.call('SETRANGE', bkey, off, bytes)
-end
 -- a new period judges only its own calls
 local function rwin_clear() win_cleared = true; win_slot = nil end
