@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to sixty-fourth batches (files of
+ * eighth to fiftieth and fifty-second to sixty-sixth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -71,6 +71,8 @@ enum {
     CORPUS_BATCH62,
     CORPUS_BATCH63,
     CORPUS_BATCH64,
+    CORPUS_BATCH65,
+    CORPUS_BATCH66,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -132,6 +134,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch62.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch63.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch64.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch65.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch66.yaml",
 };
 
 #endif

@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch64.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch66.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,12 +51,12 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,410 entries (through the
- * sixty-fourth batch), of which 2,157 and 1,788 are right (89.50 % and
+ * rule written for it. The held-out split is 2,460 entries (through the
+ * sixty-sixth batch), of which 2,206 and 1,825 are right (89.67 % and
  * 74.19 %) with word weights for the words at least three tuning
  * messages hold, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.895
+#define HOLDOUT_FLOOR_RETRYABILITY 0.896
 #define HOLDOUT_FLOOR_CATEGORY 0.741
 
 /* What the corpus itself must hold (issues 4 and 34). */
@@ -87,7 +87,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 53",    "batch 54", "batch 55",
                                                  "batch 56",    "batch 57", "batch 58",
                                                  "batch 59",    "batch 60", "batch 61",
-                                                 "batch 62",    "batch 63", "batch 64"};
+                                                 "batch 62",    "batch 63", "batch 64",
+                                                 "batch 65",    "batch 66"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
