@@ -204,7 +204,7 @@ static const rd_key STORE_KEYS[] = {
     RD_K_INT(rd_store_config, "max_tools", max_tools, 1, 10000000, 100000,
              "breakers tracked at once; when full, the least recently used CLOSED one makes room"),
     RD_K_INT(rd_store_config, "tool_idle_ttl_ms", tool_idle_ttl_ms, 1000, TTL_MAX, 3600000,
-             "a clean breaker unseen this long is dropped"),
+             "a CLOSED breaker without a hold (a failure streak or not) unseen this long is dropped"),
     RD_K_INT(rd_store_config, "turn_ttl_ms", turn_ttl_ms, 1000, TTL_MAX, 900000,
              "a turn trace untouched this long is dropped"),
     RD_K_INT(rd_store_config, "max_turns", max_turns, 1, 10000000, 10000,
