@@ -52,12 +52,14 @@
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
  * rule written for it. The held-out split is 2,460 entries (through the
- * sixty-sixth batch), of which 2,206 and 1,825 are right (89.67 % and
+ * sixty-sixth batch), of which 2,206 and 1,825 were right (89.67 % and
  * 74.19 %) with word weights for the words at least three tuning
- * messages hold, rounded down to the tenth of a percent.
+ * messages hold, and 2,207 and 1,826 (89.72 % and 74.23 %) with the rules
+ * written for its tuning part since, rounded down to the tenth of a
+ * percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.896
-#define HOLDOUT_FLOOR_CATEGORY 0.741
+#define HOLDOUT_FLOOR_RETRYABILITY 0.897
+#define HOLDOUT_FLOOR_CATEGORY 0.742
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
