@@ -37,8 +37,9 @@ static inline void record_fields(const char *rec, int64_t f[RD_BREAKER_FIELDS])
 /* The calls key's value (load_calls in breaker_read.lua), in decimal
  * digits: H * 10^11 + failures * 10^8 + calls. `calls` counts the outcomes
  * added without a script since a script last wrote the key, `failures` the
- * transient failures among them. H = 0 (what INCR leaves where there was
- * no key) holds nothing; otherwise H - 1 = stamp * RD_CALLS_TAGS + tag,
+ * transient failures among them. H below RD_CALLS_BASE (what INCR leaves
+ * where there was no key, or a value of an older layout, all below 2^53)
+ * holds nothing; otherwise H - RD_CALLS_BASE = stamp * RD_CALLS_TAGS + tag,
  * where tag is the window bucket (mod RD_CALLS_TAGS, a multiple of the
  * window's slots) the pending outcomes were counted in and the stamp is
  * (version mod RD_CALLS_VERSIONS) * RD_CALLS_WRITES + writes, writes
@@ -49,6 +50,7 @@ static inline void record_fields(const char *rec, int64_t f[RD_BREAKER_FIELDS])
 #define RD_CALLS_VERSIONS 256
 #define RD_CALLS_FAILURE INT64_C(100000001)
 #define RD_CALLS_HEAD INT64_C(100000000000)
+#define RD_CALLS_BASE 100000
 /* Beyond these, an outcome goes on to the script, which folds the pending
  * ones in, long before a field could carry into the next. */
 #define RD_CALLS_PENDING_MAX 90000000
@@ -62,9 +64,9 @@ typedef struct calls_value {
 static inline calls_value calls_decode(int64_t v)
 {
     calls_value k = {0};
-    if (v < RD_CALLS_HEAD)
+    if (v < RD_CALLS_HEAD * RD_CALLS_BASE)
         return k;
-    int64_t h = v / RD_CALLS_HEAD - 1;
+    int64_t h = v / RD_CALLS_HEAD - RD_CALLS_BASE;
     k.pending = v % 100000000;
     k.failures = v / 100000000 % 1000;
     k.tag = h % RD_CALLS_TAGS;

@@ -231,6 +231,41 @@ static void test_counted_calls_keep_their_bucket(void **state)
     rd_store_destroy(s);
 }
 
+/* A value of the calls key's older layout (binary fields, below 2^53), as
+ * a replica of the previous release writes it during an upgrade, holds
+ * nothing: the next outcome runs the script, which counts it once and
+ * writes the key anew, and the one after is counted there again. */
+static void test_calls_key_of_an_older_layout_holds_nothing(void **state)
+{
+    skip_without_redis();
+    char prefix[32], calls_key[128];
+    fresh_prefix(prefix, sizeof prefix, "older");
+    snprintf(calls_key, sizeof calls_key, "%s{tool:x}:calls", prefix);
+    rd_store *s = in_place_store(prefix);
+    int port = shared_redis.port;
+    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
+                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS); /* bucket 1's first: a script */
+    /* version 5, one write, tag 1, valid, 5 calls pending, in that layout:
+     * read as this layout's digits, it would be 23,328,261 calls and 562
+     * failures of version 0 */
+    long long older = (((5LL * 1024 + 1) << 14) + 1) * (1LL << 21) + (1LL << 20) + 5;
+    freeReplyObject(rd_harness_cmd(port, "SET %s %lld", calls_key, older));
+    long long fcalls = rd_harness_command_calls(port, "fcall");
+    rd_store_result r = record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
+    assert_int_equal(r.breaker.consecutive_failures, 1);
+    bool found;
+    assert_int_equal(conf_get(s, "x", 6001, &found).consecutive_failures, 1);
+    assert_int_equal(window_calls(s, "x", &p, 6001), 2);
+    assert_int_equal(window_of(s, "x", &p, 6001).failures, 1);
+    fcalls = rd_harness_command_calls(port, "fcall");
+    r = record_at(s, "x", &p, 6002, RD_OUTCOME_TRANSIENT_FAILURE);
+    assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
+    assert_int_equal(r.breaker.consecutive_failures, 2);
+    rd_store_destroy(s);
+}
+
 /* A transient failure that leaves the streak below the threshold is
  * counted by one INCRBY of the calls key, like a success's INCR, and keeps
  * the record's sliding TTL (an idle streak is forgotten too); the reader
@@ -505,6 +540,7 @@ int main(void)
         cmocka_unit_test(test_unchanging_admission_runs_no_script),
         cmocka_unit_test(test_pristine_success_runs_no_script),
         cmocka_unit_test(test_counted_calls_keep_their_bucket),
+        cmocka_unit_test(test_calls_key_of_an_older_layout_holds_nothing),
         cmocka_unit_test(test_failures_below_threshold_run_no_script),
         cmocka_unit_test(test_failure_counted_in_place_then_interleaved),
         cmocka_unit_test(test_call_counted_in_place_then_interleaved),

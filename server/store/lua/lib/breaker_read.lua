@@ -103,18 +103,19 @@ end
 -- wrote the key, `failures` (3 digits) the transient failures among them;
 -- they belong to the window bucket whose number mod CK_TAGS is `tag`
 -- (redis_in_place.c counts there only then), and the failures extend the
--- record's streak. H = 1 + stamp * CK_TAGS + tag, where the stamp is
+-- record's streak. H = CK_BASE + stamp * CK_TAGS + tag, where the stamp is
 -- (version mod CK_VERS) * CK_WRITES + writes and `writes` counts the
 -- scripts' writes (mod CK_WRITES), so that an outcome sent on to the record
--- script can tell whether a script has folded it in since. H = 0 (what
--- INCR leaves where there was no key) or a stamp of another version
--- (outcomes of an earlier period) holds nothing to fold in. The value
--- passes 2^53, so it is read and written as digits, never as one Lua
--- number. CK_TAGS is a multiple of REC_NB, so a tag names its slot.
+-- script can tell whether a script has folded it in since. H below
+-- CK_BASE (what INCR leaves where there was no key, or a value of an older
+-- layout, all below 2^53) or a stamp of another version (outcomes of an
+-- earlier period) holds nothing to fold in. The value passes 2^53, so it
+-- is read and written as digits, never as one Lua number. CK_TAGS is a
+-- multiple of REC_NB, so a tag names its slot.
 -- load_calls reads it beside the record b; fold_calls
 -- (breaker_write.lua) folds the pending outcomes into the window and the
 -- streak, calls_save writes it back. redis_breaker_record.h decodes it in C.
-local CK_TAGS, CK_WRITES, CK_VERS = 350, 1024, 256
+local CK_TAGS, CK_WRITES, CK_VERS, CK_BASE = 350, 1024, 256, 100000
 -- the key, whether it exists and its digits; what it holds: the writes,
 -- and when it is of b's version the tag, the stamp and the calls and
 -- failures pending
@@ -126,12 +127,12 @@ local function load_calls(kkey, b, counts)
     kkey, nil, nil, nil, nil, 0, 0
   local x = redis.call('GET', kkey)
   ck_present = x ~= false
-  if not x or #x < 12 or #x > 19 then return end
+  if not x or #x < 17 or #x > 19 then return end
   ck_text = x
   local n = #x
   local h = tonumber(string.sub(x, 1, n - 11))
-  if not h or h < 1 then return end
-  h = h - 1
+  if not h or h < CK_BASE then return end
+  h = h - CK_BASE
   local tag = h % CK_TAGS
   local stamp = (h - tag) / CK_TAGS
   local writes = stamp % CK_WRITES

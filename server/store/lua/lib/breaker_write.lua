@@ -114,11 +114,11 @@ local function calls_save(b, now, idle, caller, tag, keep)
   local head = (b.ver % CK_VERS) * CK_WRITES
   local writes, pending, failed = ck_writes or 0, 0, 0
   if keep then pending, failed = ck_pend, ck_fail end
-  local v = string.format('%d%03d%08d', 1 + (head + writes) * CK_TAGS + tag, failed, pending)
+  local v = string.format('%d%03d%08d', CK_BASE + (head + writes) * CK_TAGS + tag, failed, pending)
   if ck_text == v and not expiry_set then return end
   if not keep then
     writes = (writes + 1) % CK_WRITES
-    v = string.format('%d%03d%08d', 1 + (head + writes) * CK_TAGS + tag, failed, pending)
+    v = string.format('%d%03d%08d', CK_BASE + (head + writes) * CK_TAGS + tag, failed, pending)
   end
   local kind, ends = expiry(b, saved_ls or b.ls, now, idle)
   if kind == 0 then
