@@ -231,6 +231,17 @@ static void test_counted_calls_keep_their_bucket(void **state)
     rd_store_destroy(s);
 }
 
+/* The streak a read reports, and the window's calls and failures, at now. */
+static void assert_counted(rd_store *s, const char *tool, const rd_breaker_policy *p,
+                           int64_t now, uint32_t streak, uint64_t calls, uint64_t failures)
+{
+    bool found;
+    assert_int_equal(conf_get(s, tool, now, &found).consecutive_failures, streak);
+    assert_true(found);
+    assert_int_equal(window_calls(s, tool, p, now), calls);
+    assert_int_equal(window_of(s, tool, p, now).failures, failures);
+}
+
 /* A value of the calls key's older layout (binary fields, below 2^53), as
  * a replica of the previous release writes it during an upgrade, holds
  * nothing: the next outcome runs the script, which counts it once and
@@ -255,10 +266,7 @@ static void test_calls_key_of_an_older_layout_holds_nothing(void **state)
     rd_store_result r = record_at(s, "x", &p, 6001, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls + 1);
     assert_int_equal(r.breaker.consecutive_failures, 1);
-    bool found;
-    assert_int_equal(conf_get(s, "x", 6001, &found).consecutive_failures, 1);
-    assert_int_equal(window_calls(s, "x", &p, 6001), 2);
-    assert_int_equal(window_of(s, "x", &p, 6001).failures, 1);
+    assert_counted(s, "x", &p, 6001, 1, 2, 1);
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6002, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
@@ -309,10 +317,8 @@ static void test_failures_below_threshold_run_no_script(void **state)
     assert_int_equal(cf, 0);
     assert_true(key_pttl(key) > 0);
     assert_true(llabs(key_pttl(calls_key) - key_pttl(key)) < 1000);
+    assert_counted(s, "x", &p, 6003, 3, 4, 3);
     bool found;
-    assert_int_equal(conf_get(s, "x", 6003, &found).consecutive_failures, 3);
-    assert_int_equal(window_calls(s, "x", &p, 6003), 4);
-    assert_int_equal(window_of(s, "x", &p, 6003).failures, 3);
     fcalls = rd_harness_command_calls(port, "fcall");
     r = record_at(s, "x", &p, 6004, RD_OUTCOME_TRANSIENT_FAILURE);
     assert_int_equal(rd_harness_command_calls(port, "fcall"), fcalls);
@@ -461,9 +467,7 @@ static void test_failure_counted_in_place_then_interleaved(void **state)
     assert_int_equal(script_after_count(port, prefix, "w", &p, 6001,
                                         RD_OUTCOME_TRANSIENT_FAILURE, k, ver, 2),
                      RD_TRANSITION_NONE);
-    assert_int_equal(conf_get(s, "w", 6002, &found).consecutive_failures, 2);
-    assert_int_equal(window_calls(s, "w", &p, 6002), 2);
-    assert_int_equal(window_of(s, "w", &p, 6002).failures, 2);
+    assert_counted(s, "w", &p, 6002, 2, 2, 2);
 
     /* the third failure counted (the threshold), then a success's script
      * folds it in and ends the streak before the failure's script runs */
@@ -527,9 +531,7 @@ static void test_call_counted_in_place_then_interleaved(void **state)
     assert_int_equal(script_after_count(port, prefix, "y", &p, 12001, RD_OUTCOME_SUCCESS, k,
                                         ver, -1),
                      RD_TRANSITION_NONE);
-    assert_int_equal(conf_get(s, "y", 12002, &found).consecutive_failures, 0);
-    assert_int_equal(window_calls(s, "y", &p, 12002), 3);
-    assert_int_equal(window_of(s, "y", &p, 12002).failures, 2);
+    assert_counted(s, "y", &p, 12002, 0, 3, 2);
     rd_store_destroy(s);
 }
 
