@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "domain/breaker.h"
+#include "domain/err.h"
 
 #define LEASE_MS 30000
 #define TOKEN_A 0xA11CEULL
@@ -410,6 +411,24 @@ static void test_pristine_only_when_nothing_to_remember(void **state)
     assert_false(rd_breaker_is_pristine(&b, 40000)); /* half-open is not clean */
 }
 
+/* What an idle breaker may be forgotten as: a CLOSED one without a probe
+ * or a live hold, a failure streak or not; never an OPEN one (its own rule
+ * in the stores), one probing, or one held. */
+static void test_idle_forgettable(void **state)
+{
+    rd_breaker b = fresh(0);
+    assert_true(rd_breaker_idle_forgettable(&b, 1));
+    rd_breaker_record(&b, &spec_policy, 1, RD_OUTCOME_TRANSIENT_FAILURE, 0);
+    assert_true(rd_breaker_idle_forgettable(&b, 1)); /* an idle streak says nothing now */
+    assert_int_equal(rd_breaker_force(&b, RD_FORCE_CLOSED, 2, 100), RD_OK);
+    assert_false(rd_breaker_idle_forgettable(&b, 50)); /* held */
+    assert_true(rd_breaker_idle_forgettable(&b, 102));  /* the hold has ended */
+    b = opened_at_zero();
+    assert_false(rd_breaker_idle_forgettable(&b, 1));
+    rd_breaker_admit(&b, &spec_policy, 40000, LEASE_MS, TOKEN_A, NULL);
+    assert_false(rd_breaker_idle_forgettable(&b, 40000)); /* probing */
+}
+
 static void test_status_names(void **state)
 {
     assert_string_equal(rd_breaker_status_name(RD_BREAKER_CLOSED), "closed");
@@ -453,6 +472,7 @@ int main(void)
         cmocka_unit_test(test_generation_counts_every_open),
         cmocka_unit_test(test_last_seen_follows_every_call),
         cmocka_unit_test(test_pristine_only_when_nothing_to_remember),
+        cmocka_unit_test(test_idle_forgettable),
         cmocka_unit_test(test_status_names),
         cmocka_unit_test(test_huge_timeout_does_not_wrap),
     };
