@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to sixty-sixth batches (files of
+ * eighth to fiftieth and fifty-second to sixty-eighth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -73,6 +73,8 @@ enum {
     CORPUS_BATCH64,
     CORPUS_BATCH65,
     CORPUS_BATCH66,
+    CORPUS_BATCH67,
+    CORPUS_BATCH68,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -136,6 +138,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch64.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch65.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch66.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch67.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch68.yaml",
 };
 
 #endif

@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch66.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch68.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,15 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,460 entries (through the
- * sixty-sixth batch), of which 2,206 and 1,825 were right (89.67 % and
- * 74.19 %) with word weights for the words at least three tuning
- * messages hold, and 2,207 and 1,826 (89.72 % and 74.23 %) with the rules
- * written for its tuning part since, rounded down to the tenth of a
- * percent.
+ * rule written for it. The held-out split is 2,512 entries (through the
+ * sixty-eighth batch), of which 2,255 and 1,859 are right (89.77 % and
+ * 74.00 %) with word weights for the words at least three tuning
+ * messages hold, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
 #define HOLDOUT_FLOOR_RETRYABILITY 0.897
-#define HOLDOUT_FLOOR_CATEGORY 0.742
+#define HOLDOUT_FLOOR_CATEGORY 0.740
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -90,7 +88,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 56",    "batch 57", "batch 58",
                                                  "batch 59",    "batch 60", "batch 61",
                                                  "batch 62",    "batch 63", "batch 64",
-                                                 "batch 65",    "batch 66"};
+                                                 "batch 65",    "batch 66", "batch 67",
+                                                 "batch 68"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
