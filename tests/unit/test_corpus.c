@@ -52,11 +52,13 @@
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
  * rule written for it. The held-out split is 2,512 entries (through the
- * sixty-eighth batch), of which 2,255 and 1,859 are right (89.77 % and
+ * sixty-eighth batch), of which 2,255 and 1,859 were right (89.77 % and
  * 74.00 %) with word weights for the words at least three tuning
- * messages hold, rounded down to the tenth of a percent.
+ * messages hold, and 2,256 and 1,860 (89.81 % and 74.04 %) with the rules
+ * written for its tuning part since, rounded down to the tenth of a
+ * percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.897
+#define HOLDOUT_FLOOR_RETRYABILITY 0.898
 #define HOLDOUT_FLOOR_CATEGORY 0.740
 
 /* What the corpus itself must hold (issues 4 and 34). */
