@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to sixty-eighth batches (files of
+ * eighth to fiftieth and fifty-second to seventieth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -75,6 +75,8 @@ enum {
     CORPUS_BATCH66,
     CORPUS_BATCH67,
     CORPUS_BATCH68,
+    CORPUS_BATCH69,
+    CORPUS_BATCH70,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -140,6 +142,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch66.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch67.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch68.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch69.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch70.yaml",
 };
 
 #endif

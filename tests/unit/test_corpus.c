@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch68.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch70.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,15 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,512 entries (through the
- * sixty-eighth batch), of which 2,255 and 1,859 were right (89.77 % and
- * 74.00 %) with word weights for the words at least three tuning
- * messages hold, and 2,256 and 1,860 (89.81 % and 74.04 %) with the rules
- * written for its tuning part since, rounded down to the tenth of a
- * percent.
+ * rule written for it. The held-out split is 2,565 entries (through the
+ * seventieth batch), of which 2,306 and 1,897 are right (89.90 % and
+ * 73.96 %) with word weights for the words at least three tuning
+ * messages hold, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.898
-#define HOLDOUT_FLOOR_CATEGORY 0.740
+#define HOLDOUT_FLOOR_RETRYABILITY 0.899
+#define HOLDOUT_FLOOR_CATEGORY 0.739
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -91,7 +89,7 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 59",    "batch 60", "batch 61",
                                                  "batch 62",    "batch 63", "batch 64",
                                                  "batch 65",    "batch 66", "batch 67",
-                                                 "batch 68"};
+                                                 "batch 68",    "batch 69", "batch 70"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
