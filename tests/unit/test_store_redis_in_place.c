@@ -103,6 +103,14 @@ static rd_store *in_place_store(const char *prefix)
     return s;
 }
 
+/* The consecutive mode with a window of 60 s (buckets of 6 s), opening
+ * after `threshold` transient failures. */
+static rd_breaker_policy in_place_policy(uint32_t threshold)
+{
+    return (rd_breaker_policy){.failure_threshold = threshold, .success_threshold = 1,
+                               .open_timeout_ms = 60000, .window_ms = 60000};
+}
+
 static void test_pristine_success_runs_no_script(void **state)
 {
     skip_without_redis();
@@ -118,8 +126,7 @@ static void test_pristine_success_runs_no_script(void **state)
     assert_non_null(s);
     int port = shared_redis.port;
     /* buckets of 6 s: 6000..11999 is bucket 1 */
-    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
-                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    const rd_breaker_policy p = in_place_policy(3);
     conf_admit(s, "x", &p, 6000); /* creates it */
     long long fcalls = rd_harness_command_calls(port, "fcall");
     record_at(s, "x", &p, 6001, RD_OUTCOME_SUCCESS); /* the bucket's first: the script */
@@ -206,8 +213,7 @@ static void test_counted_calls_keep_their_bucket(void **state)
     fresh_prefix(prefix, sizeof prefix, "bucket");
     rd_store *s = in_place_store(prefix);
     int port = shared_redis.port;
-    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
-                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    const rd_breaker_policy p = in_place_policy(3);
     record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS); /* bucket 1's first: a script */
     long long fcalls = rd_harness_command_calls(port, "fcall");
     record_at(s, "x", &p, 6001, RD_OUTCOME_SUCCESS);
@@ -254,8 +260,7 @@ static void test_calls_key_of_an_older_layout_holds_nothing(void **state)
     snprintf(calls_key, sizeof calls_key, "%s{tool:x}:calls", prefix);
     rd_store *s = in_place_store(prefix);
     int port = shared_redis.port;
-    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
-                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    const rd_breaker_policy p = in_place_policy(3);
     record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS); /* bucket 1's first: a script */
     /* version 5, one write, tag 1, valid, 5 calls pending, in that layout:
      * read as this layout's digits, it would be 23,328,261 calls and 562
@@ -289,8 +294,7 @@ static void test_failures_below_threshold_run_no_script(void **state)
     rd_store *s = in_place_store(prefix);
     rd_status st = {0};
     int port = shared_redis.port;
-    const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
-                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    const rd_breaker_policy p = in_place_policy(5);
     conf_admit(s, "x", &p, 6000);
     /* a success that starts the window's current bucket (a script) */
     record_at(s, "x", &p, 6000, RD_OUTCOME_SUCCESS);
@@ -455,8 +459,7 @@ static void test_failure_counted_in_place_then_interleaved(void **state)
     rd_store *s = in_place_store(prefix);
     rd_status st = {0};
     int port = shared_redis.port;
-    const rd_breaker_policy p = {.failure_threshold = 3, .success_threshold = 1,
-                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    const rd_breaker_policy p = in_place_policy(3);
     bool found;
     int64_t ver;
 
@@ -509,8 +512,7 @@ static void test_call_counted_in_place_then_interleaved(void **state)
     fresh_prefix(prefix, sizeof prefix, "calls");
     rd_store *s = in_place_store(prefix);
     int port = shared_redis.port;
-    const rd_breaker_policy p = {.failure_threshold = 5, .success_threshold = 1,
-                                 .open_timeout_ms = 60000, .window_ms = 60000};
+    const rd_breaker_policy p = in_place_policy(5);
     bool found;
     int64_t ver;
     /* still pending: its own script counts it */
