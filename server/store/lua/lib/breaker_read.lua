@@ -2,8 +2,8 @@
 -- script gives (redis.c parse_breaker reads it).
 --
 -- The record is one string of REC_LEN bytes (docs/REDIS.md, "Keys"):
--- big-endian signed 64-bit integers (BITFIELD's i64, so that a plain
--- command can count a call in place: redis_in_place.c), first the 11
+-- big-endian signed 64-bit integers (so that C reads a field at its
+-- offset: redis_in_place.c), first the 11
 -- fields st..fu (REC_HEAD), then the call window's REC_NB slots of
 -- (bucket, calls, failures, slow). One GET and one struct.unpack read it:
 -- for Redis a fraction of the cost of a hash's fields looked up by name
@@ -51,9 +51,8 @@ local function win_save(bkey)
   win_slot = nil
 end
 -- A value of another type or length is not a record this code wrote (a
--- hash of an older layout, or the few bytes a count in place leaves where
--- there was no record: redis_in_place.c): read as absent, so that the
--- script starts the breaker afresh and its SET replaces the value. `stray`
+-- hash or a shorter record of an older layout): read as absent, so that
+-- the script starts the breaker afresh and its SET replaces the value. `stray`
 -- tells a script that does not create one that there is such a string to
 -- delete.
 local stray
