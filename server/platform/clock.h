@@ -10,5 +10,7 @@
 int64_t rd_clock_unix_ms(void);
 /* Monotonic ms (CLOCK_MONOTONIC): for intervals and timeouts. */
 int64_t rd_clock_mono_ms(void);
+/* The same clock in µs. */
+int64_t rd_clock_mono_us(void);
 
 #endif

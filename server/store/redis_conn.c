@@ -300,8 +300,15 @@ redisContext *rd_redis_connect(const rd_redis_target *t, rd_status *st)
 
 /* ---- the pool ---- */
 
+static void forget_clocks(conn_slot *slot)
+{
+    for (size_t i = 0; i < RD_CLUSTER_MAX_NODES; i++)
+        slot->clocks[i].conn = NULL;
+}
+
 static void drop_connection(conn_slot *slot)
 {
+    forget_clocks(slot);
     if (slot->ctx)
         redisFree(slot->ctx);
     if (slot->node >= 0)
@@ -435,6 +442,7 @@ int rd_redis_slot_ready(redis_store *r, conn_slot *slot, rd_status *st)
 
 static void drop_all_nodes(conn_slot *slot)
 {
+    forget_clocks(slot);
     for (size_t i = 0; i < RD_CLUSTER_MAX_NODES; i++) {
         if (slot->node_ctx[i])
             redisFree(slot->node_ctx[i]);

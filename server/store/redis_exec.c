@@ -21,6 +21,7 @@
  *                             command's time budget (a reshard moves a
  *                             slot's few keys in milliseconds).
  * At most RD_REDIRECTS_MAX moves per command. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,14 +244,16 @@ redisReply *rd_redis_command(redis_store *r, conn_slot *slot, int argc, const ch
     return run(r, slot, &q, argv[0], st);
 }
 
-int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n,
-                      const int *argcs, const char *const *const *argvs, redisReply **replies,
-                      rd_status *st)
+static int route(redis_store *r, conn_slot *slot, const char *key, rd_status *st)
 {
-    int rc = r->cluster ? rd_redis_use_slot(r, slot, rd_redis_key_slot(key, strlen(key)), st)
-                        : rd_redis_slot_ready(r, slot, st);
-    if (rc != RD_OK)
-        return rc;
+    return r->cluster ? rd_redis_use_slot(r, slot, rd_redis_key_slot(key, strlen(key)), st)
+                      : rd_redis_slot_ready(r, slot, st);
+}
+
+/* rd_redis_pipeline on the connection routing chose. */
+static int send_pipeline(redis_store *r, conn_slot *slot, size_t n, const int *argcs,
+                         const char *const *const *argvs, redisReply **replies, rd_status *st)
+{
     atomic_fetch_add(&r->commands, n);
     size_t sent = 0, got = 0;
     while (sent < n &&
@@ -273,6 +276,82 @@ int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n
         answered = answered && replies[i]->type != REDIS_REPLY_ERROR;
     if (r->cluster && answered)
         rd_cluster_node_ok(r->cluster, slot->node);
+    return RD_OK;
+}
+
+int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n,
+                      const int *argcs, const char *const *const *argvs, redisReply **replies,
+                      rd_status *st)
+{
+    int rc = route(r, slot, key, st);
+    return rc != RD_OK ? rc : send_pipeline(r, slot, n, argcs, argvs, replies, st);
+}
+
+/* TIME's reply in µs; false when it is not one. */
+static bool time_us(const redisReply *t, int64_t *us)
+{
+    if (t->type != REDIS_REPLY_ARRAY || t->elements != 2)
+        return false;
+    int64_t part[2];
+    for (int i = 0; i < 2; i++) {
+        const redisReply *e = t->element[i];
+        if (e->type != REDIS_REPLY_STRING || e->len == 0 || e->len > 18)
+            return false;
+        char *end;
+        errno = 0;
+        long long v = strtoll(e->str, &end, 10);
+        if (errno || *end != '\0' || v < 0)
+            return false;
+        part[i] = v;
+    }
+    if (part[0] > INT64_MAX / 1000000 - 1)
+        return false;
+    *us = part[0] * 1000000 + part[1];
+    return true;
+}
+
+int rd_redis_pipeline_timed(redis_store *r, conn_slot *slot, const char *key, size_t n,
+                            const int *argcs, const char *const *const *argvs,
+                            redisReply **replies, rd_redis_when *when, rd_status *st)
+{
+    when->known = false;
+    if (n + 1 > RD_TIMED_PIPELINE_MAX)
+        return rd_status_set(st, RD_ERR_INTERNAL, "store: %zu commands in one timed round trip",
+                             n);
+    int rc = route(r, slot, key, st);
+    if (rc != RD_OK)
+        return rc;
+    rd_clock_reading *clock = &slot->clocks[r->cluster ? slot->node : 0];
+    int64_t sent_us = rd_clock_mono_us();
+    size_t ask = rd_clock_reading_fresh(clock, slot->ctx, sent_us) ? 0 : 1;
+    const char *time_cmd[] = {"TIME"};
+    const char *const *all_argvs[RD_TIMED_PIPELINE_MAX] = {time_cmd};
+    int all_argcs[RD_TIMED_PIPELINE_MAX] = {1};
+    redisReply *all[RD_TIMED_PIPELINE_MAX];
+    for (size_t i = 0; i < n; i++) {
+        all_argvs[ask + i] = argvs[i];
+        all_argcs[ask + i] = argcs[i];
+    }
+    const void *conn = slot->ctx;
+    rc = send_pipeline(r, slot, n + ask, all_argcs, all_argvs, all, st);
+    int64_t answered_us = rd_clock_mono_us();
+    if (rc != RD_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        replies[i] = all[ask + i];
+    if (!ask) {
+        rd_clock_window(clock, sent_us, answered_us, &when->lo_ms, &when->hi_ms);
+        when->known = true;
+        return RD_OK;
+    }
+    int64_t server_us;
+    if (time_us(all[0], &server_us)) {
+        *clock = (rd_clock_reading){.conn = conn, .server_us = server_us, .sent_us = sent_us,
+                                    .answered_us = answered_us};
+        when->lo_ms = when->hi_ms = server_us / 1000;
+        when->known = true;
+    }
+    freeReplyObject(all[0]);
     return RD_OK;
 }
 

@@ -29,6 +29,23 @@ int rd_redis_pipeline(redis_store *r, conn_slot *slot, const char *key, size_t n
                       const int *argcs, const char *const *const *argvs, redisReply **replies,
                       rd_status *st);
 
+/* Redis's time while a round trip's commands ran: in [lo_ms, hi_ms] when
+ * known. */
+typedef struct rd_redis_when {
+    bool known;
+    int64_t lo_ms, hi_ms;
+} rd_redis_when;
+#define RD_TIMED_PIPELINE_MAX 4
+
+/* rd_redis_pipeline (n below RD_TIMED_PIPELINE_MAX), and *when: read by a
+ * TIME sent first in the same round trip (lo_ms = hi_ms), or, when the
+ * slot's connection to that node read TIME within
+ * RD_CLOCK_READING_MAX_US, the window that reading gives
+ * (store/redis_clock.h) and no TIME sent. replies[] are the n commands'. */
+int rd_redis_pipeline_timed(redis_store *r, conn_slot *slot, const char *key, size_t n,
+                            const int *argcs, const char *const *const *argvs,
+                            redisReply **replies, rd_redis_when *when, rd_status *st);
+
 /* The nodes a walk over the whole keyspace visits (SCAN): in a cluster
  * every primary of the map, else the master alone (index -1). Returns how
  * many; *generation goes to rd_redis_use_walk_node. */

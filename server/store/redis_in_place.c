@@ -3,8 +3,6 @@
  * that leaves the streak below the threshold, each decided in C from what
  * one round trip read and counted, every other case left to the script
  * (redis_breakers.c). */
-#include <errno.h>
-
 #include "store/redis_breaker_record.h"
 
 /* ---- admission without a script ----
@@ -12,37 +10,15 @@
  * An admission of a CLOSED breaker without a hold whose stored last_seen is
  * younger than the slack changes nothing and writes nothing (admit.lua:
  * admit_rule admits, save() returns before writing), so it needs no script:
- * the record's fields and Redis's TIME, pipelined in one round trip to the
- * node holding the record, and the same rule decide it here. Every other
- * case (no record or not one of this layout, OPEN, a hold, a slack run out, an
- * error reply such as MOVED) goes to the admit script, which reads again
- * and decides atomically; nothing is written here, so nothing is lost by
- * the extra round trip. TIME is the node's clock, as the script's is, so
- * replicas' clocks play no part. */
-
-static bool field_i64(const redisReply *e, int64_t *v)
-{
-    if (e->type != REDIS_REPLY_STRING || e->len == 0)
-        return false;
-    char *end;
-    errno = 0;
-    long long x = strtoll(e->str, &end, 10);
-    if (errno || *end != '\0')
-        return false;
-    *v = x;
-    return true;
-}
-
-/* TIME's reply in ms, as clock() in prelude.lua computes it. */
-static bool time_ms(const redisReply *t, int64_t *now)
-{
-    int64_t sec, usec;
-    if (t->type != REDIS_REPLY_ARRAY || t->elements != 2 || !field_i64(t->element[0], &sec) ||
-        !field_i64(t->element[1], &usec))
-        return false;
-    *now = clamp_time(sec * 1000 + usec / 1000);
-    return true;
-}
+ * the record's fields, read in one round trip to the node holding the
+ * record, Redis's time then and the same rule decide it here. Every other
+ * case (no record or not one of this layout, OPEN, a hold, a slack run
+ * out or not surely within it, an error reply such as MOVED) goes to the
+ * admit script, which reads again and decides atomically; nothing is
+ * written here, so nothing is lost by the extra round trip. Redis's time
+ * is the node's clock, as the script's is: TIME in the same round trip,
+ * or the window a recent TIME on the same connection gives
+ * (store/redis_clock.h), so replicas' clocks play no part. */
 
 /* save()'s slack in breaker_write.lua. */
 static int64_t last_seen_slack(int64_t idle_ms)
@@ -51,18 +27,21 @@ static int64_t last_seen_slack(int64_t idle_ms)
     return slack < 1000 ? 1000 : slack;
 }
 
-/* The answer, from the record (GET's reply) at now, when the rule is the
- * one described above; false when the script must decide. */
-static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
+/* The answer, from the record (GET's reply) at Redis's time in [lo, hi],
+ * when the rule is the one described above; false when the script must
+ * decide. A script wrote last_seen before the read, so the call's time is
+ * no earlier (unless Redis's clock went back: the script's to judge). */
+static bool admit_unchanged(const redisReply *rec, int64_t lo, int64_t hi, int64_t idle_ms,
                             rd_store_result *out, int64_t *version)
 {
     if (rec->type != REDIS_REPLY_STRING || rec->len != RD_RECORD_LEN)
         return false;
     int64_t f[RD_BREAKER_FIELDS];
     record_fields(rec->str, f);
-    if (f[F_ST] != RD_BREAKER_CLOSED || f[F_FO] != 0 || idle_ms <= 0 || now < f[F_LS] ||
-        now - f[F_LS] >= last_seen_slack(idle_ms))
+    if (f[F_ST] != RD_BREAKER_CLOSED || f[F_FO] != 0 || idle_ms <= 0 || hi < f[F_LS] ||
+        hi - f[F_LS] >= last_seen_slack(idle_ms))
         return false;
+    int64_t now = lo > f[F_LS] ? lo : f[F_LS];
     rd_breaker b = breaker_from(f);
     b.last_seen_ms = now; /* as the script's reply: the time of the call */
     *out = (rd_store_result){.breaker = b, .admission = RD_ADMIT_YES, .now_ms = now};
@@ -70,15 +49,16 @@ static bool admit_unchanged(const redisReply *rec, int64_t now, int64_t idle_ms,
     return true;
 }
 
-/* One round trip about a tool's record: TIME (not with the caller's time:
- * replies[0] stays NULL) and the commands given, pipelined to the node that
- * holds the record; when it was sent, for the cache's note of the answer;
- * and the tool's window slot at the caller's time. trip_begin names the
- * key, trip_send sends, trip_end frees. */
-#define ROUND_TRIP_MAX 4
+/* One round trip about a tool's record: the commands given, pipelined to
+ * the node that holds the record, and Redis's time then (the caller's
+ * with use_caller_time); when it was sent, for the cache's note of the
+ * answer; and the tool's window slot at the caller's time. trip_begin
+ * names the key, trip_send sends, trip_end frees. */
+#define ROUND_TRIP_MAX 2
 typedef struct record_trip {
     char bkey[RD_KEY_MAX], ckey[RD_KEY_MAX];
     redisReply *replies[ROUND_TRIP_MAX];
+    rd_redis_when when;
     int64_t mono_sent;
     uint64_t seq_sent;
     int64_t width, bucket, slot_at; /* the window's, at the caller's time */
@@ -93,33 +73,21 @@ static void trip_begin(redis_store *r, const breaker_call *c, record_trip *t)
     t->width = rd_window_width_ms(clamp_time(c->policy->window_ms));
     t->bucket = clamp_time(c->now_ms) / t->width;
     t->slot_at = RD_BREAKER_FIELDS + 4 * (t->bucket % RD_WINDOW_BUCKETS);
+    int64_t now = clamp_time(c->now_ms);
+    t->when = (rd_redis_when){.known = r->use_caller_time, .lo_ms = now, .hi_ms = now};
 }
 
-/* Sends TIME and then cmds[0..n), whose replies land in replies[1..n]. */
+/* Sends cmds[0..n), whose replies land in replies[0..n). */
 static int trip_send(redis_store *r, conn_slot *slot, record_trip *t,
                      const char *const *const *cmds, const int *cmd_argc, int n,
                      rd_status *st)
 {
-    const char *time_cmd[] = {"TIME"};
-    const char *const *argvs[ROUND_TRIP_MAX] = {time_cmd};
-    int argcs[ROUND_TRIP_MAX] = {1};
-    for (int i = 0; i < n && i + 1 < ROUND_TRIP_MAX; i++) {
-        argvs[1 + i] = cmds[i];
-        argcs[1 + i] = cmd_argc[i];
-    }
-    size_t first = r->use_caller_time ? 1 : 0, total = 1 + (size_t)n;
     t->mono_sent = rd_clock_mono_ms();
     t->seq_sent = rd_redis_cache_seq(r);
-    return rd_redis_pipeline(r, slot, t->bkey, total - first, argcs + first, argvs + first,
-                             t->replies + first, st);
-}
-
-/* Redis's time (the caller's with use_caller_time), false on a bad reply. */
-static bool trip_now(const redis_store *r, const breaker_call *c, const record_trip *t,
-                     int64_t *now)
-{
-    *now = clamp_time(c->now_ms);
-    return r->use_caller_time || time_ms(t->replies[0], now);
+    if (r->use_caller_time)
+        return rd_redis_pipeline(r, slot, t->bkey, (size_t)n, cmd_argc, cmds, t->replies, st);
+    return rd_redis_pipeline_timed(r, slot, t->bkey, (size_t)n, cmd_argc, cmds, t->replies,
+                                   &t->when, st);
 }
 
 /* Frees the replies; when answered here, the answer goes to the cache. */
@@ -147,9 +115,9 @@ int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker
     int rc = trip_send(r, slot, &t, cmds, cmd_argc, 1, st);
     if (rc != RD_OK)
         return rc;
-    int64_t now, version = 0;
-    *done = trip_now(r, c, &t, &now) &&
-            admit_unchanged(t.replies[1], now, r->base.limits.tool_idle_ttl_ms, out, &version);
+    int64_t version = 0;
+    *done = t.when.known && admit_unchanged(t.replies[0], t.when.lo_ms, t.when.hi_ms,
+                                            r->base.limits.tool_idle_ttl_ms, out, &version);
     trip_end(r, c, &t, *done, out, version);
     return RD_OK;
 }
@@ -171,12 +139,13 @@ int rd_redis_admit_without_script(redis_store *r, conn_slot *slot, const breaker
  * pending outcomes belong to and how many calls and failures are pending
  * (redis_breaker_record.h), so the reply says where the outcome was
  * counted and what the streak now is: the record's plus the failures
- * pending. TIME, the record and the count go in one round trip to the node
- * holding the record.
+ * pending. The record and the count go in one round trip to the node
+ * holding the record, with TIME when the connection has no recent reading
+ * of Redis's clock (as an admission's).
  *
  * The outcome is answered here when the key is valid and of the record's
- * version, its tag is the current bucket (Redis's clock, and this
- * replica's: the caller's time in tests), whose window slot the record
+ * version, its tag is the current bucket (surely so by Redis's clock, and
+ * by this replica's: the caller's time in tests), whose window slot the record
  * holds, and the record is CLOSED without a hold, within the slack
  * (admit_unchanged's rule); a success besides when there is no streak (none
  * in the record, no failure pending), a failure when the streak it makes
@@ -240,7 +209,7 @@ int rd_redis_record_without_script(redis_store *r, conn_slot *slot, breaker_call
     if (rc != RD_OK)
         return rc;
     c->calls_sent = true;
-    const redisReply *rec = t.replies[1], *counted = t.replies[2];
+    const redisReply *rec = t.replies[0], *counted = t.replies[1];
     calls_value k = {0};
     if (counted->type == REDIS_REPLY_INTEGER)
         k = calls_decode(counted->integer);
@@ -253,14 +222,16 @@ int rd_redis_record_without_script(redis_store *r, conn_slot *slot, breaker_call
     c->calls_streak = failure ? streak : -1;
     const rd_breaker_policy *p = c->policy;
     int64_t threshold = p->failure_threshold ? p->failure_threshold : 1;
-    int64_t now, version = 0;
+    int64_t version = 0;
     *done = k.valid && known && k.version == ver % RD_CALLS_VERSIONS &&
             k.pending < RD_CALLS_PENDING_MAX && k.failures < RD_CALLS_FAILURES_MAX &&
-            (failure ? streak < threshold : streak == 0) && trip_now(r, c, &t, &now) &&
-            now / t.width == t.bucket && k.tag == t.bucket % RD_CALLS_TAGS &&
+            (failure ? streak < threshold : streak == 0) && t.when.known &&
+            t.when.lo_ms / t.width == t.bucket && t.when.hi_ms / t.width == t.bucket &&
+            k.tag == t.bucket % RD_CALLS_TAGS &&
             record_number(rec->str, (int)t.slot_at) == t.bucket &&
             (!c->run || record_number(rec->str, F_GEN) == c->run_gen) &&
-            admit_unchanged(rec, now, r->base.limits.tool_idle_ttl_ms, out, &version);
+            admit_unchanged(rec, t.when.lo_ms, t.when.hi_ms, r->base.limits.tool_idle_ttl_ms,
+                            out, &version);
     if (*done) {
         out->breaker.consecutive_failures = (uint32_t)streak;
         out->admission = (rd_admission)0; /* as the record script replies */

@@ -14,6 +14,7 @@
 
 #include "domain/retry.h"
 #include "store/redis.h"
+#include "store/redis_clock.h"
 #include "store/redis_cluster.h"
 
 /* ---- scripts (redis_scripts.c) ---- */
@@ -102,6 +103,9 @@ typedef struct conn_slot {
      * EVAL. */
     bool functions;
     char sha[RD_SCRIPT_COUNT][41];
+    /* The server's clock as last read on this slot's connection to each
+     * node (clocks[0]: the master's), forgotten with the connection. */
+    rd_clock_reading clocks[RD_CLUSTER_MAX_NODES];
 } conn_slot;
 
 /* A slot answers for tool_id while `valid`. After an event invalidates
