@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to seventieth batches (files of
+ * eighth to fiftieth and fifty-second to seventy-second batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -77,6 +77,8 @@ enum {
     CORPUS_BATCH68,
     CORPUS_BATCH69,
     CORPUS_BATCH70,
+    CORPUS_BATCH71,
+    CORPUS_BATCH72,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -144,6 +146,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch68.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch69.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch70.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch71.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch72.yaml",
 };
 
 #endif
