@@ -3,8 +3,10 @@
 tools, each called at a low rate, through one recoveryd with the shipped
 caches on its own redis-server; compares the Redis requests per tool call
 (script runs, and admissions answered without a script) with what the
-model predicts for the tool rate reached. Redis counts them in INFO
-commandstats as TIME: each such request reads it exactly once.
+model predicts for the tool rate reached. They are counted with MONITOR,
+which marks the commands scripts run ("[0 lua]"): each request is one
+script call (FCALL, EVALSHA or EVAL) or one round trip holding one GET of
+a record sent by recoveryd itself.
 
 Each tool call is an admission check (Decide without an error) and then a
 RecordOutcome success, or with probability --failure-rate a Decide with a
@@ -35,13 +37,34 @@ import server_procs  # noqa: E402
 pb, pb_grpc = rdtest.pb, rdtest.pb_grpc
 
 
-def redis_requests(port):
-    out = subprocess.run(["redis-cli", "-p", str(port), "info", "commandstats"],
-                         capture_output=True, text=True, check=True).stdout
-    for line in out.splitlines():
-        if line.startswith("cmdstat_time:"):
-            return int(line.split("calls=")[1].split(",")[0])
-    return 0
+REQUEST_COMMANDS = ('"get"', '"fcall"', '"evalsha"', '"eval"')
+
+
+class RequestCounter:
+    """MONITOR of a redis-server from start() to stop(); stop() returns the
+    requests seen."""
+
+    def __init__(self, port, work):
+        self.port, self.path = port, os.path.join(work, "monitor.log")
+
+    def start(self):
+        self.out = open(self.path, "w")
+        self.proc = subprocess.Popen(["redis-cli", "-p", str(self.port), "monitor"],
+                                     stdout=self.out, stderr=subprocess.DEVNULL)
+        time.sleep(0.2)  # MONITOR is on before the load starts
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.out.close()
+        n = 0
+        with open(self.path) as f:
+            for line in f:
+                parts = line.split("] ", 1)
+                if len(parts) == 2 and not parts[0].endswith(" lua") and \
+                        parts[1].split(" ", 1)[0].lower() in REQUEST_COMMANDS:
+                    n += 1
+        return n
 
 
 def caller(port, tools, failure_rate, stop, counts, lock):
@@ -100,7 +123,9 @@ def main():
         threads = [threading.Thread(target=caller, args=(port, tools, args.failure_rate, stop,
                                                          counts, lock))
                    for tools in per_thread]
-        before, t0 = redis_requests(redis_port), time.time()
+        counter = RequestCounter(redis_port, work)
+        counter.start()
+        t0 = time.time()
         for t in threads:
             t.start()
         time.sleep(args.seconds)
@@ -109,16 +134,16 @@ def main():
             t.join()
         wall = time.time() - t0
         time.sleep(0.05)  # the last batches
-        scripts = redis_requests(redis_port) - before
+        scripts = counter.stop()
     finally:
         srv.stop()
         redis_proc.terminate()
         redis_proc.wait()
     calls = sum(counts)
     lam = calls / wall / args.tools  # tool calls per second per tool (one replica)
-    a, s, e = cost_model.per_tool_scripts(lam, lam * (1 - args.failure_rate),
-                                          lam * args.failure_rate, 0.25, 0.005, args.tools)
-    predicted = (a + s + e) / lam
+    predicted = sum(cost_model.per_tool_scripts(lam, lam * (1 - args.failure_rate),
+                                                lam * args.failure_rate, 0.25, 0.005,
+                                                args.tools)) / lam
     print("%d tools, %.0f tool calls/s (%.1f per tool), failure rate %.0f%%: "
           "%.3f Redis requests per tool call measured, %.3f predicted (%+.1f%%)"
           % (args.tools, calls / wall, lam, args.failure_rate * 100, scripts / calls, predicted,

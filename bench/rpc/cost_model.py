@@ -94,10 +94,10 @@ def main():
     p.add_argument("--tools", type=int, default=1000, help="distinct tools, evenly loaded")
     p.add_argument("--failure-rate", type=float, default=0.05)
     p.add_argument("--utilization", type=float, default=0.7, help="of each core, at most")
-    # redis-server CPU per script run (us), a primary with a replica:
+    # redis-server CPU per request (us), a primary with a replica and full window:
     # bench/rpc/redis_cost.py --cluster with the caches off.
-    p.add_argument("--admit-us", type=float, default=12.5)
-    p.add_argument("--record-us", type=float, default=20.6)
+    p.add_argument("--admit-us", type=float, default=11.2)
+    p.add_argument("--record-us", type=float, default=17.5)
     p.add_argument("--error-us", type=float, default=35.0,
                    help="a failure through the record script")
     p.add_argument("--failure-us", type=float, default=17.5,
