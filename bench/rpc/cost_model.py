@@ -96,11 +96,11 @@ def main():
     p.add_argument("--utilization", type=float, default=0.7, help="of each core, at most")
     # redis-server CPU per request (us), a primary with a replica and full window:
     # bench/rpc/redis_cost.py --cluster with the caches off.
-    p.add_argument("--admit-us", type=float, default=11.2)
-    p.add_argument("--record-us", type=float, default=17.5)
+    p.add_argument("--admit-us", type=float, default=11.5)
+    p.add_argument("--record-us", type=float, default=17.0)
     p.add_argument("--error-us", type=float, default=35.0,
                    help="a failure through the record script")
-    p.add_argument("--failure-us", type=float, default=17.5,
+    p.add_argument("--failure-us", type=float, default=18.0,
                    help="a failure sent alone below the threshold, without a script")
     p.add_argument("--run-us", type=float, default=35.0,
                    help="a batch of successes (a record script run; at most --error-us)")
