@@ -9,7 +9,7 @@
 #endif
 
 /* The files: issue 4's corpus, then issue 34's vendor corpus and its
- * eighth to fiftieth and fifty-second to seventy-second batches (files of
+ * eighth to fiftieth and fifty-second to seventy-fourth batches (files of
  * their own, same families and split rule; there is no fifty-first); the
  * vendor files alone have a held-out split and are measured as one. */
 enum {
@@ -79,6 +79,8 @@ enum {
     CORPUS_BATCH70,
     CORPUS_BATCH71,
     CORPUS_BATCH72,
+    CORPUS_BATCH73,
+    CORPUS_BATCH74,
     N_CORPORA
 };
 static const char *const CORPUS_PATHS[N_CORPORA] = {
@@ -148,6 +150,8 @@ static const char *const CORPUS_PATHS[N_CORPORA] = {
     RD_SOURCE_DIR "/tests/corpus/errors-batch70.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch71.yaml",
     RD_SOURCE_DIR "/tests/corpus/errors-batch72.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch73.yaml",
+    RD_SOURCE_DIR "/tests/corpus/errors-batch74.yaml",
 };
 
 #endif

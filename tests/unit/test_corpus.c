@@ -1,7 +1,7 @@
 /* Accuracy of the shipped classifier on the corpora of real error messages:
  * tests/corpus/errors.yaml (issue 4) and the vendor corpus of issue 34,
  * tests/corpus/errors-vendors.yaml and its later batches
- * (tests/corpus/errors-batch8.yaml to errors-batch72.yaml), whose held-out
+ * (tests/corpus/errors-batch8.yaml to errors-batch74.yaml), whose held-out
  * fifth the rules were not tuned on. The goal is 97 % right on
  * retryability and 90 % on category: the issue 4 corpus and the tuning
  * split must meet it; the held-out split, which does not meet it yet, must
@@ -51,13 +51,13 @@
  * measured then, with the words tier's counts recounted for it
  * and its word weights refitted (scripts/word-counts.sh,
  * scripts/word-weights.py: they follow the corpus mechanically) and no
- * rule written for it. The held-out split is 2,609 entries (through the
- * seventy-second batch), of which 2,351 and 1,936 are right (90.11 % and
- * 74.20 %) with word weights for the words at least three tuning
+ * rule written for it. The held-out split is 2,654 entries (through the
+ * seventy-fourth batch), of which 2,388 and 1,956 are right (89.98 % and
+ * 73.70 %) with word weights for the words at least three tuning
  * messages hold, rounded down to the tenth of a percent.
  * docs/CLASSIFICATION.md ("Figures measured") has the figures. */
-#define HOLDOUT_FLOOR_RETRYABILITY 0.901
-#define HOLDOUT_FLOOR_CATEGORY 0.742
+#define HOLDOUT_FLOOR_RETRYABILITY 0.899
+#define HOLDOUT_FLOOR_CATEGORY 0.737
 
 /* What the corpus itself must hold (issues 4 and 34). */
 #define MIN_CORPUS_ENTRIES 1000   /* all files together */
@@ -90,7 +90,8 @@ static const char *const VENDOR_FILE_LABELS[] = {"batches 1-7", "batch 8",  "bat
                                                  "batch 62",    "batch 63", "batch 64",
                                                  "batch 65",    "batch 66", "batch 67",
                                                  "batch 68",    "batch 69", "batch 70",
-                                                 "batch 71",    "batch 72"};
+                                                 "batch 71",    "batch 72", "batch 73",
+                                                 "batch 74"};
 _Static_assert(sizeof VENDOR_FILE_LABELS / sizeof VENDOR_FILE_LABELS[0] ==
                    N_CORPORA - CORPUS_VENDORS,
                "one label per vendor file");
