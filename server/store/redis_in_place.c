@@ -86,8 +86,12 @@ static int trip_send(redis_store *r, conn_slot *slot, record_trip *t,
     t->seq_sent = rd_redis_cache_seq(r);
     if (r->use_caller_time)
         return rd_redis_pipeline(r, slot, t->bkey, (size_t)n, cmd_argc, cmds, t->replies, st);
-    return rd_redis_pipeline_timed(r, slot, t->bkey, (size_t)n, cmd_argc, cmds, t->replies,
-                                   &t->when, st);
+    int rc = rd_redis_pipeline_timed(r, slot, t->bkey, (size_t)n, cmd_argc, cmds, t->replies,
+                                     &t->when, st);
+    /* as the scripts' times: exact as Lua numbers, whatever the server's clock says */
+    t->when.lo_ms = clamp_time(t->when.lo_ms);
+    t->when.hi_ms = clamp_time(t->when.hi_ms);
+    return rc;
 }
 
 /* Frees the replies; when answered here, the answer goes to the cache. */
